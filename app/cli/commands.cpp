@@ -1,0 +1,259 @@
+#include "app/cli/commands.h"
+
+#include <csignal>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <sstream>
+
+#include "ops/workload.h"
+#include "pool/worker_pool.h"
+#include "proposers/template_proposer.h"
+#include "search/search_engine.h"
+#include "store/session_store.h"
+#include "util/error.h"
+#include "util/paths.h"
+
+namespace kforge::cli {
+
+namespace {
+
+// --name value options and bare flags; anything unknown is an error naming the option.
+class Options {
+public:
+    Options(const Args &args, const std::map<std::string, bool> &known) // name -> takes a value
+    {
+        for (size_t i = 0; i < args.size(); ++i) {
+            const auto &a = args[i];
+            auto it = known.find(a);
+            if (it == known.end())
+                throw Error("unknown option '" + a + "' (see --help)");
+            if (it->second) {
+                if (i + 1 >= args.size())
+                    throw Error("option " + a + " needs a value");
+                m_values[a] = args[++i];
+            } else {
+                m_values[a] = "1";
+            }
+        }
+    }
+    bool has(const std::string &k) const { return m_values.count(k) != 0; }
+    std::string get(const std::string &k, const std::string &def = "") const
+    {
+        auto it = m_values.find(k);
+        return it == m_values.end() ? def : it->second;
+    }
+    int integer(const std::string &k, int def) const
+    {
+        if (!has(k))
+            return def;
+        try {
+            return std::stoi(get(k));
+        } catch (...) {
+            throw Error("option " + k + " needs a whole number, not '" + get(k) + "'");
+        }
+    }
+    double real(const std::string &k, double def) const
+    {
+        if (!has(k))
+            return def;
+        try {
+            return std::stod(get(k));
+        } catch (...) {
+            throw Error("option " + k + " needs a number, not '" + get(k) + "'");
+        }
+    }
+
+private:
+    std::map<std::string, std::string> m_values;
+};
+
+std::string readFile(const std::string &path)
+{
+    std::ifstream in(path, std::ios::binary);
+    if (!in)
+        throw Error("cannot read '" + path + "'");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+OperatorCard demoCard(const Options &o)
+{
+    auto w = demoWorkload(o.integer("--rows", 256), o.integer("--cols", 1024));
+    const auto key = o.get("--op", w.operators.front().key);
+    for (const auto &c : w.operators)
+        if (c.key == key)
+            return c;
+    throw Error("the demo workload has no operator '" + key + "'");
+}
+
+SearchEngine *g_engine = nullptr;
+void onSigint(int)
+{
+    if (g_engine)
+        g_engine->requestStop();
+}
+
+class PrintingObserver : public SearchObserver {
+public:
+    void nodeFinished(const NodeRecord &n) override
+    {
+        std::printf("node %-4lld %-24s %-12s %s\n", (long long)n.id, n.templateId.c_str(), n.status.c_str(), n.summary.c_str());
+        std::fflush(stdout);
+    }
+    void workerEvent(const PoolEvent &e) override
+    {
+        std::printf("worker %d %s: %s\n", e.slot, e.kind.c_str(), e.detail.c_str());
+        std::fflush(stdout);
+    }
+};
+
+} // namespace
+
+int searchCommand(const Args &args)
+{
+    const Options o(args, {{"--help", false}, {"--session", true}, {"--nodes", true}, {"--seconds", true},
+                           {"--stall", true}, {"--workers", true}, {"--seed", true}, {"--worker", true},
+                           {"--rows", true}, {"--cols", true}, {"--op", true}, {"--samples", true}, {"--deadline-ms", true}});
+    if (o.has("--help")) {
+        std::puts("usage: kforge-cli search [options]\n\n"
+                  "Searches kernels for an operator of the built-in demo workload with the offline template\n"
+                  "generator and writes every attempt to a session file that the GUI opens.\n\n"
+                  "  --session FILE     session file to write (default kforge-session.kforge)\n"
+                  "  --nodes N          candidates to evaluate (default 24)\n"
+                  "  --seconds S        wall-time budget (default: none)\n"
+                  "  --stall N          stop after N results without a new best (default: never)\n"
+                  "  --workers N        worker processes (default 1)\n"
+                  "  --worker CMD       command line that starts a worker (default: kforge-worker beside this program;\n"
+                  "                     e.g. 'ssh gpu7 kforge-worker' or 'srun --gres=gpu:1 kforge-worker')\n"
+                  "  --rows R --cols C  demo softmax shape (default 256 x 1024)\n"
+                  "  --op KEY           operator of the workload (default: its first)\n"
+                  "  --samples N        timed runs per side (default 30)\n"
+                  "  --deadline-ms MS   per-evaluation deadline (default 60000)\n"
+                  "  --seed N           search seed (default 1)");
+        return 0;
+    }
+    const auto card = demoCard(o);
+    SearchOptions so;
+    so.maxNodes = o.integer("--nodes", 24);
+    so.maxSeconds = o.real("--seconds", 0);
+    so.stallNodes = o.integer("--stall", 0);
+    so.seed = uint64_t(o.integer("--seed", 1));
+    so.eval.benchSamples = o.integer("--samples", so.eval.benchSamples);
+    so.eval.deadlineMs = o.integer("--deadline-ms", so.eval.deadlineMs);
+
+    const auto path = o.get("--session", "kforge-session.kforge");
+    SessionStore store(path);
+    PoolOptions po;
+    po.command = o.get("--worker", defaultWorkerCommand());
+    po.workers = o.integer("--workers", 1);
+    WorkerPool pool(po);
+    pool.start();
+
+    SessionInfo info;
+    info.name = "search " + card.key;
+    info.workload = demoWorkload().name;
+    info.backend = "cpu";
+    info.proposer = "templates";
+    info.options = {{"nodes", so.maxNodes}, {"workers", po.workers}, {"seed", so.seed}};
+    const auto sessionId = store.createSession(info);
+    const auto opId = store.addOperator(sessionId, card);
+
+    TemplateProposer proposer("cpu");
+    SearchEngine engine(store, pool, proposer, so);
+    g_engine = &engine;
+    std::signal(SIGINT, onSigint);
+    PrintingObserver obs;
+    std::printf("searching %s (%s) with %d worker(s); session %s\n", card.key.c_str(), card.atenOp.c_str(), pool.size(), path.c_str());
+    const auto prog = engine.run(sessionId, opId, card, &obs);
+    g_engine = nullptr;
+    store.setSessionStatus(sessionId, prog.stopReason == "stopped" ? "stopped" : "finished");
+    pool.shutdown();
+    std::printf("done (%s): %d evaluated, %d failed, %d accepted; best %.3fx (node %lld) in %.1f s\n", prog.stopReason.c_str(),
+                prog.evaluated, prog.failed, prog.accepted, prog.bestSpeedup, (long long)prog.bestNode, prog.elapsedSeconds);
+    return 0;
+}
+
+int evalCommand(const Args &args)
+{
+    const Options o(args, {{"--help", false}, {"--source", true}, {"--backend", true}, {"--card", true}, {"--op", true},
+                           {"--rows", true}, {"--cols", true}, {"--samples", true}, {"--deadline-ms", true},
+                           {"--worker", true}, {"--verify-only", false}});
+    if (o.has("--help") || !o.has("--source")) {
+        std::puts("usage: kforge-cli eval --source FILE [options]\n\n"
+                  "Evaluates one candidate against one operator card through a worker and prints the verdict\n"
+                  "as JSON: compiled, correct, trials, timings, speedup and the reasons for rejection.\n"
+                  "Exit status: 0 correct (accepted or not faster), 1 rejected, 2 usage or system error.\n\n"
+                  "  --source FILE      candidate source (cpu: C++ defining extern \"C\" kforge_entry)\n"
+                  "  --backend B        cpu (default) or cuda\n"
+                  "  --card FILE        operator card JSON (default: the demo workload's softmax; see 'kforge-cli card')\n"
+                  "  --rows R --cols C  demo card shape (default 256 x 1024)\n"
+                  "  --samples N        timed runs per side (default 30)\n"
+                  "  --verify-only      skip the benchmark\n"
+                  "  --deadline-ms MS   evaluation deadline (default 60000)\n"
+                  "  --worker CMD       command line that starts a worker");
+        return o.has("--help") ? 0 : 2;
+    }
+    OperatorCard card;
+    if (o.has("--card")) {
+        try {
+            card = nlohmann::json::parse(readFile(o.get("--card"))).get<OperatorCard>();
+        } catch (const nlohmann::json::exception &e) {
+            throw Error("the card '" + o.get("--card") + "' is not valid JSON: " + e.what());
+        }
+    } else {
+        card = demoCard(o);
+    }
+    Candidate cand;
+    cand.backend = o.get("--backend", "cpu");
+    cand.source = readFile(o.get("--source"));
+    EvalOptions eo;
+    eo.benchSamples = o.integer("--samples", eo.benchSamples);
+    eo.deadlineMs = o.integer("--deadline-ms", eo.deadlineMs);
+    eo.benchmark = !o.has("--verify-only");
+    PoolOptions po;
+    po.command = o.get("--worker", defaultWorkerCommand());
+    WorkerPool pool(po);
+    pool.start();
+    const Verdict v = pool.evaluate(card, cand, eo);
+    pool.shutdown();
+    nlohmann::json j = v;
+    std::cout << j.dump(2) << std::endl;
+    return v.correct() ? 0 : 1;
+}
+
+int showCommand(const Args &args)
+{
+    const Options o(args, {{"--help", false}, {"--session", true}});
+    if (o.has("--help") || !o.has("--session")) {
+        std::puts("usage: kforge-cli show --session FILE\n\nPrints every session in the file and its search tree.");
+        return o.has("--help") ? 0 : 2;
+    }
+    SessionStore store(o.get("--session"), SessionStore::Mode::ReadOnly);
+    for (const auto &s : store.sessions()) {
+        std::printf("session %lld: %s [%s] workload %s, %s proposer\n", (long long)s.id, s.name.c_str(), s.status.c_str(),
+                    s.workload.c_str(), s.proposer.c_str());
+        std::map<int64_t, int> depth;
+        for (const auto &n : store.nodes(s.id)) {
+            const int d = n.parentId ? depth[*n.parentId] + 1 : 0;
+            depth[n.id] = d;
+            std::printf("%*s#%lld %s %s %s\n", d * 2, "", (long long)n.id, n.templateId.c_str(), n.status.c_str(), n.summary.c_str());
+        }
+    }
+    return 0;
+}
+
+int cardCommand(const Args &args)
+{
+    const Options o(args, {{"--help", false}, {"--rows", true}, {"--cols", true}, {"--op", true}});
+    if (o.has("--help")) {
+        std::puts("usage: kforge-cli card [--rows R --cols C] [--op KEY]\n\nPrints a demo operator card as JSON, a starting point for your own.");
+        return 0;
+    }
+    std::cout << nlohmann::json(demoCard(o)).dump(2) << std::endl;
+    return 0;
+}
+
+} // namespace kforge::cli

@@ -1,0 +1,13 @@
+#pragma once
+#include <string>
+#include <vector>
+
+namespace kforge::cli {
+
+using Args = std::vector<std::string>;
+int searchCommand(const Args &args);
+int evalCommand(const Args &args);
+int showCommand(const Args &args);
+int cardCommand(const Args &args);
+
+} // namespace kforge::cli

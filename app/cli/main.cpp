@@ -1,0 +1,40 @@
+// kforge-cli: the headless face of kforge's core. Same engine as the GUI, for GPU hosts and scripts.
+#include <cstdio>
+#include <cstring>
+#include <exception>
+
+#include "app/cli/commands.h"
+
+static const char *kUsage =
+    "usage: kforge-cli <command> [options]\n\n"
+    "commands:\n"
+    "  search   run a kernel search headless and write a session file\n"
+    "  eval     evaluate one candidate against one operator card; prints a JSON verdict\n"
+    "  show     print a session's search tree\n"
+    "  card     print an operator card of the built-in demo workload as JSON\n\n"
+    "Run 'kforge-cli <command> --help' for a command's options.\n";
+
+int main(int argc, char **argv)
+{
+    if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "help")) {
+        std::fputs(kUsage, argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    const std::string cmd = argv[1];
+    kforge::cli::Args args(argv + 2, argv + argc);
+    try {
+        if (cmd == "search")
+            return kforge::cli::searchCommand(args);
+        if (cmd == "eval")
+            return kforge::cli::evalCommand(args);
+        if (cmd == "show")
+            return kforge::cli::showCommand(args);
+        if (cmd == "card")
+            return kforge::cli::cardCommand(args);
+    } catch (const std::exception &e) {
+        std::fprintf(stderr, "kforge-cli %s: %s\n", cmd.c_str(), e.what());
+        return 2;
+    }
+    std::fprintf(stderr, "kforge-cli: unknown command '%s'\n\n%s", cmd.c_str(), kUsage);
+    return 2;
+}

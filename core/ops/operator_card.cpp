@@ -1,0 +1,170 @@
+#include "ops/operator_card.h"
+
+#include "util/error.h"
+
+namespace kforge {
+
+std::string dtypeName(DType t)
+{
+    switch (t) {
+    case DType::F32: return "float32";
+    case DType::F16: return "float16";
+    case DType::BF16: return "bfloat16";
+    case DType::F64: return "float64";
+    case DType::I64: return "int64";
+    case DType::I32: return "int32";
+    }
+    return "unknown";
+}
+
+DType dtypeFromName(const std::string &name)
+{
+    for (DType t : {DType::F32, DType::F16, DType::BF16, DType::F64, DType::I64, DType::I32})
+        if (dtypeName(t) == name)
+            return t;
+    throw Error("unknown dtype '" + name + "'");
+}
+
+int dtypeSize(DType t)
+{
+    switch (t) {
+    case DType::F16:
+    case DType::BF16: return 2;
+    case DType::F32:
+    case DType::I32: return 4;
+    case DType::F64:
+    case DType::I64: return 8;
+    }
+    return 0;
+}
+
+std::vector<int64_t> OperatorCard::sizes(const TensorSpec &t, const ShapeBindings &s) const
+{
+    std::vector<int64_t> out;
+    for (const auto &d : t.dims) {
+        auto it = s.find(d);
+        if (it == s.end())
+            throw Error("operator card '" + key + "': tensor '" + t.name + "' uses shape symbol '" + d
+                        + "' that the shape does not bind");
+        out.push_back(it->second);
+    }
+    return out;
+}
+
+int64_t OperatorCard::numel(const TensorSpec &t, const ShapeBindings &s) const
+{
+    int64_t n = 1;
+    for (int64_t d : sizes(t, s))
+        n *= d;
+    return n;
+}
+
+double OperatorCard::minBytes(const ShapeBindings &s) const
+{
+    double bytes = 0;
+    for (const auto &t : inputs)
+        bytes += double(numel(t, s)) * dtypeSize(t.dtype);
+    for (const auto &t : outputs)
+        bytes += double(numel(t, s)) * dtypeSize(t.dtype);
+    return bytes;
+}
+
+double OperatorCard::flops(const ShapeBindings &s) const
+{
+    return outputs.empty() ? 0.0 : flopsPerElement * double(numel(outputs.front(), s));
+}
+
+static void to_json(nlohmann::json &j, const TensorSpec &t)
+{
+    j = {{"name", t.name}, {"dims", t.dims}, {"dtype", dtypeName(t.dtype)}};
+}
+
+static void from_json(const nlohmann::json &j, TensorSpec &t)
+{
+    t.name = j.at("name").get<std::string>();
+    t.dims = j.at("dims").get<std::vector<std::string>>();
+    t.dtype = dtypeFromName(j.at("dtype").get<std::string>());
+}
+
+void to_json(nlohmann::json &j, const OperatorCard &c)
+{
+    nlohmann::json ins = nlohmann::json::array(), outs = nlohmann::json::array();
+    for (const auto &t : c.inputs)
+        ins.push_back(t);
+    for (const auto &t : c.outputs)
+        outs.push_back(t);
+    j = {{"key", c.key},
+         {"family", c.family},
+         {"aten_schema", c.atenSchema},
+         {"aten_op", c.atenOp},
+         {"aten_overload", c.atenOverload},
+         {"reference_args", c.referenceArgs},
+         {"inputs", ins},
+         {"outputs", outs},
+         {"shape", c.shape},
+         {"held_out_shapes", c.heldOutShapes},
+         {"input_scales", c.inputScales},
+         {"tolerance", {{"atol", c.tolerance.atol}, {"rtol", c.tolerance.rtol}}},
+         {"invariants", c.invariants},
+         {"flops_per_element", c.flopsPerElement},
+         {"calls", c.calls},
+         {"workload_ms", c.workloadMs}};
+}
+
+void from_json(const nlohmann::json &j, OperatorCard &c)
+{
+    try {
+        c.key = j.at("key").get<std::string>();
+        c.family = j.at("family").get<std::string>();
+        c.atenSchema = j.value("aten_schema", "");
+        c.atenOp = j.at("aten_op").get<std::string>();
+        c.atenOverload = j.value("aten_overload", "");
+        c.referenceArgs = j.at("reference_args");
+        c.inputs.clear();
+        for (const auto &t : j.at("inputs"))
+            c.inputs.push_back(t.get<TensorSpec>());
+        c.outputs.clear();
+        for (const auto &t : j.at("outputs"))
+            c.outputs.push_back(t.get<TensorSpec>());
+        c.shape = j.at("shape").get<ShapeBindings>();
+        c.heldOutShapes = j.value("held_out_shapes", std::vector<ShapeBindings>{});
+        c.inputScales = j.value("input_scales", std::vector<double>{1.0});
+        if (j.contains("tolerance")) {
+            c.tolerance.atol = j["tolerance"].value("atol", c.tolerance.atol);
+            c.tolerance.rtol = j["tolerance"].value("rtol", c.tolerance.rtol);
+        }
+        c.invariants = j.value("invariants", std::vector<std::string>{});
+        c.flopsPerElement = j.value("flops_per_element", 0.0);
+        c.calls = j.value("calls", int64_t(1));
+        c.workloadMs = j.value("workload_ms", 0.0);
+    } catch (const nlohmann::json::exception &e) {
+        throw Error(std::string("malformed operator card: ") + e.what());
+    }
+    if (c.inputs.empty() || c.outputs.empty())
+        throw Error("malformed operator card '" + c.key + "': it needs at least one input and one output");
+    if (c.inputScales.empty())
+        throw Error("malformed operator card '" + c.key + "': input_scales is empty");
+}
+
+OperatorCard makeSoftmaxCard(int64_t rows, int64_t cols, DType dtype)
+{
+    OperatorCard c;
+    c.key = "softmax.lastdim." + dtypeName(dtype);
+    c.family = "softmax";
+    c.atenSchema = "aten::_softmax(Tensor self, int dim, bool half_to_float) -> Tensor";
+    c.atenOp = "aten::_softmax";
+    c.referenceArgs = nlohmann::json::array({{{"input", 0}}, {{"int", -1}}, {{"bool", false}}});
+    c.inputs = {{"x", {"rows", "cols"}, dtype}};
+    c.outputs = {{"y", {"rows", "cols"}, dtype}};
+    c.shape = {{"rows", rows}, {"cols", cols}};
+    // Held-out shapes catch kernels that hard-code the row length or assume a multiple of the
+    // vector width.
+    c.heldOutShapes = {{{"rows", 7}, {"cols", cols + 3}}, {{"rows", rows / 2 + 1}, {"cols", 33}}};
+    c.inputScales = {1.0, 8.0, 64.0};
+    c.tolerance = dtype == DType::F32 ? Tolerance{1e-6, 1e-4} : Tolerance{1e-3, 1e-2};
+    c.invariants = {"rows_sum_to_one"};
+    c.flopsPerElement = 5; // max, sub, exp (counted once), sum, scale
+    return c;
+}
+
+} // namespace kforge

@@ -1,0 +1,66 @@
+#pragma once
+// An operator card describes one captured call pattern of a workload: what the operator is, the
+// shapes it ran with, how to make inputs for it, how to check a candidate against the reference
+// (the ATen operator itself, called through the dispatcher), and how many bytes and FLOPs it must
+// at least cost, for the roofline.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace kforge {
+
+enum class DType { F32, F16, BF16, F64, I64, I32 };
+std::string dtypeName(DType t);
+DType dtypeFromName(const std::string &name);
+int dtypeSize(DType t);
+
+using ShapeBindings = std::map<std::string, int64_t>; // shape symbol -> extent
+
+struct TensorSpec {
+    std::string name;
+    std::vector<std::string> dims; // shape symbols, resolved through ShapeBindings
+    DType dtype = DType::F32;
+};
+
+struct Tolerance {
+    double atol = 1e-6;
+    double rtol = 1e-5;
+};
+
+struct OperatorCard {
+    std::string key;    // unique within a workload, e.g. "softmax.lastdim.f32"
+    std::string family; // template family: "softmax", "log_softmax", ...
+    std::string atenSchema;
+    std::string atenOp;       // dispatcher name, e.g. "aten::_softmax"
+    std::string atenOverload; // "" for the default overload
+    // Reference call arguments, in schema order: {"input": i}, {"int": v}, {"bool": v},
+    // {"double": v} or {"none": true}.
+    nlohmann::json referenceArgs = nlohmann::json::array();
+    std::vector<TensorSpec> inputs;
+    std::vector<TensorSpec> outputs;
+    ShapeBindings shape;                    // the shape captured from the workload
+    std::vector<ShapeBindings> heldOutShapes; // other shapes the kernel must also handle
+    std::vector<double> inputScales{1.0, 8.0, 64.0}; // inputs are randn * scale, one trial each
+    Tolerance tolerance;
+    std::vector<std::string> invariants; // e.g. "rows_sum_to_one"
+    double flopsPerElement = 0;          // of the first output
+    int64_t calls = 1;                   // how often the workload ran it
+    double workloadMs = 0;               // total time the workload spent in it
+
+    int64_t numel(const TensorSpec &t, const ShapeBindings &s) const;
+    std::vector<int64_t> sizes(const TensorSpec &t, const ShapeBindings &s) const;
+    // The fewest bytes any implementation must move: every input read once, every output written once.
+    double minBytes(const ShapeBindings &s) const;
+    double flops(const ShapeBindings &s) const;
+};
+
+void to_json(nlohmann::json &j, const OperatorCard &c);
+void from_json(const nlohmann::json &j, OperatorCard &c);
+
+// Cards for the families kforge knows, at a given shape and dtype.
+OperatorCard makeSoftmaxCard(int64_t rows, int64_t cols, DType dtype = DType::F32);
+
+} // namespace kforge

@@ -1,0 +1,19 @@
+#pragma once
+// The verification trials every backend runs for a card: the captured shape at each input scale, then
+// each held-out shape at scale 1.
+#include <string>
+#include <vector>
+
+#include "ops/operator_card.h"
+
+namespace kforge {
+
+struct TrialSpec {
+    std::string label;
+    ShapeBindings shape;
+    double scale = 1.0;
+};
+
+std::vector<TrialSpec> trialPlan(const OperatorCard &card);
+
+} // namespace kforge

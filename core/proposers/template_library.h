@@ -1,0 +1,40 @@
+#pragma once
+// Parameterized kernel templates: each has a tuning space (a list of values per parameter, ordered so
+// that neighbours are similar) and renders source for a point in it. Invalid points are pruned before
+// anything is compiled.
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "ops/operator_card.h"
+
+namespace kforge {
+
+struct KernelTemplate {
+    std::string id;      // "cpu.softmax.three_pass"
+    std::string family;  // matches OperatorCard::family
+    std::string backend; // "cpu" or "cuda"
+    std::string description;
+    std::map<std::string, std::vector<nlohmann::json>> space;
+    std::function<bool(const nlohmann::json &params, const OperatorCard &card)> valid;
+    std::function<std::string(const nlohmann::json &params, const OperatorCard &card)> render;
+};
+
+class TemplateLibrary {
+public:
+    static const TemplateLibrary &builtin();
+    void add(KernelTemplate t);
+    std::vector<const KernelTemplate *> forFamily(const std::string &family, const std::string &backend) const;
+    const KernelTemplate *find(const std::string &id) const;
+
+private:
+    std::vector<KernelTemplate> m_templates;
+};
+
+// Registration hooks, one per source file of templates.
+void addCpuSoftmaxTemplates(TemplateLibrary &lib);
+
+} // namespace kforge

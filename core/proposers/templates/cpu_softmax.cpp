@@ -1,0 +1,176 @@
+// CPU softmax over the last dimension, fp32. Two genuinely different algorithms:
+//  - three_pass: max, then exp and sum (writing exp to the output), then scale the output;
+//  - online: one pass keeping a running max and a rescaled running sum per lane, then one write pass.
+// Both share an exp that is either libm's or a range-reduced polynomial of a chosen degree: the low
+// degrees are faster and are rejected by verification when too inaccurate, which the search learns.
+#include <string>
+
+#include "proposers/template_library.h"
+
+namespace kforge {
+
+namespace {
+
+std::string expPrelude(const std::string &exp)
+{
+    const int degree = exp == "poly3" ? 3 : exp == "poly4" ? 4 : exp == "poly6" ? 6 : 0;
+    std::string s = "#include <cmath>\n#include <cstring>\n\n";
+    s += "#define EXP_POLY_DEGREE " + std::to_string(degree) + " // 0: libm expf\n\n";
+    s += R"(static inline float kf_exp(float x)
+{
+#if EXP_POLY_DEGREE == 0
+    return expf(x);
+#else
+    // exp(x) = 2^n * exp(r), |r| <= ln2/2, exp(r) by a Taylor polynomial in Horner form.
+    x = x < -87.0f ? -87.0f : x;
+    const float n = __builtin_floorf(x * 1.44269504088896341f + 0.5f);
+    const float r = x - n * 0.693359375f + n * 2.12194440e-4f;
+#if EXP_POLY_DEGREE >= 6
+    float p = 1.0f / 720;
+    p = p * r + 1.0f / 120;
+    p = p * r + 1.0f / 24;
+#elif EXP_POLY_DEGREE == 4
+    float p = 1.0f / 24;
+#else
+    float p = 0.0f;
+#endif
+    p = p * r + 1.0f / 6;
+    p = p * r + 0.5f;
+    p = p * r + 1.0f;
+    p = p * r + 1.0f;
+    const int32_t bits = ((int32_t)n + 127) << 23;
+    float scale;
+    std::memcpy(&scale, &bits, sizeof scale);
+    return p * scale;
+#endif
+}
+
+)";
+    return s;
+}
+
+const char *kArgCheck = R"(    if (n_inputs != 1 || n_outputs != 1 || inputs[0].dtype != KF_F32 || inputs[0].ndim != 2)
+        return 1;
+    if (inputs[0].strides[1] != 1 || outputs[0].strides[1] != 1)
+        return 2;
+    const int64_t rows = inputs[0].sizes[0], cols = inputs[0].sizes[1];
+    const float *x = (const float *)inputs[0].data;
+    float *y = (float *)outputs[0].data;
+)";
+
+std::string renderThreePass(const nlohmann::json &p, const OperatorCard &)
+{
+    std::string s = "// template cpu.softmax.three_pass\n#define UNROLL " + std::to_string(p.at("unroll").get<int>()) + "\n";
+    s += "#define ACC " + p.at("acc").get<std::string>() + "\n";
+    s += expPrelude(p.at("exp").get<std::string>());
+    s += "extern \"C\" int kforge_entry(const kf_tensor *inputs, int n_inputs, kf_tensor *outputs, int n_outputs)\n{\n";
+    s += kArgCheck;
+    s += R"(    for (int64_t r = 0; r < rows; ++r) {
+        const float *xr = x + r * inputs[0].strides[0];
+        float *yr = y + r * outputs[0].strides[0];
+        float pm[UNROLL];
+        for (int u = 0; u < UNROLL; ++u)
+            pm[u] = -INFINITY;
+        int64_t c = 0;
+        for (; c + UNROLL <= cols; c += UNROLL)
+            for (int u = 0; u < UNROLL; ++u)
+                pm[u] = pm[u] > xr[c + u] ? pm[u] : xr[c + u];
+        for (; c < cols; ++c)
+            pm[0] = pm[0] > xr[c] ? pm[0] : xr[c];
+        float m = pm[0];
+        for (int u = 1; u < UNROLL; ++u)
+            m = m > pm[u] ? m : pm[u];
+
+        ACC ps[UNROLL] = {};
+        for (c = 0; c + UNROLL <= cols; c += UNROLL)
+            for (int u = 0; u < UNROLL; ++u) {
+                const float e = kf_exp(xr[c + u] - m);
+                yr[c + u] = e;
+                ps[u] += e;
+            }
+        for (; c < cols; ++c) {
+            const float e = kf_exp(xr[c] - m);
+            yr[c] = e;
+            ps[0] += e;
+        }
+        ACC sum = 0;
+        for (int u = 0; u < UNROLL; ++u)
+            sum += ps[u];
+        const float inv = (float)(1.0 / (double)sum);
+        for (c = 0; c < cols; ++c)
+            yr[c] *= inv;
+    }
+    return 0;
+}
+)";
+    return s;
+}
+
+std::string renderOnline(const nlohmann::json &p, const OperatorCard &)
+{
+    std::string s = "// template cpu.softmax.online\n#define LANES " + std::to_string(p.at("lanes").get<int>()) + "\n";
+    s += expPrelude(p.at("exp").get<std::string>());
+    s += "extern \"C\" int kforge_entry(const kf_tensor *inputs, int n_inputs, kf_tensor *outputs, int n_outputs)\n{\n";
+    s += kArgCheck;
+    s += R"(    for (int64_t r = 0; r < rows; ++r) {
+        const float *xr = x + r * inputs[0].strides[0];
+        float *yr = y + r * outputs[0].strides[0];
+        // Per lane: running max and the sum of exp(x - running max), rescaled when the max grows.
+        float lm[LANES], ls[LANES];
+        for (int l = 0; l < LANES; ++l) {
+            lm[l] = -INFINITY;
+            ls[l] = 0.0f;
+        }
+        int64_t c = 0;
+        for (; c + LANES <= cols; c += LANES)
+            for (int l = 0; l < LANES; ++l) {
+                const float v = xr[c + l];
+                const float nm = lm[l] > v ? lm[l] : v;
+                ls[l] = ls[l] * kf_exp(lm[l] - nm) + kf_exp(v - nm);
+                lm[l] = nm;
+            }
+        for (; c < cols; ++c) {
+            const float v = xr[c];
+            const float nm = lm[0] > v ? lm[0] : v;
+            ls[0] = ls[0] * kf_exp(lm[0] - nm) + kf_exp(v - nm);
+            lm[0] = nm;
+        }
+        float m = lm[0];
+        for (int l = 1; l < LANES; ++l)
+            m = m > lm[l] ? m : lm[l];
+        float sum = 0.0f;
+        for (int l = 0; l < LANES; ++l)
+            if (ls[l] > 0.0f)
+                sum += ls[l] * kf_exp(lm[l] - m);
+        const float inv = 1.0f / sum;
+        for (c = 0; c < cols; ++c)
+            yr[c] = kf_exp(xr[c] - m) * inv;
+    }
+    return 0;
+}
+)";
+    return s;
+}
+
+bool fp32Only(const nlohmann::json &, const OperatorCard &card)
+{
+    return card.inputs.size() == 1 && card.inputs[0].dtype == DType::F32 && card.inputs[0].dims.size() == 2;
+}
+
+} // namespace
+
+void addCpuSoftmaxTemplates(TemplateLibrary &lib)
+{
+    using J = nlohmann::json;
+    const std::vector<J> exps = {"libm", "poly3", "poly4", "poly6"};
+    lib.add({"cpu.softmax.three_pass", "softmax", "cpu",
+             "max pass, exp-and-sum pass writing the output, scale pass; UNROLL independent partial results",
+             {{"unroll", {1, 2, 4, 8, 16}}, {"exp", exps}, {"acc", {"float", "double"}}},
+             fp32Only, renderThreePass});
+    lib.add({"cpu.softmax.online", "softmax", "cpu",
+             "single pass with a running max and rescaled sum per lane (online softmax), then a write pass",
+             {{"lanes", {1, 2, 4, 8, 16}}, {"exp", exps}},
+             fp32Only, renderOnline});
+}
+
+} // namespace kforge

@@ -1,0 +1,46 @@
+#pragma once
+// Worker protocol v1: one JSON object per line over the worker's stdin/stdout.
+//
+//   -> {"id":1,"type":"hello","protocol":1}
+//   <- {"id":1,"type":"hello","ok":true,"protocol":1,"worker":"...","backends":[...],"devices":[...]}
+//   -> {"id":2,"type":"evaluate","card":{...},"candidate":{...},"options":{...}}
+//   <- {"id":2,"type":"result","ok":true,"verdict":{...}}
+//   -> {"id":3,"type":"shutdown"}
+//   <- {"id":3,"type":"bye","ok":true}
+//
+// A line that is not valid JSON, or a request the worker cannot carry out, gets
+// {"id":<id or null>,"type":"error","ok":false,"error":"..."} and the worker keeps serving.
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "ops/operator_card.h"
+
+namespace kforge {
+
+inline constexpr int kProtocolVersion = 1;
+
+struct Candidate {
+    std::string backend = "cpu"; // "cpu" (C++ shared object) or "cuda" (device code + launch plan)
+    std::string source;
+    nlohmann::json launch = nlohmann::json::object(); // the CUDA launch plan; empty for cpu
+};
+
+struct EvalOptions {
+    int benchSamples = 30;   // timed runs of the candidate, interleaved with as many of the baseline
+    int warmup = 3;
+    int deadlineMs = 60000;  // the pool kills the worker if no answer comes by then
+    bool benchmark = true;   // false: verify only
+};
+
+void to_json(nlohmann::json &j, const Candidate &c);
+void from_json(const nlohmann::json &j, Candidate &c);
+void to_json(nlohmann::json &j, const EvalOptions &o);
+void from_json(const nlohmann::json &j, EvalOptions &o);
+
+nlohmann::json helloRequest();
+nlohmann::json evaluateRequest(const OperatorCard &card, const Candidate &candidate, const EvalOptions &options);
+nlohmann::json shutdownRequest();
+nlohmann::json errorReply(const nlohmann::json &id, const std::string &message);
+
+} // namespace kforge

@@ -1,0 +1,139 @@
+#include "protocol/verdict.h"
+
+#include <cstdio>
+
+#include "util/error.h"
+
+namespace kforge {
+
+namespace {
+const std::pair<VerdictStatus, const char *> kStatusNames[] = {
+    {VerdictStatus::Accepted, "accepted"},     {VerdictStatus::NotFaster, "not_faster"},
+    {VerdictStatus::CompileError, "compile_error"}, {VerdictStatus::Incorrect, "incorrect"},
+    {VerdictStatus::Suspect, "suspect"},       {VerdictStatus::Crashed, "crashed"},
+    {VerdictStatus::Timeout, "timeout"},       {VerdictStatus::Error, "error"},
+};
+}
+
+std::string statusName(VerdictStatus s)
+{
+    for (auto &[k, n] : kStatusNames)
+        if (k == s)
+            return n;
+    return "error";
+}
+
+VerdictStatus statusFromName(const std::string &s)
+{
+    for (auto &[k, n] : kStatusNames)
+        if (s == n)
+            return k;
+    throw Error("unknown verdict status '" + s + "'");
+}
+
+bool statusIsFailure(VerdictStatus s)
+{
+    return s == VerdictStatus::CompileError || s == VerdictStatus::Incorrect || s == VerdictStatus::Suspect
+        || s == VerdictStatus::Crashed || s == VerdictStatus::Timeout || s == VerdictStatus::Error;
+}
+
+bool Verdict::correct() const
+{
+    return status == VerdictStatus::Accepted || status == VerdictStatus::NotFaster;
+}
+
+std::string Verdict::summaryLine() const
+{
+    char buf[160];
+    if (correct())
+        std::snprintf(buf, sizeof buf, "%s: %.3fx (%.1f us vs %.1f us, noise %.1f%%)", statusName(status).c_str(),
+                      speedup, candidate.summary.median, baseline.summary.median, noise * 100);
+    else
+        std::snprintf(buf, sizeof buf, "%s: %s", statusName(status).c_str(),
+                      reasons.empty() ? "" : reasons.front().message.substr(0, 120).c_str());
+    return buf;
+}
+
+void to_json(nlohmann::json &j, const TimingReport &t)
+{
+    j = {{"samples_us", t.samplesUs},
+         {"median_us", t.summary.median},
+         {"p25_us", t.summary.p25},
+         {"p75_us", t.summary.p75},
+         {"min_us", t.summary.min},
+         {"max_us", t.summary.max}};
+}
+
+void from_json(const nlohmann::json &j, TimingReport &t)
+{
+    t.samplesUs = j.value("samples_us", std::vector<double>{});
+    t.summary = summarize(t.samplesUs);
+}
+
+void to_json(nlohmann::json &j, const Verdict &v)
+{
+    nlohmann::json reasons = nlohmann::json::array(), trials = nlohmann::json::array();
+    for (const auto &r : v.reasons)
+        reasons.push_back({{"code", r.code}, {"message", r.message}});
+    for (const auto &t : v.trials)
+        trials.push_back({{"label", t.label},
+                          {"shape", t.shape},
+                          {"passed", t.passed},
+                          {"max_abs_error", t.maxAbsError},
+                          {"max_rel_error", t.maxRelError},
+                          {"failure", t.failure},
+                          {"detail", t.detail}});
+    j = {{"status", statusName(v.status)},
+         {"compiled", v.compile.ok},
+         {"correct", v.correct()},
+         {"reasons", reasons},
+         {"compile",
+          {{"ok", v.compile.ok},
+           {"cached", v.compile.cached},
+           {"millis", v.compile.millis},
+           {"log", v.compile.log},
+           {"target", v.compile.target}}},
+         {"trials", trials},
+         {"candidate", v.candidate},
+         {"baseline", v.baseline},
+         {"speedup", v.speedup},
+         {"noise", v.noise},
+         {"roofline_us", v.rooflineUs},
+         {"worker", v.worker}};
+}
+
+void from_json(const nlohmann::json &j, Verdict &v)
+{
+    v.status = statusFromName(j.at("status").get<std::string>());
+    v.reasons.clear();
+    for (const auto &r : j.value("reasons", nlohmann::json::array()))
+        v.reasons.push_back({r.value("code", ""), r.value("message", "")});
+    if (j.contains("compile")) {
+        const auto &c = j["compile"];
+        v.compile = {c.value("ok", false), c.value("cached", false), c.value("millis", 0.0), c.value("log", ""),
+                     c.value("target", "")};
+    }
+    v.trials.clear();
+    for (const auto &t : j.value("trials", nlohmann::json::array()))
+        v.trials.push_back({t.value("label", ""), t.value("shape", ""), t.value("passed", false),
+                            t.value("max_abs_error", 0.0), t.value("max_rel_error", 0.0), t.value("failure", ""),
+                            t.value("detail", "")});
+    if (j.contains("candidate"))
+        v.candidate = j["candidate"].get<TimingReport>();
+    if (j.contains("baseline"))
+        v.baseline = j["baseline"].get<TimingReport>();
+    v.speedup = j.value("speedup", 0.0);
+    v.noise = j.value("noise", 0.0);
+    v.rooflineUs = j.value("roofline_us", 0.0);
+    v.worker = j.value("worker", "");
+}
+
+Verdict failureVerdict(VerdictStatus status, const std::string &code, const std::string &message)
+{
+    Verdict v;
+    v.status = status;
+    v.reasons.push_back({code, message});
+    return v;
+}
+
+} // namespace kforge

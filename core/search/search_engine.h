@@ -1,0 +1,76 @@
+#pragma once
+// Drives one operator's search: selects a node, asks the proposer for a child, writes it to the store,
+// sends it to the worker pool, and on each verdict stores the result, records the guard's decision and
+// backpropagates the reward. All store writes happen on the thread that calls run(); pool threads only
+// hand results back through a queue.
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <random>
+
+#include "pool/worker_pool.h"
+#include "proposers/proposer.h"
+#include "search/mcts.h"
+#include "store/session_store.h"
+
+namespace kforge {
+
+struct SearchOptions {
+    int maxNodes = 24;         // candidates to evaluate (the root is not counted)
+    double maxSeconds = 0;     // 0: no wall-time limit
+    int stallNodes = 0;        // stop after this many results without a new best; 0: never
+    uint64_t seed = 1;
+    MctsParams mcts;
+    EvalOptions eval;
+};
+
+struct SearchProgress {
+    int evaluated = 0;
+    int running = 0;
+    int failed = 0;
+    int accepted = 0;
+    double bestSpeedup = 0;
+    int64_t bestNode = 0;
+    double elapsedSeconds = 0;
+    std::string stopReason; // set on the final report
+};
+
+class SearchObserver {
+public:
+    virtual ~SearchObserver() = default;
+    virtual void nodeAdded(const NodeRecord &) {}
+    virtual void nodeFinished(const NodeRecord &) {}
+    virtual void progress(const SearchProgress &) {}
+    virtual void workerEvent(const PoolEvent &) {}
+};
+
+class SearchEngine {
+public:
+    SearchEngine(SessionStore &store, WorkerPool &pool, Proposer &proposer, SearchOptions options);
+
+    // Blocks until the budget is spent, the search stalls, or requestStop() is called; returns the last
+    // progress report. Every node it made is in the store, finished, when it returns.
+    SearchProgress run(int64_t sessionId, int64_t operatorId, const OperatorCard &card, SearchObserver *observer = nullptr);
+    void requestStop(); // thread-safe
+
+private:
+    struct Completion {
+        int treeNode;
+        int64_t nodeId;
+        Verdict verdict;
+    };
+
+    SessionStore &m_store;
+    WorkerPool &m_pool;
+    Proposer &m_proposer;
+    SearchOptions m_options;
+    std::atomic<bool> m_stop{false};
+    std::mutex m_mutex;
+    std::condition_variable m_cv;
+    std::deque<Completion> m_done;
+    std::deque<PoolEvent> m_events;
+};
+
+} // namespace kforge

@@ -1,0 +1,20 @@
+#pragma once
+// The libtorch side of evaluation shared by every backend: inputs from a card, and the reference
+// result computed by the ATen operator itself, called through the dispatcher by its schema name.
+#include <ATen/ATen.h>
+#include <vector>
+
+#include "ops/operator_card.h"
+
+namespace kforge::worker {
+
+at::ScalarType scalarType(DType t);
+std::string shapeString(const OperatorCard &card, const ShapeBindings &shape);
+// Fresh random inputs (normal, times scale) for every input of the card.
+std::vector<at::Tensor> makeInputs(const OperatorCard &card, const ShapeBindings &shape, double scale, at::Device device);
+// Empty output tensors of the card's shapes and dtypes.
+std::vector<at::Tensor> makeOutputs(const OperatorCard &card, const ShapeBindings &shape, at::Device device);
+// Calls the card's ATen operator on `inputs`; throws Error when this libtorch does not know it.
+std::vector<at::Tensor> callReference(const OperatorCard &card, const std::vector<at::Tensor> &inputs);
+
+} // namespace kforge::worker
