@@ -34,7 +34,7 @@ void WorkerPool::setEventSink(std::function<void(const PoolEvent &)> sink)
     m_sink = std::move(sink);
 }
 
-void WorkerPool::emit(const PoolEvent &e)
+void WorkerPool::notify(const PoolEvent &e)
 {
     std::function<void(const PoolEvent &)> sink;
     {
@@ -62,7 +62,7 @@ bool WorkerPool::ensureRunning(Slot &slot, std::string &error)
         slot.process->start();
     } catch (const Error &e) {
         error = e.what();
-        emit({slot.index, "failed_to_start", error});
+        notify({slot.index, "failed_to_start", error});
         return false;
     }
     auto hello = helloRequest();
@@ -75,7 +75,7 @@ bool WorkerPool::ensureRunning(Slot &slot, std::string &error)
         const auto tail = slot.process->stderrTail(600);
         if (!tail.empty())
             error += ": " + tail;
-        emit({slot.index, "failed_to_start", error});
+        notify({slot.index, "failed_to_start", error});
         return false;
     }
     try {
@@ -87,10 +87,10 @@ bool WorkerPool::ensureRunning(Slot &slot, std::string &error)
     } catch (const std::exception &e) {
         slot.process->kill();
         error = std::string("worker hello was not understood: ") + e.what();
-        emit({slot.index, "failed_to_start", error});
+        notify({slot.index, "failed_to_start", error});
         return false;
     }
-    emit({slot.index, restart ? "restarted" : "started", slot.hello.value("worker", "")});
+    notify({slot.index, restart ? "restarted" : "started", slot.hello.value("worker", "")});
     return true;
 }
 
@@ -222,7 +222,7 @@ Verdict WorkerPool::runJob(Slot &slot, Job &job)
     };
     if (!slot.process->writeLine(job.request.dump())) {
         const auto how = slot.process->exitDescription();
-        emit({slot.index, "crashed", how});
+        notify({slot.index, "crashed", how});
         slot.process->kill();
         return failed(VerdictStatus::Crashed, reason::Crashed, "the worker was gone before the request was sent (" + how + ")");
     }
@@ -232,14 +232,14 @@ Verdict WorkerPool::runJob(Slot &slot, Job &job)
         if (r == WorkerProcess::Read::Timeout) {
             slot.process->kill();
             const auto msg = "no answer within " + std::to_string(job.deadlineMs) + " ms; the worker was stopped and will be restarted";
-            emit({slot.index, "timeout", msg});
+            notify({slot.index, "timeout", msg});
             return failed(VerdictStatus::Timeout, reason::Timeout, msg);
         }
         if (r == WorkerProcess::Read::Eof) {
             auto how = slot.process->exitDescription();
             const auto tail = slot.process->stderrTail(800);
             slot.process->kill();
-            emit({slot.index, "crashed", how});
+            notify({slot.index, "crashed", how});
             std::string msg = "the worker died while evaluating this candidate: " + how;
             if (!tail.empty())
                 msg += "; its last words: " + tail;
@@ -279,6 +279,16 @@ int WorkerPool::queued() const
 {
     std::lock_guard lock(m_mutex);
     return int(m_queue.size());
+}
+
+std::vector<int> WorkerPool::pids() const
+{
+    std::lock_guard lock(m_mutex);
+    std::vector<int> out;
+    for (const auto &s : m_slots)
+        if (s->process)
+            out.push_back(int(s->process->pid()));
+    return out;
 }
 
 int WorkerPool::restarts() const

@@ -22,6 +22,7 @@ namespace kforge {
 class WorkerProcess;
 
 struct PoolOptions {
+    PoolOptions(std::string command = {}, int workers = 1) : command(std::move(command)), workers(workers) {}
     std::string command;       // shell command line that starts one worker
     int workers = 1;
     int helloTimeoutMs = 60000; // ssh or srun may take a while to bring a worker up
@@ -58,6 +59,7 @@ public:
     std::vector<nlohmann::json> hellos() const; // each live worker's capabilities
     int queued() const;
     int restarts() const;
+    std::vector<int> pids() const; // of live workers, for diagnostics and tests
 
 private:
     struct Job {
@@ -76,7 +78,7 @@ private:
     bool ensureRunning(Slot &slot, std::string &error);
     void serve(Slot &slot);
     Verdict runJob(Slot &slot, Job &job);
-    void emit(const PoolEvent &e);
+    void notify(const PoolEvent &e);
 
     PoolOptions m_options;
     std::vector<std::unique_ptr<Slot>> m_slots;

@@ -50,7 +50,9 @@ void WorkerProcess::start()
             ::dup2(errFd, 2);
         for (const auto &[k, v] : m_env)
             ::setenv(k.c_str(), v.c_str(), 1);
-        ::execl("/bin/sh", "sh", "-c", m_command.c_str(), static_cast<char *>(nullptr));
+        // exec: the worker (or ssh, or srun) replaces the shell, so its pid is ours to watch and signal.
+        const std::string line = "exec " + m_command;
+        ::execl("/bin/sh", "sh", "-c", line.c_str(), static_cast<char *>(nullptr));
         ::_exit(127);
     }
     ::setpgid(pid, pid);
@@ -154,8 +156,14 @@ std::string WorkerProcess::exitDescription(int waitMs)
         return "never started";
     if (!reap(waitMs))
         return "still running";
-    if (WIFEXITED(m_status))
-        return "exited with status " + std::to_string(WEXITSTATUS(m_status));
+    if (WIFEXITED(m_status)) {
+        const int code = WEXITSTATUS(m_status);
+        std::string s = "exited with status " + std::to_string(code);
+        // A wrapper (ssh, srun, a shell) reports a worker killed by signal N as status 128 + N.
+        if (code > 128 && code < 128 + 32)
+            s += " (signal " + std::to_string(code - 128) + ", " + strsignal(code - 128) + ", in the worker behind it)";
+        return s;
+    }
     if (WIFSIGNALED(m_status)) {
         const int sig = WTERMSIG(m_status);
         return "killed by signal " + std::to_string(sig) + " (" + strsignal(sig) + ")";

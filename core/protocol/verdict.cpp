@@ -128,6 +128,11 @@ void from_json(const nlohmann::json &j, Verdict &v)
     v.worker = j.value("worker", "");
 }
 
+VerdictStatus decideSpeed(double speedup, double noise)
+{
+    return speedup > 1.0 + noise ? VerdictStatus::Accepted : VerdictStatus::NotFaster;
+}
+
 Verdict failureVerdict(VerdictStatus status, const std::string &code, const std::string &message)
 {
     Verdict v;

@@ -205,10 +205,8 @@ private:
         v.speedup = v.candidate.summary.median > 0 ? v.baseline.summary.median / v.candidate.summary.median : 0.0;
         // A CPU shares its cores with everything else: never trust a band under 2%.
         v.noise = std::max({v.candidate.summary.relativeSpread(), v.baseline.summary.relativeSpread(), 0.02});
-        if (v.speedup > 1.0 + v.noise) {
-            v.status = VerdictStatus::Accepted;
-        } else {
-            v.status = VerdictStatus::NotFaster;
+        v.status = decideSpeed(v.speedup, v.noise);
+        if (v.status == VerdictStatus::NotFaster) {
             char buf[160];
             std::snprintf(buf, sizeof buf, "%.3fx the baseline does not clear the noise band of %.1f%%", v.speedup, v.noise * 100);
             v.reasons.push_back({reason::NotFaster, buf});

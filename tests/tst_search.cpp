@@ -1,0 +1,119 @@
+// The search end to end with real workers: the tree grows, every node is stored and finished with a
+// decision, and a candidate that kills its worker is marked on its node while the search goes on.
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include "ops/workload.h"
+#include "pool/worker_pool.h"
+#include "proposers/list_proposer.h"
+#include "proposers/template_proposer.h"
+#include "search/search_engine.h"
+#include "store/session_store.h"
+#include "test_support.h"
+
+using namespace kforge;
+
+namespace {
+
+struct Recorder : SearchObserver {
+    int added = 0, finished = 0, progressed = 0;
+    void nodeAdded(const NodeRecord &) override { ++added; }
+    void nodeFinished(const NodeRecord &) override { ++finished; }
+    void progress(const SearchProgress &) override { ++progressed; }
+};
+
+} // namespace
+
+class TestSearch : public QObject {
+    Q_OBJECT
+private:
+    QTemporaryDir m_dir;
+
+private slots:
+    void templateSearchGrowsATree()
+    {
+        const auto file = m_dir.filePath(QStringLiteral("search.kforge")).toStdString();
+        const auto card = demoWorkload(64, 512).operators.front();
+        SessionStore store(file);
+        const auto sid = store.createSession({0, "t", "demo-attention", "cpu", "templates", "running", {}, 0});
+        const auto op = store.addOperator(sid, card);
+        WorkerPool pool({test::workerCommand(), 2});
+        pool.start();
+        TemplateProposer proposer("cpu");
+        SearchOptions so;
+        so.maxNodes = 8;
+        so.eval.benchSamples = 5;
+        so.eval.warmup = 1;
+        SearchEngine engine(store, pool, proposer, so);
+        Recorder rec;
+        const auto prog = engine.run(sid, op, card, &rec);
+
+        QCOMPARE(prog.evaluated, 8);
+        QCOMPARE(prog.running, 0);
+        QCOMPARE(prog.stopReason, std::string("node budget spent"));
+        QCOMPARE(rec.added, 9); // the baseline root and 8 candidates
+        QCOMPARE(rec.finished, 8);
+
+        SessionStore reader(file, SessionStore::Mode::ReadOnly);
+        const auto nodes = reader.nodes(sid);
+        QCOMPARE(nodes.size(), size_t(9));
+        QCOMPARE(nodes[0].status, std::string("baseline"));
+        QVERIFY(!nodes[0].parentId);
+        std::set<std::string> points;
+        int deeper = 0;
+        for (size_t i = 1; i < nodes.size(); ++i) {
+            const auto &n = nodes[i];
+            QVERIFY(n.parentId.has_value());
+            QVERIFY2(n.status != "running", n.summary.c_str());
+            QVERIFY(n.templateId.rfind("cpu.softmax.", 0) == 0);
+            points.insert(n.templateId + n.params.dump());
+            if (*n.parentId != nodes[0].id)
+                ++deeper;
+            const auto d = reader.nodeDetail(n.id);
+            QVERIFY(d && !d->candidate.source.empty());
+            QCOMPARE(d->decisions.size(), size_t(1));
+            QCOMPARE(d->decisions[0].actor, std::string("guard"));
+            QCOMPARE(d->decisions[0].decision, std::string(n.status == "accepted" ? "accept" : "reject"));
+        }
+        QCOMPARE(points.size(), size_t(8)); // no point proposed twice
+        QVERIFY2(deeper > 0, "the search never expanded beyond the root");
+        QCOMPARE(prog.bestSpeedup > 0, prog.failed < prog.evaluated);
+    }
+
+    void crashingCandidateIsMarkedOnItsNode()
+    {
+        const auto file = m_dir.filePath(QStringLiteral("crash.kforge")).toStdString();
+        const auto card = makeSoftmaxCard(32, 256);
+        SessionStore store(file);
+        const auto sid = store.createSession({0, "t", "demo", "cpu", "list", "running", {}, 0});
+        const auto op = store.addOperator(sid, card);
+        WorkerPool pool({test::workerCommand(), 1});
+        pool.start();
+        std::vector<Proposal> list;
+        for (const char *k : {"crash.cpp", "good_softmax.cpp"}) {
+            Proposal p;
+            p.templateId = k;
+            p.candidate = test::cpuKernel(k);
+            list.push_back(p);
+        }
+        ListProposer proposer(list);
+        SearchOptions so;
+        so.maxNodes = 5;
+        so.eval.benchSamples = 3;
+        SearchEngine engine(store, pool, proposer, so);
+        const auto prog = engine.run(sid, op, card);
+        QCOMPARE(prog.evaluated, 2);
+        QCOMPARE(prog.stopReason, std::string("search space exhausted"));
+        const auto nodes = store.nodes(sid);
+        QCOMPARE(nodes.size(), size_t(3));
+        QCOMPARE(nodes[1].status, std::string("crashed"));
+        QVERIFY(nodes[1].reasons.front().message.find("signal 11") != std::string::npos);
+        QVERIFY(nodes[2].status == "accepted" || nodes[2].status == "not_faster");
+        const auto events = store.workerEvents(sid);
+        QVERIFY(std::any_of(events.begin(), events.end(), [](auto &e) { return e.kind == "crashed"; }));
+        QVERIFY(std::any_of(events.begin(), events.end(), [](auto &e) { return e.kind == "restarted"; }));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestSearch)
+#include "tst_search.moc"

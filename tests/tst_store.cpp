@@ -1,0 +1,175 @@
+// The session store: round trips, migrations, and refusing files that are not ours or are too new,
+// without changing a byte of them.
+#include <QFileInfo>
+#include <QTemporaryDir>
+#include <QtTest>
+#include <sqlite3.h>
+
+#include "store/schema.h"
+#include "store/session_store.h"
+#include "store/sqlite_util.h"
+#include "test_support.h"
+#include "util/error.h"
+
+using namespace kforge;
+
+class TestStore : public QObject {
+    Q_OBJECT
+private:
+    QTemporaryDir m_dir;
+    QString path(const char *name) { return m_dir.filePath(QString::fromLatin1(name)); }
+
+    static Verdict sampleVerdict()
+    {
+        Verdict v;
+        v.status = VerdictStatus::Accepted;
+        v.compile = {true, false, 412.5, "ptxas info: 32 registers", "sm_90"};
+        v.trials = {{"scale 1", "256x1024", true, 1e-8, 1e-6, "", ""}, {"held-out rows=7", "7x1027", true, 2e-8, 3e-6, "", ""}};
+        v.candidate.samplesUs = {10, 11, 12, 10.5};
+        v.baseline.samplesUs = {20, 21, 22, 20.5};
+        v.speedup = 2.0;
+        v.noise = 0.03;
+        v.worker = "kforge-worker@test";
+        return v;
+    }
+
+private slots:
+    void newFileHasCurrentSchema()
+    {
+        SessionStore s(path("new.kforge").toStdString());
+        QCOMPARE(s.schemaVersion(), schema::kCurrentVersion);
+    }
+
+    void roundTrip()
+    {
+        const auto file = path("roundtrip.kforge").toStdString();
+        int64_t child = 0;
+        {
+            SessionStore s(file);
+            SessionInfo info{0, "demo", "demo-attention", "cpu", "templates", "running", {{"nodes", 3}}, 0};
+            const auto sid = s.createSession(info);
+            const auto op = s.addOperator(sid, makeSoftmaxCard(256, 1024));
+            NodeRecord root;
+            root.sessionId = sid;
+            root.operatorId = op;
+            root.status = "baseline";
+            const auto rootId = s.addNode(root, Candidate{"reference", "aten::_softmax", {}});
+            NodeRecord n = root;
+            n.parentId = rootId;
+            n.status = "running";
+            n.expansion = "repair";
+            n.templateId = "cpu.softmax.online";
+            n.params = {{"lanes", 8}};
+            child = s.addNode(n, Candidate{"cpu", "int kforge_entry();", {}});
+            s.finishNode(child, sampleVerdict(), 0.69);
+            s.addDecision(child, "accept", "guard", "2x");
+            s.addDecision(child, "reject", "user:ana", "numerics look fragile");
+            QVERIFY_THROWS_EXCEPTION(Error, s.addDecision(child, "maybe", "guard", ""));
+        }
+        SessionStore r(file, SessionStore::Mode::ReadOnly);
+        const auto sessions = r.sessions();
+        QCOMPARE(sessions.size(), size_t(1));
+        QCOMPARE(sessions[0].options.value("nodes", 0), 3);
+        QCOMPARE(r.operators(sessions[0].id).front().card.key, std::string("softmax.lastdim.float32"));
+        const auto nodes = r.nodes(sessions[0].id);
+        QCOMPARE(nodes.size(), size_t(2));
+        QCOMPARE(nodes[1].expansion, std::string("repair"));
+        QCOMPARE(nodes[1].status, std::string("accepted"));
+        const auto d = r.nodeDetail(child);
+        QVERIFY(d.has_value());
+        QCOMPARE(d->candidate.source, std::string("int kforge_entry();"));
+        QCOMPARE(d->verdict.compile.log, std::string("ptxas info: 32 registers"));
+        QCOMPARE(d->verdict.trials.size(), size_t(2));
+        QCOMPARE(d->verdict.trials[1].shape, std::string("7x1027"));
+        QCOMPARE(d->verdict.candidate.samplesUs.size(), size_t(4));
+        QCOMPARE(d->verdict.baseline.summary.median, 20.75);
+        QCOMPARE(d->decisions.size(), size_t(2));
+        QCOMPARE(d->decisions[1].actor, std::string("user:ana"));
+        QVERIFY_THROWS_EXCEPTION(Error, r.setSessionStatus(sessions[0].id, "finished"));
+    }
+
+    void migratesVersionOneFile()
+    {
+        const auto file = path("v1.kforge").toStdString();
+        sqlite3 *db = nullptr;
+        QCOMPARE(sqlite3_open(file.c_str(), &db), SQLITE_OK);
+        schema::migrate(db, 1);
+        sql::exec(db, "INSERT INTO sessions(name, workload, backend, proposer, created_at) VALUES('old', 'w', 'cpu', 'templates', 1)");
+        QCOMPARE(sql::pragmaInt(db, "user_version"), int64_t(1));
+        sqlite3_close(db);
+
+        SessionStore s(file);
+        QCOMPARE(s.schemaVersion(), 2);
+        QCOMPARE(s.sessions().front().name, std::string("old"));
+        s.addWorkerEvent(s.sessions().front().id, 0, "crashed", "killed by signal 9");
+        QCOMPARE(s.workerEvents(s.sessions().front().id).size(), size_t(1));
+    }
+
+    void readOnlyRefusesOldSchema()
+    {
+        const auto file = path("v1-ro.kforge").toStdString();
+        sqlite3 *db = nullptr;
+        sqlite3_open(file.c_str(), &db);
+        schema::migrate(db, 1);
+        sqlite3_close(db);
+        try {
+            SessionStore s(file, SessionStore::Mode::ReadOnly);
+            QFAIL("an old schema opened read-only");
+        } catch (const Error &e) {
+            QVERIFY2(std::string(e.what()).find("schema 1") != std::string::npos, e.what());
+        }
+    }
+
+    void refusesForeignFiles_data()
+    {
+        QTest::addColumn<QString>("kind");
+        QTest::addColumn<QString>("expected");
+        QTest::newRow("text file") << QStringLiteral("text") << QStringLiteral("not a SQLite database");
+        QTest::newRow("other application's database") << QStringLiteral("foreign") << QStringLiteral("another application");
+        QTest::newRow("newer kforge") << QStringLiteral("newer") << QStringLiteral("newer kforge");
+    }
+
+    void refusesForeignFiles()
+    {
+        QFETCH(QString, kind);
+        QFETCH(QString, expected);
+        const QString file = path("refuse-") + kind;
+        const auto f = file.toStdString();
+        if (kind == QStringLiteral("text")) {
+            QFile out(file);
+            QVERIFY(out.open(QIODevice::WriteOnly));
+            out.write(QByteArray("model weights, not a session\n").repeated(200));
+        } else {
+            sqlite3 *db = nullptr;
+            QCOMPARE(sqlite3_open(f.c_str(), &db), SQLITE_OK);
+            if (kind == QStringLiteral("foreign")) {
+                sql::exec(db, "CREATE TABLE contacts(name TEXT); INSERT INTO contacts VALUES('x')");
+            } else {
+                schema::migrate(db);
+                sql::exec(db, "PRAGMA user_version = 99");
+            }
+            sqlite3_close(db);
+        }
+        const QByteArray before = test::readAll(file);
+        const auto mtime = QFileInfo(file).lastModified();
+        for (auto mode : {SessionStore::Mode::ReadWrite, SessionStore::Mode::ReadOnly}) {
+            try {
+                SessionStore s(f, mode);
+                QFAIL("the file was opened");
+            } catch (const Error &e) {
+                QVERIFY2(QString::fromStdString(e.what()).contains(expected), e.what());
+            }
+        }
+        QCOMPARE(test::readAll(file), before);
+        QCOMPARE(QFileInfo(file).lastModified(), mtime);
+        QVERIFY(!QFileInfo::exists(file + QStringLiteral("-wal")));
+    }
+
+    void missingFileReadOnly()
+    {
+        QVERIFY_THROWS_EXCEPTION(Error, SessionStore(path("absent.kforge").toStdString(), SessionStore::Mode::ReadOnly));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestStore)
+#include "tst_store.moc"
