@@ -1,6 +1,7 @@
-// CPU softmax over the last dimension, fp32. Two genuinely different algorithms:
+// CPU softmax over the last dimension, fp32. Three genuinely different kernels:
 //  - three_pass: max, then exp and sum (writing exp to the output), then scale the output;
-//  - online: one pass keeping a running max and a rescaled running sum per lane, then one write pass.
+//  - online: one pass keeping a running max and a rescaled running sum per lane, then one write pass;
+//  - vector: three passes over explicit SIMD vectors with a vectorized polynomial exp.
 // Both share an exp that is either libm's or a range-reduced polynomial of a chosen degree: the low
 // degrees are faster and are rejected by verification when too inaccurate, which the search learns.
 #include <string>
@@ -152,6 +153,108 @@ std::string renderOnline(const nlohmann::json &p, const OperatorCard &)
     return s;
 }
 
+std::string renderVector(const nlohmann::json &p, const OperatorCard &)
+{
+    const int width = p.at("width").get<int>();
+    const std::string exp = p.at("exp").get<std::string>();
+    std::string s = "// template cpu.softmax.vector\n#define VW " + std::to_string(width) + "\n";
+    s += "#define EXP_POLY_DEGREE " + std::string(exp == "poly4" ? "4" : "6") + "\n";
+    s += "#define SUM_ACCUMULATORS " + std::to_string(p.at("accumulators").get<int>()) + "\n";
+    s += R"(#include <cmath>
+#include <cstring>
+
+// GCC/Clang vector extensions: VW floats per vector, lowered to whatever SIMD the host has.
+typedef float vf __attribute__((vector_size(VW * 4)));
+typedef int32_t vi __attribute__((vector_size(VW * 4)));
+
+static inline vf load(const float *p) { vf v; std::memcpy(&v, p, sizeof v); return v; }
+static inline void store(float *p, vf v) { std::memcpy(p, &v, sizeof v); }
+static inline vf splat(float x) { vf v; for (int i = 0; i < VW; ++i) v[i] = x; return v; }
+
+// exp(x) = 2^n * p(r), |r| <= ln2/2; n rounded with the 1.5*2^23 trick so it stays in vector registers.
+static inline vf poly_exp(vf x)
+{
+    typedef vf F;
+    const F lo = x * 0.0f - 87.0f;
+    x = x < lo ? lo : x;
+    const F magic = x * 0.0f + 12582912.0f;
+    const F n = (x * 1.44269504088896341f + magic) - magic;
+    const F r = x - n * 0.693359375f + n * 2.12194440e-4f;
+#if EXP_POLY_DEGREE >= 6
+    F q = r * (1.0f / 720) + 1.0f / 120;
+    q = q * r + 1.0f / 24;
+#else
+    F q = r * 0.0f + 1.0f / 24;
+#endif
+    q = q * r + 1.0f / 6;
+    q = q * r + 0.5f;
+    q = q * r + 1.0f;
+    q = q * r + 1.0f;
+    // Convert n to integers, then reinterpret the shifted bits as floats (a vector cast is a bit cast).
+    return q * (vf)(__builtin_convertvector(n + 127.0f, vi) << 23);
+}
+
+static inline float poly_exp(float x)
+{
+    return poly_exp(splat(x))[0];
+}
+
+extern "C" int kforge_entry(const kf_tensor *inputs, int n_inputs, kf_tensor *outputs, int n_outputs)
+{
+)";
+    s += kArgCheck;
+    s += R"(    for (int64_t r = 0; r < rows; ++r) {
+        const float *xr = x + r * inputs[0].strides[0];
+        float *yr = y + r * outputs[0].strides[0];
+        const int64_t body = cols - cols % VW;
+        vf vm = splat(-INFINITY);
+        for (int64_t c = 0; c < body; c += VW) {
+            const vf v = load(xr + c);
+            vm = vm > v ? vm : v;
+        }
+        float m = -INFINITY;
+        for (int i = 0; i < VW; ++i)
+            m = m > vm[i] ? m : vm[i];
+        for (int64_t c = body; c < cols; ++c)
+            m = m > xr[c] ? m : xr[c];
+
+        const vf vmax = splat(m);
+        vf acc[SUM_ACCUMULATORS];
+        for (int a = 0; a < SUM_ACCUMULATORS; ++a)
+            acc[a] = splat(0.0f);
+        int64_t c = 0;
+        for (; c + SUM_ACCUMULATORS * VW <= body; c += SUM_ACCUMULATORS * VW)
+            for (int a = 0; a < SUM_ACCUMULATORS; ++a) {
+                const vf e = poly_exp(load(xr + c + a * VW) - vmax);
+                store(yr + c + a * VW, e);
+                acc[a] += e;
+            }
+        for (; c < body; c += VW) {
+            const vf e = poly_exp(load(xr + c) - vmax);
+            store(yr + c, e);
+            acc[0] += e;
+        }
+        float sum = 0.0f;
+        for (int a = 0; a < SUM_ACCUMULATORS; ++a)
+            for (int i = 0; i < VW; ++i)
+                sum += acc[a][i];
+        for (; c < cols; ++c) {
+            const float e = poly_exp(xr[c] - m);
+            yr[c] = e;
+            sum += e;
+        }
+        const vf inv = splat(1.0f / sum);
+        for (c = 0; c < body; c += VW)
+            store(yr + c, load(yr + c) * inv);
+        for (; c < cols; ++c)
+            yr[c] *= inv[0];
+    }
+    return 0;
+}
+)";
+    return s;
+}
+
 bool fp32Only(const nlohmann::json &, const OperatorCard &card)
 {
     return card.inputs.size() == 1 && card.inputs[0].dtype == DType::F32 && card.inputs[0].dims.size() == 2;
@@ -171,6 +274,10 @@ void addCpuSoftmaxTemplates(TemplateLibrary &lib)
              "single pass with a running max and rescaled sum per lane (online softmax), then a write pass",
              {{"lanes", {1, 2, 4, 8, 16}}, {"exp", exps}},
              fp32Only, renderOnline});
+    lib.add({"cpu.softmax.vector", "softmax", "cpu",
+             "explicit SIMD vectors of VW floats with a vectorized polynomial exp; SUM_ACCUMULATORS independent sums",
+             {{"width", {4, 8, 16}}, {"exp", {"poly4", "poly6"}}, {"accumulators", {1, 2, 4}}},
+             fp32Only, renderVector});
 }
 
 } // namespace kforge
