@@ -1,0 +1,123 @@
+#include "ui/node_item.h"
+
+#include <QPainter>
+#include <QStyleOptionGraphicsItem>
+
+#include "store/session_store.h"
+#include "ui/status_style.h"
+
+namespace kforge::ui {
+
+namespace {
+const QColor kGold(0xe8, 0xa2, 0x02);
+const QColor kSelection(0x1e, 0x6f, 0xd9);
+constexpr qreal kLabelTop = NodeItem::kRadius + 4;
+constexpr qreal kLabelHeight = 14;
+constexpr qreal kLabelHalfWidth = 30;
+constexpr int kFontPx = 11;
+// Below this many device pixels per scene unit, text would be smaller than about 7 px: skip it.
+constexpr qreal kMinTextScale = 0.62;
+} // namespace
+
+NodeItem::NodeItem(qint64 id) : m_id(id)
+{
+    setData(NodeIdRole, id);
+    setZValue(1); // above the edges
+    setAcceptHoverEvents(true);
+    setCursor(Qt::PointingHandCursor);
+}
+
+void NodeItem::setRecord(const NodeRecord &node)
+{
+    m_status = node.status;
+    m_caption = speedupText(node.status, node.speedup);
+    if (m_caption.isEmpty() && node.status == "baseline")
+        m_caption = QStringLiteral("baseline");
+    QString tip = QStringLiteral("#%1  %2\n%3").arg(node.id).arg(QString::fromStdString(node.templateId), statusStyle(node.status).label);
+    if (!node.summary.empty())
+        tip += QLatin1Char('\n') + QString::fromStdString(node.summary);
+    setToolTip(tip);
+    update();
+}
+
+void NodeItem::setBest(bool onPath, bool isBest)
+{
+    if (onPath == m_bestPath && isBest == m_best)
+        return;
+    m_bestPath = onPath;
+    m_best = isBest;
+    update();
+}
+
+void NodeItem::setMarked(bool marked)
+{
+    if (marked == m_marked)
+        return;
+    m_marked = marked;
+    update();
+}
+
+void NodeItem::setPhase(int phase)
+{
+    m_phase = phase;
+    update();
+}
+
+QRectF NodeItem::boundingRect() const
+{
+    const qreal ring = kRadius + 6;
+    return QRectF(-kLabelHalfWidth, -ring, 2 * kLabelHalfWidth, ring + kLabelTop + kLabelHeight);
+}
+
+QPainterPath NodeItem::shape() const
+{
+    QPainterPath p;
+    p.addEllipse(QPointF(0, 0), kRadius + 2, kRadius + 2);
+    return p;
+}
+
+void NodeItem::paint(QPainter *painter, const QStyleOptionGraphicsItem *option, QWidget *)
+{
+    const auto style = statusStyle(m_status);
+    const qreal scale = QStyleOptionGraphicsItem::levelOfDetailFromTransform(painter->worldTransform());
+    painter->setRenderHint(QPainter::Antialiasing);
+
+    if (m_marked) {
+        painter->setPen(QPen(kSelection, 3));
+        painter->setBrush(Qt::NoBrush);
+        painter->drawEllipse(QPointF(0, 0), kRadius + 5, kRadius + 5);
+    }
+
+    QPen outline(m_bestPath ? kGold : style.fill.darker(140), m_bestPath ? 3.5 : 1.2);
+    if (m_status == "running") {
+        // Marching dashes: visibly in flight without a separate animation item per node.
+        outline = QPen(QColor(0x55, 0x55, 0x55), 2, Qt::DashLine);
+        outline.setDashOffset(m_phase);
+    }
+    painter->setPen(outline);
+    painter->setBrush(style.fill);
+    painter->drawEllipse(QPointF(0, 0), kRadius, kRadius);
+    if (m_best) {
+        painter->setPen(QPen(kGold, 2));
+        painter->setBrush(Qt::NoBrush);
+        painter->drawEllipse(QPointF(0, 0), kRadius - 4, kRadius - 4);
+    }
+
+    if (scale < kMinTextScale)
+        return;
+    QFont f = painter->font();
+    f.setPixelSize(kFontPx);
+    f.setBold(true);
+    painter->setFont(f);
+    painter->setPen(style.text);
+    painter->drawText(QRectF(-kRadius, -kRadius, 2 * kRadius, 2 * kRadius), Qt::AlignCenter, QString::number(m_id));
+    if (!m_caption.isEmpty()) {
+        f.setBold(m_best);
+        painter->setFont(f);
+        painter->setPen(QColor(0x20, 0x20, 0x20));
+        painter->drawText(QRectF(-kLabelHalfWidth, kLabelTop, 2 * kLabelHalfWidth, kLabelHeight), Qt::AlignCenter, m_caption);
+    }
+    Q_UNUSED(option);
+}
+
+} // namespace kforge::ui

@@ -1,0 +1,73 @@
+#pragma once
+// Runs a core search on its own thread and reports back on the GUI thread.
+//
+// The search thread owns everything that writes: the SessionStore connection, the WorkerPool and
+// the SearchEngine. It hands results to the GUI as queued signals carrying copies, so no GUI object
+// is ever touched from it. Each run gets a job id; reports from a job that is no longer current, or
+// that arrive after the controller is gone, are dropped.
+#include <QObject>
+#include <QPointer>
+#include <QString>
+#include <memory>
+
+#include "ops/operator_card.h"
+#include "pool/worker_pool.h"
+#include "search/search_engine.h"
+#include "store/session_store.h"
+
+class QThread;
+
+Q_DECLARE_METATYPE(kforge::NodeRecord)
+Q_DECLARE_METATYPE(kforge::SearchProgress)
+Q_DECLARE_METATYPE(kforge::PoolEvent)
+Q_DECLARE_METATYPE(kforge::SessionInfo)
+
+namespace kforge::ui {
+
+struct SearchRequest {
+    QString sessionPath;   // created when missing; a new session is added to an existing file
+    QString workerCommand; // empty: defaultWorkerCommand()
+    int workers = 1;
+    OperatorCard card;     // what to search; the demo workload's first operator by default
+    QString workloadName;
+    SearchOptions options;
+
+    static SearchRequest demo(int maxNodes = 24, int workers = 1);
+};
+
+class SearchController : public QObject {
+    Q_OBJECT
+public:
+    explicit SearchController(QObject *parent = nullptr);
+    // Asks a running search to stop and waits for its thread: in-flight evaluations finish first, so
+    // this can take as long as one evaluation.
+    ~SearchController() override;
+
+    // False (and nothing started) when a search is already running.
+    bool start(const SearchRequest &request);
+    void stop(); // returns at once; finished() follows when the in-flight work is done
+    bool isRunning() const { return m_running; }
+    bool stopRequested() const;
+
+signals:
+    // The session row exists in the file; the store can now be read by other connections.
+    void sessionCreated(const QString &path, const kforge::SessionInfo &session);
+    void nodeAdded(const kforge::NodeRecord &node);
+    void nodeFinished(const kforge::NodeRecord &node);
+    void progress(const kforge::SearchProgress &progress);
+    void workerEvent(const kforge::PoolEvent &event);
+    void finished(const kforge::SearchProgress &progress);
+    // The search could not start or broke off (no worker, unwritable file, ...); finished() follows.
+    void failed(const QString &message);
+
+private:
+    struct Job;
+    void runJob(std::shared_ptr<Job> job, SearchRequest request);
+
+    std::shared_ptr<Job> m_job;
+    QPointer<QThread> m_thread;
+    quint64 m_jobId = 0;
+    bool m_running = false;
+};
+
+} // namespace kforge::ui

@@ -1,0 +1,42 @@
+#pragma once
+// The hub panels observe: which session is shown, its latest snapshot and the selected node. Panels
+// never talk to each other; they react to these signals and report user choices back through
+// select(). Everything here runs on the GUI thread.
+#include <QObject>
+
+#include "ui/session_snapshot.h"
+
+namespace kforge::ui {
+
+class SessionContext : public QObject {
+    Q_OBJECT
+public:
+    explicit SessionContext(QObject *parent = nullptr);
+
+    // A different session is shown: panels drop what they had. Clears the selection.
+    void load(SnapshotPtr snapshot);
+    // The same session with more or changed nodes (a live search).
+    void update(SnapshotPtr snapshot);
+    void close();
+
+    bool hasSession() const { return m_snapshot != nullptr; }
+    const SnapshotPtr &snapshot() const { return m_snapshot; }
+    QString sessionPath() const;
+    // True when the snapshot belongs to this file and session; live updates for anything else are stale.
+    bool isShowing(const QString &path, qint64 sessionId) const;
+
+    qint64 selectedNode() const { return m_selected; } // 0: none
+    void select(qint64 nodeId);
+
+signals:
+    void sessionLoaded();
+    void sessionClosed();
+    void nodesChanged();
+    void selectionChanged(qint64 nodeId);
+
+private:
+    SnapshotPtr m_snapshot;
+    qint64 m_selected = 0;
+};
+
+} // namespace kforge::ui

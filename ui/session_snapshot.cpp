@@ -1,0 +1,98 @@
+#include "ui/session_snapshot.h"
+
+#include <algorithm>
+#include <unordered_set>
+
+#include "util/error.h"
+
+namespace kforge::ui {
+
+SessionSnapshot::SessionSnapshot(std::string path, SessionInfo session, std::vector<OperatorRecord> operators,
+                                 std::vector<NodeRecord> nodes)
+    : m_path(std::move(path)), m_session(std::move(session)), m_operators(std::move(operators)), m_nodes(std::move(nodes))
+{
+    std::stable_sort(m_nodes.begin(), m_nodes.end(), [](const NodeRecord &a, const NodeRecord &b) { return a.id < b.id; });
+    index();
+}
+
+SessionSnapshot SessionSnapshot::load(const SessionStore &store, std::optional<int64_t> sessionId)
+{
+    const auto sessions = store.sessions();
+    if (sessions.empty())
+        throw Error("'" + store.path() + "' is a kforge session file but holds no session yet");
+    const SessionInfo *info = &sessions.front();
+    if (sessionId) {
+        auto it = std::find_if(sessions.begin(), sessions.end(), [&](const SessionInfo &s) { return s.id == *sessionId; });
+        if (it == sessions.end())
+            throw Error("'" + store.path() + "' has no session " + std::to_string(*sessionId));
+        info = &*it;
+    }
+    return SessionSnapshot(store.path(), *info, store.operators(info->id), store.nodes(info->id));
+}
+
+SessionSnapshot SessionSnapshot::withNode(const NodeRecord &node) const
+{
+    SessionSnapshot copy = *this;
+    auto it = copy.m_byId.find(node.id);
+    if (it != copy.m_byId.end()) {
+        copy.m_nodes[it->second] = node;
+    } else {
+        auto pos = std::lower_bound(copy.m_nodes.begin(), copy.m_nodes.end(), node.id,
+                                    [](const NodeRecord &n, int64_t id) { return n.id < id; });
+        copy.m_nodes.insert(pos, node);
+    }
+    copy.index();
+    return copy;
+}
+
+const NodeRecord *SessionSnapshot::node(int64_t id) const
+{
+    auto it = m_byId.find(id);
+    return it == m_byId.end() ? nullptr : &m_nodes[it->second];
+}
+
+bool SessionSnapshot::onBestPath(int64_t id) const
+{
+    return std::find(m_bestPath.begin(), m_bestPath.end(), id) != m_bestPath.end();
+}
+
+int SessionSnapshot::countWithStatus(const std::string &status) const
+{
+    return int(std::count_if(m_nodes.begin(), m_nodes.end(), [&](const NodeRecord &n) { return n.status == status; }));
+}
+
+void SessionSnapshot::index()
+{
+    m_byId.clear();
+    for (size_t i = 0; i < m_nodes.size(); ++i)
+        m_byId[m_nodes[i].id] = i;
+
+    // Accepted beats merely correct; within a class the higher speedup wins, the older node on ties.
+    auto rank = [](const NodeRecord &n) {
+        if (n.status == "accepted")
+            return 2;
+        if (n.status == "not_faster")
+            return 1;
+        return 0;
+    };
+    const NodeRecord *best = nullptr;
+    for (const auto &n : m_nodes) {
+        if (rank(n) == 0)
+            continue;
+        if (!best || rank(n) > rank(*best) || (rank(n) == rank(*best) && n.speedup > best->speedup))
+            best = &n;
+    }
+    if (!best) {
+        auto root = std::find_if(m_nodes.begin(), m_nodes.end(), [](const NodeRecord &n) { return !n.parentId; });
+        best = root != m_nodes.end() ? &*root : nullptr;
+    }
+    m_best = best ? best->id : 0;
+
+    m_bestPath.clear();
+    std::unordered_set<int64_t> visited; // a damaged file must not loop forever
+    for (const NodeRecord *n = best; n && visited.insert(n->id).second; n = n->parentId ? node(*n->parentId) : nullptr)
+        m_bestPath.push_back(n->id);
+    std::reverse(m_bestPath.begin(), m_bestPath.end());
+}
+
+} // namespace kforge::ui

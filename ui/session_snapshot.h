@@ -1,0 +1,60 @@
+#pragma once
+// An immutable picture of one session as the UI shows it: the session, its operator and its nodes,
+// with the best node and the path to it worked out once. Panels get a shared pointer to a const
+// snapshot; a change (a loaded file, a node from a live search) makes a new snapshot instead of
+// editing one that a panel may be reading.
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "store/session_store.h"
+
+namespace kforge::ui {
+
+class SessionSnapshot {
+public:
+    SessionSnapshot() = default;
+    SessionSnapshot(std::string path, SessionInfo session, std::vector<OperatorRecord> operators,
+                    std::vector<NodeRecord> nodes);
+
+    // Reads the session (the file's first one when sessionId is empty) through a store the caller
+    // opened. Throws kforge::Error when the file holds no such session.
+    static SessionSnapshot load(const SessionStore &store, std::optional<int64_t> sessionId = {});
+
+    // A copy with one node added, or replaced when its id is already present (a live search reports
+    // a node when it is proposed and again when its verdict arrives).
+    SessionSnapshot withNode(const NodeRecord &node) const;
+
+    const std::string &path() const { return m_path; }
+    const SessionInfo &session() const { return m_session; }
+    const std::vector<OperatorRecord> &operators() const { return m_operators; }
+    const std::vector<NodeRecord> &nodes() const { return m_nodes; } // in id order
+    const NodeRecord *node(int64_t id) const;
+
+    // The accepted node with the highest speedup; failing that the fastest correct one; failing that
+    // the root. 0 when there are no nodes.
+    int64_t bestNodeId() const { return m_best; }
+    // Root first, best node last; empty when there are no nodes.
+    const std::vector<int64_t> &bestPath() const { return m_bestPath; }
+    bool onBestPath(int64_t id) const;
+
+    int countWithStatus(const std::string &status) const;
+
+private:
+    void index();
+
+    std::string m_path;
+    SessionInfo m_session;
+    std::vector<OperatorRecord> m_operators;
+    std::vector<NodeRecord> m_nodes;
+    std::unordered_map<int64_t, size_t> m_byId;
+    int64_t m_best = 0;
+    std::vector<int64_t> m_bestPath;
+};
+
+using SnapshotPtr = std::shared_ptr<const SessionSnapshot>;
+
+} // namespace kforge::ui

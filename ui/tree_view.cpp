@@ -1,0 +1,309 @@
+#include "ui/tree_view.h"
+
+#include <QGraphicsPathItem>
+#include <QKeyEvent>
+#include <QMouseEvent>
+#include <QSet>
+#include <QWheelEvent>
+#include <algorithm>
+#include <cmath>
+
+#include "ui/node_item.h"
+#include "ui/session_context.h"
+#include "ui/status_style.h"
+#include "ui/tree_layout.h"
+
+namespace kforge::ui {
+
+namespace {
+const QColor kGold(0xe8, 0xa2, 0x02);
+const QColor kEdge(0xa0, 0xa0, 0xa0);
+constexpr qreal kMinScale = 0.05;
+constexpr qreal kMaxScale = 6.0;
+constexpr qreal kMaxFitScale = 1.4; // a three-node tree should not fill the screen
+constexpr qreal kMargin = 40;
+} // namespace
+
+TreeView::TreeView(SessionContext *context, QWidget *parent)
+    : QGraphicsView(parent), m_context(context), m_scene(new QGraphicsScene(this))
+{
+    setScene(m_scene);
+    setRenderHints(QPainter::Antialiasing | QPainter::TextAntialiasing);
+    setDragMode(QGraphicsView::ScrollHandDrag);
+    setTransformationAnchor(QGraphicsView::AnchorUnderMouse);
+    setResizeAnchor(QGraphicsView::AnchorViewCenter);
+    // The legend is painted in viewport coordinates; partial updates would smear it while panning.
+    setViewportUpdateMode(QGraphicsView::FullViewportUpdate);
+    setBackgroundBrush(QColor(0xfa, 0xfa, 0xf8));
+    setMinimumSize(320, 240);
+
+    m_animation.setInterval(120);
+    connect(&m_animation, &QTimer::timeout, this, &TreeView::animate);
+
+    connect(context, &SessionContext::sessionLoaded, this, [this] {
+        clear();
+        m_follow = true;
+        refresh();
+    });
+    connect(context, &SessionContext::nodesChanged, this, &TreeView::refresh);
+    connect(context, &SessionContext::sessionClosed, this, &TreeView::clear);
+    connect(context, &SessionContext::selectionChanged, this, &TreeView::showSelection);
+}
+
+QList<qint64> TreeView::bestPathDrawn() const
+{
+    QList<qint64> out;
+    if (!m_context || !m_context->snapshot())
+        return out;
+    for (auto id : m_context->snapshot()->bestPath())
+        if (auto *item = m_nodes.value(id); item && item->onBestPath())
+            out.append(id);
+    return out;
+}
+
+void TreeView::clear()
+{
+    m_scene->clear();
+    m_nodes.clear();
+    m_edges.clear();
+    m_animation.stop();
+}
+
+void TreeView::refresh()
+{
+    if (!m_context || !m_context->snapshot()) {
+        clear();
+        return;
+    }
+    const auto &snap = *m_context->snapshot();
+    std::vector<TreeEdge> edges;
+    edges.reserve(snap.nodes().size());
+    for (const auto &n : snap.nodes())
+        edges.push_back({n.id, n.parentId});
+    const auto layout = layoutTree(edges);
+    auto position = [](const NodePlacement &p) { return QPointF(p.x * kColumnWidth, p.depth * kLevelHeight); };
+
+    QSet<qint64> alive;
+    bool running = false;
+    for (const auto &n : snap.nodes()) {
+        alive.insert(n.id);
+        NodeItem *item = m_nodes.value(n.id);
+        if (!item) {
+            item = new NodeItem(n.id);
+            m_scene->addItem(item);
+            m_nodes.insert(n.id, item);
+        }
+        item->setRecord(n);
+        item->setBest(snap.onBestPath(n.id), n.id == snap.bestNodeId() && n.parentId.has_value());
+        item->setMarked(n.id == m_context->selectedNode());
+        item->setPos(position(*layout.find(n.id)));
+        running = running || n.status == "running";
+    }
+    for (auto it = m_nodes.begin(); it != m_nodes.end();) {
+        if (alive.contains(it.key())) {
+            ++it;
+            continue;
+        }
+        delete it.value();
+        it = m_nodes.erase(it);
+    }
+
+    // Edges as elbows: down from the parent, across, down into the child. Reads better than
+    // diagonals when a parent has many children.
+    QSet<qint64> edgeAlive;
+    for (const auto &n : snap.nodes()) {
+        if (!n.parentId || !m_nodes.contains(*n.parentId))
+            continue;
+        edgeAlive.insert(n.id);
+        const QPointF from = m_nodes.value(*n.parentId)->pos() + QPointF(0, NodeItem::kRadius);
+        const QPointF to = m_nodes.value(n.id)->pos() - QPointF(0, NodeItem::kRadius);
+        const qreal midY = (from.y() + to.y()) / 2;
+        QPainterPath path(from);
+        path.lineTo(from.x(), midY);
+        path.lineTo(to.x(), midY);
+        path.lineTo(to);
+        QGraphicsPathItem *edge = m_edges.value(n.id);
+        if (!edge) {
+            edge = m_scene->addPath(path);
+            m_edges.insert(n.id, edge);
+        } else {
+            edge->setPath(path);
+        }
+        const bool best = snap.onBestPath(n.id) && snap.onBestPath(*n.parentId);
+        edge->setPen(best ? QPen(kGold, 4, Qt::SolidLine, Qt::RoundCap, Qt::RoundJoin) : QPen(kEdge, 1.5));
+        edge->setZValue(best ? 0.5 : 0);
+    }
+    for (auto it = m_edges.begin(); it != m_edges.end();) {
+        if (edgeAlive.contains(it.key())) {
+            ++it;
+            continue;
+        }
+        delete it.value();
+        it = m_edges.erase(it);
+    }
+
+    // Extra room at the bottom so the legend does not cover the deepest row when fitted.
+    const QRectF bounds = m_scene->itemsBoundingRect().adjusted(-kMargin, -kMargin, kMargin, kMargin + 40);
+    m_scene->setSceneRect(bounds);
+    if (running && !m_animation.isActive())
+        m_animation.start();
+    else if (!running)
+        m_animation.stop();
+    if (m_follow)
+        fitTree();
+}
+
+void TreeView::fitTree()
+{
+    m_follow = true;
+    if (m_nodes.isEmpty())
+        return;
+    fitInView(sceneRect(), Qt::KeepAspectRatio);
+    if (transform().m11() > kMaxFitScale)
+        setTransform(QTransform::fromScale(kMaxFitScale, kMaxFitScale));
+    centerOn(sceneRect().center());
+}
+
+void TreeView::showSelection(qint64 id)
+{
+    for (auto *item : std::as_const(m_nodes))
+        item->setMarked(item->id() == id);
+    if (auto *item = m_nodes.value(id))
+        ensureVisible(item, 40, 40);
+}
+
+void TreeView::animate()
+{
+    m_phase = (m_phase + 1) % 12;
+    for (auto *item : std::as_const(m_nodes))
+        if (item->status() == "running")
+            item->setPhase(m_phase);
+}
+
+void TreeView::zoomBy(qreal factor)
+{
+    const qreal current = transform().m11();
+    const qreal target = std::clamp(current * factor, kMinScale, kMaxScale);
+    if (qFuzzyCompare(target, current))
+        return;
+    m_follow = false;
+    scale(target / current, target / current);
+}
+
+void TreeView::wheelEvent(QWheelEvent *event)
+{
+    // 120 units per notch on a mouse; trackpads send smaller steps, so scale continuously.
+    zoomBy(std::pow(1.0015, event->angleDelta().y()));
+    event->accept();
+}
+
+void TreeView::mousePressEvent(QMouseEvent *event)
+{
+    if (event->button() == Qt::LeftButton) {
+        for (auto *item : items(event->position().toPoint())) {
+            if (auto *node = qgraphicsitem_cast<NodeItem *>(item)) {
+                if (m_context)
+                    m_context->select(node->id());
+                event->accept();
+                return;
+            }
+        }
+    }
+    QGraphicsView::mousePressEvent(event); // the background: start a pan
+}
+
+void TreeView::keyPressEvent(QKeyEvent *event)
+{
+    switch (event->key()) {
+    case Qt::Key_Plus:
+    case Qt::Key_Equal:
+        zoomBy(1.25);
+        return;
+    case Qt::Key_Minus:
+        zoomBy(0.8);
+        return;
+    case Qt::Key_F:
+    case Qt::Key_Home:
+        fitTree();
+        return;
+    default:
+        QGraphicsView::keyPressEvent(event);
+    }
+}
+
+void TreeView::resizeEvent(QResizeEvent *event)
+{
+    QGraphicsView::resizeEvent(event);
+    if (m_follow)
+        fitTree();
+}
+
+void TreeView::drawForeground(QPainter *painter, const QRectF &)
+{
+    if (m_nodes.isEmpty())
+        return;
+    // A one-line legend along the bottom edge, in viewport pixels so it never scales with the tree.
+    painter->save();
+    painter->resetTransform();
+    QFont f = font();
+    f.setPixelSize(11);
+    painter->setFont(f);
+    const QFontMetrics fm(f);
+    const int rowH = 18, dot = 10, pad = 8;
+    struct Entry {
+        QColor colour;
+        QString text;
+        bool line;
+    };
+    std::vector<Entry> entries;
+    for (const auto &s : legendStatuses()) {
+        const auto st = statusStyle(s);
+        entries.push_back({st.fill, st.label, false});
+    }
+    entries.push_back({kGold, QStringLiteral("best path"), true});
+
+    // Lay the entries out in rows that fit the viewport, from the bottom up.
+    const int maxW = viewport()->width() - 2 * pad;
+    std::vector<std::vector<std::pair<int, int>>> rows(1); // (entry, x)
+    int x = 0;
+    for (int i = 0; i < int(entries.size()); ++i) {
+        const int w = dot + 4 + fm.horizontalAdvance(entries[i].text) + 14;
+        if (x + w > maxW && x > 0) {
+            rows.emplace_back();
+            x = 0;
+        }
+        rows.back().push_back({i, x});
+        x += w;
+    }
+    int width = 0;
+    for (const auto &r : rows) {
+        const auto &[i, x0] = r.back();
+        width = std::max(width, x0 + dot + 4 + fm.horizontalAdvance(entries[i].text));
+    }
+    const int height = int(rows.size()) * rowH;
+    const QRect box(pad, viewport()->height() - pad - height - 6, width + 12, height + 6);
+    painter->setRenderHint(QPainter::Antialiasing);
+    painter->setPen(QColor(0xd0, 0xd0, 0xd0));
+    painter->setBrush(QColor(255, 255, 255, 225));
+    painter->drawRoundedRect(box, 4, 4);
+    for (int r = 0; r < int(rows.size()); ++r) {
+        const int y = box.top() + 3 + r * rowH;
+        for (const auto &[i, x0] : rows[r]) {
+            const auto &e = entries[i];
+            const int left = box.left() + 6 + x0;
+            if (e.line) {
+                painter->setPen(QPen(e.colour, 4, Qt::SolidLine, Qt::RoundCap));
+                painter->drawLine(left, y + rowH / 2, left + dot, y + rowH / 2);
+            } else {
+                painter->setPen(QPen(e.colour.darker(140), 1));
+                painter->setBrush(e.colour);
+                painter->drawEllipse(QRect(left, y + (rowH - dot) / 2, dot, dot));
+            }
+            painter->setPen(QColor(0x30, 0x30, 0x30));
+            painter->drawText(QRect(left + dot + 4, y, 400, rowH), Qt::AlignVCenter | Qt::AlignLeft, e.text);
+        }
+    }
+    painter->restore();
+}
+
+} // namespace kforge::ui
