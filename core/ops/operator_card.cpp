@@ -76,7 +76,7 @@ double OperatorCard::flops(const ShapeBindings &s) const
 
 static void to_json(nlohmann::json &j, const TensorSpec &t)
 {
-    j = {{"name", t.name}, {"dims", t.dims}, {"dtype", dtypeName(t.dtype)}};
+    j = {{"name", t.name}, {"dims", t.dims}, {"dtype", dtypeName(t.dtype)}, {"init", t.init}};
 }
 
 static void from_json(const nlohmann::json &j, TensorSpec &t)
@@ -84,6 +84,7 @@ static void from_json(const nlohmann::json &j, TensorSpec &t)
     t.name = j.at("name").get<std::string>();
     t.dims = j.at("dims").get<std::vector<std::string>>();
     t.dtype = dtypeFromName(j.at("dtype").get<std::string>());
+    t.init = j.value("init", "randn");
 }
 
 void to_json(nlohmann::json &j, const OperatorCard &c)
@@ -144,27 +145,6 @@ void from_json(const nlohmann::json &j, OperatorCard &c)
         throw Error("malformed operator card '" + c.key + "': it needs at least one input and one output");
     if (c.inputScales.empty())
         throw Error("malformed operator card '" + c.key + "': input_scales is empty");
-}
-
-OperatorCard makeSoftmaxCard(int64_t rows, int64_t cols, DType dtype)
-{
-    OperatorCard c;
-    c.key = "softmax.lastdim." + dtypeName(dtype);
-    c.family = "softmax";
-    c.atenSchema = "aten::_softmax(Tensor self, int dim, bool half_to_float) -> Tensor";
-    c.atenOp = "aten::_softmax";
-    c.referenceArgs = nlohmann::json::array({{{"input", 0}}, {{"int", -1}}, {{"bool", false}}});
-    c.inputs = {{"x", {"rows", "cols"}, dtype}};
-    c.outputs = {{"y", {"rows", "cols"}, dtype}};
-    c.shape = {{"rows", rows}, {"cols", cols}};
-    // Held-out shapes catch kernels that hard-code the row length or assume a multiple of the
-    // vector width.
-    c.heldOutShapes = {{{"rows", 7}, {"cols", cols + 3}}, {{"rows", rows / 2 + 1}, {"cols", 33}}};
-    c.inputScales = {1.0, 8.0, 64.0};
-    c.tolerance = dtype == DType::F32 ? Tolerance{1e-6, 1e-4} : Tolerance{1e-3, 1e-2};
-    c.invariants = {"rows_sum_to_one"};
-    c.flopsPerElement = 5; // max, sub, exp (counted once), sum, scale
-    return c;
 }
 
 } // namespace kforge

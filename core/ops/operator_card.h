@@ -23,6 +23,9 @@ struct TensorSpec {
     std::string name;
     std::vector<std::string> dims; // shape symbols, resolved through ShapeBindings
     DType dtype = DType::F32;
+    // How verification fills it: "randn" (normal, times the trial's scale), "randn_unscaled" (weights),
+    // "index:<symbol>" (integers in [0, extent of symbol), e.g. class targets).
+    std::string init = "randn";
 };
 
 struct Tolerance {
@@ -36,8 +39,10 @@ struct OperatorCard {
     std::string atenSchema;
     std::string atenOp;       // dispatcher name, e.g. "aten::_softmax"
     std::string atenOverload; // "" for the default overload
-    // Reference call arguments, in schema order: {"input": i}, {"int": v}, {"bool": v},
-    // {"double": v} or {"none": true}.
+    // Reference call arguments, in schema order: {"input": i}, {"int": v}, {"bool": v}, {"double": v},
+    // {"str": s}, {"int_list": [..]}, {"sym_list": ["cols"]} (extents of shape symbols) or {"none": true}.
+    // An atenOp of the form "kforge::name" is a composite the worker computes from ATen operators,
+    // for operators this libtorch lacks as one op (rms_norm before 2.4, fused add-and-activate).
     nlohmann::json referenceArgs = nlohmann::json::array();
     std::vector<TensorSpec> inputs;
     std::vector<TensorSpec> outputs;
@@ -60,7 +65,10 @@ struct OperatorCard {
 void to_json(nlohmann::json &j, const OperatorCard &c);
 void from_json(const nlohmann::json &j, OperatorCard &c);
 
-// Cards for the families kforge knows, at a given shape and dtype.
+// Cards for the families kforge knows, at a given shape and dtype. Throws Error for an unknown family
+// or a shape missing one of the family's symbols.
+std::vector<std::string> cardFamilies();
+OperatorCard makeCard(const std::string &family, const ShapeBindings &shape, DType dtype = DType::F32);
 OperatorCard makeSoftmaxCard(int64_t rows, int64_t cols, DType dtype = DType::F32);
 
 } // namespace kforge

@@ -7,6 +7,7 @@ const TemplateLibrary &TemplateLibrary::builtin()
     static const TemplateLibrary lib = [] {
         TemplateLibrary l;
         addCpuSoftmaxTemplates(l);
+        addCpuRowwiseTemplates(l);
         return l;
     }();
     return lib;

@@ -36,5 +36,6 @@ private:
 
 // Registration hooks, one per source file of templates.
 void addCpuSoftmaxTemplates(TemplateLibrary &lib);
+void addCpuRowwiseTemplates(TemplateLibrary &lib);
 
 } // namespace kforge

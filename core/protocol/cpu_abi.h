@@ -18,6 +18,9 @@ struct kf_tensor {
 };
 // Returns 0 on success; any other value means the candidate refused these arguments.
 extern "C" int kforge_entry(const kf_tensor *inputs, int n_inputs, kf_tensor *outputs, int n_outputs);
+// Provided by the worker: the extent of a shape symbol of the card for this call (e.g. "groups"),
+// or -1 when the card has no such symbol. For scalars that are not tensor sizes.
+extern "C" int64_t kforge_symbol(const char *name);
 #line 1 "candidate.cpp"
 )abi";
 

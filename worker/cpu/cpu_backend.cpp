@@ -13,6 +13,20 @@
 #include "worker/torch/checks.h"
 #include "worker/torch/reference.h"
 
+namespace {
+// The shape bindings of the call in progress, for kforge_symbol().
+thread_local const kforge::ShapeBindings *t_bindings = nullptr;
+} // namespace
+
+// Exported from the worker executable (ENABLE_EXPORTS) so candidates resolve it when loaded.
+extern "C" int64_t kforge_symbol(const char *name)
+{
+    if (!t_bindings || !name)
+        return -1;
+    auto it = t_bindings->find(name);
+    return it == t_bindings->end() ? -1 : it->second;
+}
+
 namespace kforge::worker {
 
 namespace {
@@ -107,10 +121,14 @@ public:
             return reject(v, VerdictStatus::CompileError, reason::MissingEntry,
                           std::string("the candidate has no extern \"C\" ") + kCpuEntryPoint + " entry point");
 
+        ShapeBindings current = card.shape;
         auto run = [&](const std::vector<at::Tensor> &in, std::vector<at::Tensor> &out) {
             auto kin = describe(in);
             auto kout = describe(out);
-            return entry(kin.data(), int(kin.size()), kout.data(), int(kout.size()));
+            t_bindings = &current;
+            const int rc = entry(kin.data(), int(kin.size()), kout.data(), int(kout.size()));
+            t_bindings = nullptr;
+            return rc;
         };
 
         const at::Device cpu(at::kCPU);
@@ -118,13 +136,14 @@ public:
             TrialReport tr;
             tr.label = trial.label;
             tr.shape = shapeString(card, trial.shape);
+            current = trial.shape;
             auto inputs = makeInputs(card, trial.shape, trial.scale, cpu);
             std::vector<at::Tensor> before, refInputs;
             for (const auto &t : inputs) {
                 before.push_back(t.clone());
                 refInputs.push_back(t.clone()); // the reference gets its own allocation
             }
-            const auto reference = callReference(card, refInputs);
+            const auto reference = callReference(card, refInputs, &trial.shape);
             auto outputs = makeOutputs(card, trial.shape, cpu);
             for (auto &o : outputs)
                 poison(o);
@@ -160,6 +179,7 @@ public:
             v.reasons.push_back({reason::NotFaster, "verified only; not benchmarked"});
             return v;
         }
+        current = card.shape;
         benchmark(card, options, run, v);
         return v;
     }
@@ -183,7 +203,7 @@ private:
         };
         auto baselineOnce = [&](int i) {
             const auto t0 = std::chrono::steady_clock::now();
-            auto out = callReference(card, sets[size_t(i % kSets)]);
+            auto out = callReference(card, sets[size_t(i % kSets)], &card.shape);
             return microsSince(t0);
         };
         for (int i = 0; i < options.warmup; ++i) {

@@ -34,10 +34,20 @@ std::vector<at::Tensor> makeInputs(const OperatorCard &card, const ShapeBindings
     for (const auto &t : card.inputs) {
         const auto sizes = card.sizes(t, shape);
         const auto type = scalarType(t.dtype);
-        if (at::isFloatingType(type))
-            out.push_back((at::randn(sizes, at::TensorOptions().dtype(at::kFloat).device(device)) * scale).to(type));
-        else
-            out.push_back(at::randint(0, std::max<int64_t>(2, int64_t(scale)), sizes, at::TensorOptions().dtype(type).device(device)));
+        const auto f32 = at::TensorOptions().dtype(at::kFloat).device(device);
+        if (t.init.rfind("index:", 0) == 0) {
+            const auto sym = t.init.substr(6);
+            auto it = shape.find(sym);
+            if (it == shape.end())
+                throw Error("operator card '" + card.key + "': input '" + t.name + "' draws indices below '" + sym
+                            + "', which the shape does not bind");
+            out.push_back(at::randint(0, it->second, sizes, at::TensorOptions().dtype(type).device(device)));
+        } else if (!at::isFloatingType(type)) {
+            out.push_back(at::randint(-100, 100, sizes, at::TensorOptions().dtype(type).device(device)));
+        } else {
+            const double s = t.init == "randn_unscaled" ? 1.0 : scale;
+            out.push_back((at::randn(sizes, f32) * s).to(type));
+        }
     }
     return out;
 }
@@ -50,12 +60,52 @@ std::vector<at::Tensor> makeOutputs(const OperatorCard &card, const ShapeBinding
     return out;
 }
 
-std::vector<at::Tensor> callReference(const OperatorCard &card, const std::vector<at::Tensor> &inputs)
+namespace {
+
+// The shape symbols' extents as the inputs actually have them (held-out trials differ from the card's).
+ShapeBindings bindingsOf(const OperatorCard &card, const std::vector<at::Tensor> &inputs)
 {
+    ShapeBindings b = card.shape;
+    for (size_t i = 0; i < card.inputs.size() && i < inputs.size(); ++i)
+        for (size_t d = 0; d < card.inputs[i].dims.size() && int64_t(d) < inputs[i].dim(); ++d)
+            b[card.inputs[i].dims[d]] = inputs[i].size(int64_t(d));
+    return b;
+}
+
+int64_t symbol(const OperatorCard &card, const ShapeBindings &b, const std::string &name)
+{
+    auto it = b.find(name);
+    if (it == b.end())
+        throw Error("operator card '" + card.key + "': reference argument uses unknown shape symbol '" + name + "'");
+    return it->second;
+}
+
+// Operators this libtorch may lack as one op, computed from ATen ops in float32 then cast back.
+std::vector<at::Tensor> callComposite(const OperatorCard &card, const std::vector<at::Tensor> &in)
+{
+    const std::string name = card.atenOp.substr(8);
+    if (name == "rms_norm") {
+        const double eps = card.referenceArgs.size() > 2 ? card.referenceArgs[2].value("double", 1e-6) : 1e-6;
+        const auto x = in.at(0).to(at::kFloat);
+        const auto y = x * at::rsqrt(x.pow(2).mean({-1}, true) + eps) * in.at(1).to(at::kFloat);
+        return {y.to(in[0].scalar_type())};
+    }
+    if (name == "add_gelu")
+        return {at::gelu(in.at(0).to(at::kFloat) + in.at(1).to(at::kFloat)).to(in[0].scalar_type())};
+    throw Error("the composite reference " + card.atenOp + " is not known to this worker");
+}
+
+} // namespace
+
+std::vector<at::Tensor> callReference(const OperatorCard &card, const std::vector<at::Tensor> &inputs, const ShapeBindings *shape)
+{
+    if (card.atenOp.rfind("kforge::", 0) == 0)
+        return callComposite(card, inputs);
     auto handle = c10::Dispatcher::singleton().findSchema({card.atenOp, card.atenOverload});
     if (!handle)
         throw Error("the reference operator " + card.atenOp + (card.atenOverload.empty() ? "" : "." + card.atenOverload)
                     + " is not known to this libtorch");
+    const auto bindings = shape ? *shape : bindingsOf(card, inputs);
     torch::jit::Stack stack;
     for (const auto &a : card.referenceArgs) {
         if (a.contains("input")) {
@@ -66,11 +116,22 @@ std::vector<at::Tensor> callReference(const OperatorCard &card, const std::vecto
             stack.emplace_back(inputs[i]);
         } else if (a.contains("int"))
             stack.emplace_back(a["int"].get<int64_t>());
+        else if (a.contains("sym"))
+            stack.emplace_back(symbol(card, bindings, a["sym"].get<std::string>()));
         else if (a.contains("bool"))
             stack.emplace_back(a["bool"].get<bool>());
         else if (a.contains("double"))
             stack.emplace_back(a["double"].get<double>());
-        else if (a.contains("none"))
+        else if (a.contains("str"))
+            stack.emplace_back(a["str"].get<std::string>());
+        else if (a.contains("int_list"))
+            stack.emplace_back(a["int_list"].get<std::vector<int64_t>>());
+        else if (a.contains("sym_list")) {
+            std::vector<int64_t> v;
+            for (const auto &sym : a["sym_list"])
+                v.push_back(symbol(card, bindings, sym.get<std::string>()));
+            stack.emplace_back(v);
+        } else if (a.contains("none"))
             stack.emplace_back();
         else
             throw Error("operator card '" + card.key + "': reference argument " + a.dump() + " is not understood");

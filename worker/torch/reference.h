@@ -14,7 +14,9 @@ std::string shapeString(const OperatorCard &card, const ShapeBindings &shape);
 std::vector<at::Tensor> makeInputs(const OperatorCard &card, const ShapeBindings &shape, double scale, at::Device device);
 // Empty output tensors of the card's shapes and dtypes.
 std::vector<at::Tensor> makeOutputs(const OperatorCard &card, const ShapeBindings &shape, at::Device device);
-// Calls the card's ATen operator on `inputs`; throws Error when this libtorch does not know it.
-std::vector<at::Tensor> callReference(const OperatorCard &card, const std::vector<at::Tensor> &inputs);
+// Calls the card's ATen operator on `inputs`; throws Error when this libtorch does not know it. Shape
+// symbols in the arguments come from `shape` when given, else from the inputs' sizes and the card.
+std::vector<at::Tensor> callReference(const OperatorCard &card, const std::vector<at::Tensor> &inputs,
+                                      const ShapeBindings *shape = nullptr);
 
 } // namespace kforge::worker

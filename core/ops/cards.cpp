@@ -1,0 +1,247 @@
+// Operator cards for every family kforge has templates for. Each card names its ATen reference, the
+// shapes it is verified at (captured, scaled, held out), a dtype-aware tolerance, invariants, and its
+// FLOP count per output element for the roofline.
+#include <functional>
+
+#include "ops/operator_card.h"
+#include "util/error.h"
+
+namespace kforge {
+
+namespace {
+
+using J = nlohmann::json;
+
+Tolerance toleranceFor(DType t, double f32Atol = 1e-5, double f32Rtol = 1e-4)
+{
+    switch (t) {
+    case DType::F16: return {1e-3, 1e-2};
+    case DType::BF16: return {8e-3, 2e-2};
+    case DType::F64: return {1e-10, 1e-9};
+    default: return {f32Atol, f32Rtol};
+    }
+}
+
+int64_t need(const ShapeBindings &s, const char *sym, const std::string &family)
+{
+    auto it = s.find(sym);
+    if (it == s.end())
+        throw Error("a " + family + " card needs the shape symbol '" + sym + "'");
+    return it->second;
+}
+
+// Row-wise families: x[rows, cols] reduced or normalized along cols.
+OperatorCard rowCard(const std::string &family, const ShapeBindings &s, DType dt)
+{
+    OperatorCard c;
+    c.family = family;
+    c.key = family + ".lastdim." + dtypeName(dt);
+    const int64_t rows = need(s, "rows", family), cols = need(s, "cols", family);
+    c.shape = {{"rows", rows}, {"cols", cols}};
+    // Held-out shapes catch kernels that hard-code the row length or assume a multiple of the
+    // vector width.
+    c.heldOutShapes = {{{"rows", 7}, {"cols", cols + 3}}, {{"rows", rows / 2 + 1}, {"cols", 33}}};
+    c.inputs = {{"x", {"rows", "cols"}, dt}};
+    c.outputs = {{"y", {"rows", "cols"}, dt}};
+    c.tolerance = toleranceFor(dt);
+    return c;
+}
+
+const std::map<std::string, std::function<OperatorCard(const ShapeBindings &, DType)>> &factories()
+{
+    static const std::map<std::string, std::function<OperatorCard(const ShapeBindings &, DType)>> f = {
+        {"softmax", [](const ShapeBindings &s, DType dt) {
+             auto c = rowCard("softmax", s, dt);
+             c.atenSchema = "aten::_softmax(Tensor self, int dim, bool half_to_float) -> Tensor";
+             c.atenOp = "aten::_softmax";
+             c.referenceArgs = J::array({{{"input", 0}}, {{"int", -1}}, {{"bool", false}}});
+             c.tolerance = toleranceFor(dt, 1e-6, 1e-4);
+             c.invariants = {"rows_sum_to_one"};
+             c.flopsPerElement = 5;
+             return c;
+         }},
+        {"log_softmax", [](const ShapeBindings &s, DType dt) {
+             auto c = rowCard("log_softmax", s, dt);
+             c.atenSchema = "aten::_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor";
+             c.atenOp = "aten::_log_softmax";
+             c.referenceArgs = J::array({{{"input", 0}}, {{"int", -1}}, {{"bool", false}}});
+             c.flopsPerElement = 5;
+             return c;
+         }},
+        {"layer_norm", [](const ShapeBindings &s, DType dt) {
+             auto c = rowCard("layer_norm", s, dt);
+             c.atenSchema = "aten::layer_norm(Tensor input, int[] normalized_shape, Tensor? weight, Tensor? bias, float eps, bool cudnn_enable) -> Tensor";
+             c.atenOp = "aten::layer_norm";
+             c.inputs.push_back({"weight", {"cols"}, dt, "randn_unscaled"});
+             c.inputs.push_back({"bias", {"cols"}, dt, "randn_unscaled"});
+             c.referenceArgs = J::array({{{"input", 0}}, {{"sym_list", {"cols"}}}, {{"input", 1}}, {{"input", 2}},
+                                         {{"double", 1e-5}}, {{"bool", true}}});
+             c.tolerance = toleranceFor(dt, 1e-4, 1e-4);
+             c.flopsPerElement = 8;
+             return c;
+         }},
+        {"rms_norm", [](const ShapeBindings &s, DType dt) {
+             auto c = rowCard("rms_norm", s, dt);
+             c.atenSchema = "rms_norm(Tensor input, Tensor weight, float eps) -> Tensor  (x * rsqrt(mean(x^2) + eps) * weight)";
+             c.atenOp = "kforge::rms_norm";
+             c.inputs.push_back({"weight", {"cols"}, dt, "randn_unscaled"});
+             c.referenceArgs = J::array({{{"input", 0}}, {{"input", 1}}, {{"double", 1e-6}}});
+             c.tolerance = toleranceFor(dt, 1e-4, 1e-4);
+             c.flopsPerElement = 4;
+             return c;
+         }},
+        {"group_norm", [](const ShapeBindings &s, DType dt) {
+             OperatorCard c;
+             c.family = "group_norm";
+             c.key = "group_norm.nchw." + dtypeName(dt);
+             c.shape = {{"n", need(s, "n", "group_norm")}, {"c", need(s, "c", "group_norm")},
+                        {"hw", need(s, "hw", "group_norm")}, {"groups", need(s, "groups", "group_norm")}};
+             c.heldOutShapes = {{{"n", 1}, {"c", 12}, {"hw", 49}, {"groups", 3}}};
+             c.inputs = {{"x", {"n", "c", "hw"}, dt}, {"weight", {"c"}, dt, "randn_unscaled"}, {"bias", {"c"}, dt, "randn_unscaled"}};
+             c.outputs = {{"y", {"n", "c", "hw"}, dt}};
+             c.atenSchema = "aten::group_norm(Tensor input, int num_groups, Tensor? weight, Tensor? bias, float eps, bool cudnn_enabled) -> Tensor";
+             c.atenOp = "aten::group_norm";
+             c.referenceArgs = J::array({{{"input", 0}}, {{"sym", "groups"}}, {{"input", 1}}, {{"input", 2}},
+                                         {{"double", 1e-5}}, {{"bool", true}}});
+             c.tolerance = toleranceFor(dt, 1e-4, 1e-4);
+             c.flopsPerElement = 8;
+             return c;
+         }},
+        {"gelu", [](const ShapeBindings &s, DType dt) {
+             auto c = rowCard("gelu", s, dt);
+             c.atenSchema = "aten::gelu(Tensor self, *, str approximate='none') -> Tensor";
+             c.atenOp = "aten::gelu";
+             c.referenceArgs = J::array({{{"input", 0}}, {{"str", "none"}}});
+             c.flopsPerElement = 8;
+             return c;
+         }},
+        {"gelu_tanh", [](const ShapeBindings &s, DType dt) {
+             auto c = rowCard("gelu_tanh", s, dt);
+             c.atenSchema = "aten::gelu(Tensor self, *, str approximate='tanh') -> Tensor";
+             c.atenOp = "aten::gelu";
+             c.referenceArgs = J::array({{{"input", 0}}, {{"str", "tanh"}}});
+             c.flopsPerElement = 10;
+             return c;
+         }},
+        {"silu", [](const ShapeBindings &s, DType dt) {
+             auto c = rowCard("silu", s, dt);
+             c.atenSchema = "aten::silu(Tensor self) -> Tensor";
+             c.atenOp = "aten::silu";
+             c.referenceArgs = J::array({{{"input", 0}}});
+             c.flopsPerElement = 4;
+             return c;
+         }},
+        {"relu", [](const ShapeBindings &s, DType dt) {
+             auto c = rowCard("relu", s, dt);
+             c.atenSchema = "aten::relu(Tensor self) -> Tensor";
+             c.atenOp = "aten::relu";
+             c.referenceArgs = J::array({{{"input", 0}}});
+             c.tolerance = {0, 0};
+             c.flopsPerElement = 1;
+             return c;
+         }},
+        {"add_gelu", [](const ShapeBindings &s, DType dt) {
+             auto c = rowCard("add_gelu", s, dt);
+             c.atenSchema = "add_gelu(Tensor x, Tensor residual) -> Tensor  (gelu(x + residual), erf form)";
+             c.atenOp = "kforge::add_gelu";
+             c.inputs.push_back({"residual", {"rows", "cols"}, dt});
+             c.referenceArgs = J::array({{{"input", 0}}, {{"input", 1}}});
+             c.flopsPerElement = 9;
+             return c;
+         }},
+        {"sum", [](const ShapeBindings &s, DType dt) {
+             auto c = rowCard("sum", s, dt);
+             c.outputs = {{"y", {"rows"}, dt}};
+             c.atenSchema = "aten::sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor";
+             c.atenOp = "aten::sum";
+             c.atenOverload = "dim_IntList";
+             c.referenceArgs = J::array({{{"input", 0}}, {{"int_list", {-1}}}, {{"bool", false}}, {{"none", true}}});
+             c.tolerance = toleranceFor(dt, 1e-3, 1e-4);
+             c.flopsPerElement = double(need(s, "cols", "sum"));
+             return c;
+         }},
+        {"mean", [](const ShapeBindings &s, DType dt) {
+             auto c = rowCard("mean", s, dt);
+             c.outputs = {{"y", {"rows"}, dt}};
+             c.atenSchema = "aten::mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor";
+             c.atenOp = "aten::mean";
+             c.atenOverload = "dim";
+             c.referenceArgs = J::array({{{"input", 0}}, {{"int_list", {-1}}}, {{"bool", false}}, {{"none", true}}});
+             c.tolerance = toleranceFor(dt, 1e-5, 1e-4);
+             c.flopsPerElement = double(need(s, "cols", "mean"));
+             return c;
+         }},
+        {"max", [](const ShapeBindings &s, DType dt) {
+             auto c = rowCard("max", s, dt);
+             c.outputs = {{"y", {"rows"}, dt}};
+             c.atenSchema = "aten::amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor";
+             c.atenOp = "aten::amax";
+             c.referenceArgs = J::array({{{"input", 0}}, {{"int_list", {-1}}}, {{"bool", false}}});
+             c.tolerance = {0, 0};
+             c.flopsPerElement = double(need(s, "cols", "max"));
+             return c;
+         }},
+        {"argmax", [](const ShapeBindings &s, DType dt) {
+             auto c = rowCard("argmax", s, dt);
+             c.outputs = {{"y", {"rows"}, DType::I64}};
+             c.atenSchema = "aten::argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor";
+             c.atenOp = "aten::argmax";
+             c.referenceArgs = J::array({{{"input", 0}}, {{"int", -1}}, {{"bool", false}}});
+             c.tolerance = {0, 0};
+             c.flopsPerElement = double(need(s, "cols", "argmax"));
+             return c;
+         }},
+        {"cumsum", [](const ShapeBindings &s, DType dt) {
+             auto c = rowCard("cumsum", s, dt);
+             c.atenSchema = "aten::cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor";
+             c.atenOp = "aten::cumsum";
+             c.referenceArgs = J::array({{{"input", 0}}, {{"int", -1}}, {{"none", true}}});
+             // A scan's rounding error grows with the running sum, so one scale and a looser bound.
+             c.inputScales = {1.0};
+             c.tolerance = dt == DType::F32 ? Tolerance{1e-3, 1e-3} : Tolerance{0.5, 2e-2};
+             c.flopsPerElement = 1;
+             return c;
+         }},
+        {"cross_entropy", [](const ShapeBindings &s, DType dt) {
+             OperatorCard c;
+             c.family = "cross_entropy";
+             c.key = "cross_entropy.mean." + dtypeName(dt);
+             c.shape = {{"rows", need(s, "rows", "cross_entropy")}, {"vocab", need(s, "vocab", "cross_entropy")}};
+             c.heldOutShapes = {{{"rows", 5}, {"vocab", 1000}}};
+             c.inputs = {{"logits", {"rows", "vocab"}, dt}, {"target", {"rows"}, DType::I64, "index:vocab"}};
+             c.outputs = {{"loss", {}, dt}};
+             c.atenSchema = "aten::cross_entropy_loss(Tensor self, Tensor target, Tensor? weight, int reduction, int ignore_index, float label_smoothing) -> Tensor";
+             c.atenOp = "aten::cross_entropy_loss";
+             c.referenceArgs = J::array({{{"input", 0}}, {{"input", 1}}, {{"none", true}}, {{"int", 1}}, {{"int", -100}}, {{"double", 0.0}}});
+             c.tolerance = toleranceFor(dt, 1e-4, 1e-4);
+             c.flopsPerElement = 5.0 * double(c.shape["rows"] * c.shape["vocab"]);
+             return c;
+         }},
+    };
+    return f;
+}
+
+} // namespace
+
+std::vector<std::string> cardFamilies()
+{
+    std::vector<std::string> out;
+    for (const auto &[k, v] : factories())
+        out.push_back(k);
+    return out;
+}
+
+OperatorCard makeCard(const std::string &family, const ShapeBindings &shape, DType dtype)
+{
+    auto it = factories().find(family);
+    if (it == factories().end())
+        throw Error("no operator card for the family '" + family + "'");
+    return it->second(shape, dtype);
+}
+
+OperatorCard makeSoftmaxCard(int64_t rows, int64_t cols, DType dtype)
+{
+    return makeCard("softmax", {{"rows", rows}, {"cols", cols}}, dtype);
+}
+
+} // namespace kforge

@@ -1,0 +1,95 @@
+// Every operator family has a card whose ATen reference runs, and CPU templates whose default point
+// passes the guard's verification against it (fresh inputs, several scales, held-out shapes).
+#include <QtTest>
+
+#include "ops/operator_card.h"
+#include "pool/worker_pool.h"
+#include "proposers/template_proposer.h"
+#include "test_support.h"
+#include "util/error.h"
+
+using namespace kforge;
+
+namespace {
+
+ShapeBindings smallShape(const std::string &family)
+{
+    if (family == "group_norm")
+        return {{"n", 2}, {"c", 8}, {"hw", 64}, {"groups", 4}};
+    if (family == "cross_entropy")
+        return {{"rows", 16}, {"vocab", 500}};
+    return {{"rows", 16}, {"cols", 300}};
+}
+
+nlohmann::json firstPoint(const KernelTemplate &t)
+{
+    nlohmann::json p = nlohmann::json::object();
+    for (const auto &[k, values] : t.space)
+        p[k] = values.front();
+    return p;
+}
+
+} // namespace
+
+class TestTemplates : public QObject {
+    Q_OBJECT
+private:
+    std::unique_ptr<WorkerPool> m_pool;
+
+private slots:
+    void initTestCase()
+    {
+        m_pool = std::make_unique<WorkerPool>(PoolOptions{test::workerCommand(), 2});
+        m_pool->start();
+    }
+
+    void defaultPointsVerify_data()
+    {
+        QTest::addColumn<QString>("family");
+        QTest::addColumn<QString>("templateId");
+        for (const auto &f : cardFamilies()) {
+            const auto templates = TemplateLibrary::builtin().forFamily(f, "cpu");
+            QVERIFY2(!templates.empty(), f.c_str());
+            for (const auto *t : templates)
+                QTest::newRow(t->id.c_str()) << QString::fromStdString(f) << QString::fromStdString(t->id);
+        }
+    }
+
+    void defaultPointsVerify()
+    {
+        QFETCH(QString, family);
+        QFETCH(QString, templateId);
+        const auto card = makeCard(family.toStdString(), smallShape(family.toStdString()));
+        const auto *t = TemplateLibrary::builtin().find(templateId.toStdString());
+        QVERIFY(t);
+        TemplateProposer proposer("cpu");
+        const auto proposal = proposer.render(*t, firstPoint(*t), card);
+        EvalOptions o;
+        o.benchmark = false;
+        const Verdict v = m_pool->evaluate(card, proposal.candidate, o);
+        std::string why = v.summaryLine() + "\n" + v.compile.log;
+        for (const auto &r : v.reasons)
+            why += "\n" + r.message;
+        QVERIFY2(v.correct(), why.c_str());
+        QCOMPARE(v.trials.size(), card.inputScales.size() + card.heldOutShapes.size());
+    }
+
+    void cardsRoundTripThroughJson()
+    {
+        for (const auto &f : cardFamilies()) {
+            const auto card = makeCard(f, smallShape(f), DType::BF16);
+            const auto back = nlohmann::json(card).get<OperatorCard>();
+            QCOMPARE(nlohmann::json(back), nlohmann::json(card));
+            QVERIFY(card.minBytes(card.shape) > 0);
+        }
+    }
+
+    void unknownFamilyIsRefused()
+    {
+        QVERIFY_THROWS_EXCEPTION(Error, makeCard("convolution", {{"rows", 1}}));
+        QVERIFY_THROWS_EXCEPTION(Error, makeCard("softmax", {{"rows", 1}}));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestTemplates)
+#include "tst_templates.moc"
