@@ -9,6 +9,7 @@
 
 #include "ops/workload.h"
 #include "pool/worker_pool.h"
+#include "proposers/template_library.h"
 #include "proposers/template_proposer.h"
 #include "search/search_engine.h"
 #include "store/session_store.h"
@@ -79,8 +80,36 @@ std::string readFile(const std::string &path)
     return ss.str();
 }
 
+// "rows=4096,cols=1024" -> bindings
+ShapeBindings parseShape(const std::string &text)
+{
+    ShapeBindings b;
+    size_t pos = 0;
+    while (pos < text.size()) {
+        const auto comma = text.find(',', pos);
+        const auto item = text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+        const auto eq = item.find('=');
+        if (eq == std::string::npos)
+            throw Error("a shape is written name=extent,name=extent (e.g. rows=4096,cols=1024), not '" + text + "'");
+        try {
+            b[item.substr(0, eq)] = std::stoll(item.substr(eq + 1));
+        } catch (...) {
+            throw Error("shape symbol '" + item.substr(0, eq) + "' needs a whole number, not '" + item.substr(eq + 1) + "'");
+        }
+        if (comma == std::string::npos)
+            break;
+        pos = comma + 1;
+    }
+    return b;
+}
+
 OperatorCard demoCard(const Options &o)
 {
+    if (o.has("--family")) {
+        ShapeBindings shape = o.has("--shape") ? parseShape(o.get("--shape"))
+                                               : ShapeBindings{{"rows", o.integer("--rows", 256)}, {"cols", o.integer("--cols", 1024)}};
+        return makeCard(o.get("--family"), shape, dtypeFromName(o.get("--dtype", "float32")));
+    }
     auto w = demoWorkload(o.integer("--rows", 256), o.integer("--cols", 1024));
     const auto key = o.get("--op", w.operators.front().key);
     for (const auto &c : w.operators)
@@ -116,7 +145,8 @@ int searchCommand(const Args &args)
 {
     const Options o(args, {{"--help", false}, {"--session", true}, {"--nodes", true}, {"--seconds", true},
                            {"--stall", true}, {"--workers", true}, {"--seed", true}, {"--worker", true},
-                           {"--rows", true}, {"--cols", true}, {"--op", true}, {"--samples", true}, {"--deadline-ms", true}});
+                           {"--rows", true}, {"--cols", true}, {"--op", true}, {"--samples", true}, {"--deadline-ms", true},
+                           {"--family", true}, {"--shape", true}, {"--dtype", true}, {"--backend", true}});
     if (o.has("--help")) {
         std::puts("usage: kforge-cli search [options]\n\n"
                   "Searches kernels for an operator of the built-in demo workload with the offline template\n"
@@ -130,6 +160,11 @@ int searchCommand(const Args &args)
                   "                     e.g. 'ssh gpu7 kforge-worker' or 'srun --gres=gpu:1 kforge-worker')\n"
                   "  --rows R --cols C  demo softmax shape (default 256 x 1024)\n"
                   "  --op KEY           operator of the workload (default: its first)\n"
+                  "  --family F         search a single operator of family F instead of the demo workload\n"
+                  "                     (see 'kforge-cli templates'); with --shape and --dtype\n"
+                  "  --shape S          shape bindings, e.g. rows=4096,cols=4096 or n=64,c=128,hw=16384,groups=32\n"
+                  "  --dtype D          float32 (default), float16 or bfloat16\n"
+                  "  --backend B        cpu (default) or cuda\n"
                   "  --samples N        timed runs per side (default 30)\n"
                   "  --deadline-ms MS   per-evaluation deadline (default 60000)\n"
                   "  --seed N           search seed (default 1)");
@@ -154,14 +189,15 @@ int searchCommand(const Args &args)
 
     SessionInfo info;
     info.name = "search " + card.key;
-    info.workload = demoWorkload().name;
-    info.backend = "cpu";
+    info.workload = o.has("--family") ? "single operator" : demoWorkload().name;
+    const auto backend = o.get("--backend", "cpu");
+    info.backend = backend;
     info.proposer = "templates";
     info.options = {{"nodes", so.maxNodes}, {"workers", po.workers}, {"seed", so.seed}};
     const auto sessionId = store.createSession(info);
     const auto opId = store.addOperator(sessionId, card);
 
-    TemplateProposer proposer("cpu");
+    TemplateProposer proposer(backend);
     SearchEngine engine(store, pool, proposer, so);
     g_engine = &engine;
     std::signal(SIGINT, onSigint);
@@ -180,7 +216,8 @@ int evalCommand(const Args &args)
 {
     const Options o(args, {{"--help", false}, {"--source", true}, {"--backend", true}, {"--card", true}, {"--op", true},
                            {"--rows", true}, {"--cols", true}, {"--samples", true}, {"--deadline-ms", true},
-                           {"--worker", true}, {"--verify-only", false}});
+                           {"--worker", true}, {"--verify-only", false},
+                           {"--family", true}, {"--shape", true}, {"--dtype", true}, {"--launch", true}});
     if (o.has("--help") || !o.has("--source")) {
         std::puts("usage: kforge-cli eval --source FILE [options]\n\n"
                   "Evaluates one candidate against one operator card through a worker and prints the verdict\n"
@@ -190,6 +227,8 @@ int evalCommand(const Args &args)
                   "  --backend B        cpu (default) or cuda\n"
                   "  --card FILE        operator card JSON (default: the demo workload's softmax; see 'kforge-cli card')\n"
                   "  --rows R --cols C  demo card shape (default 256 x 1024)\n"
+                  "  --family F --shape S --dtype D   a card of another family (see 'kforge-cli templates')\n"
+                  "  --launch FILE      CUDA launch plan JSON (cuda backend)\n"
                   "  --samples N        timed runs per side (default 30)\n"
                   "  --verify-only      skip the benchmark\n"
                   "  --deadline-ms MS   evaluation deadline (default 60000)\n"
@@ -209,6 +248,13 @@ int evalCommand(const Args &args)
     Candidate cand;
     cand.backend = o.get("--backend", "cpu");
     cand.source = readFile(o.get("--source"));
+    if (o.has("--launch")) {
+        try {
+            cand.launch = nlohmann::json::parse(readFile(o.get("--launch")));
+        } catch (const nlohmann::json::exception &e) {
+            throw Error("the launch plan '" + o.get("--launch") + "' is not valid JSON: " + e.what());
+        }
+    }
     EvalOptions eo;
     eo.benchSamples = o.integer("--samples", eo.benchSamples);
     eo.deadlineMs = o.integer("--deadline-ms", eo.deadlineMs);
@@ -247,12 +293,69 @@ int showCommand(const Args &args)
 
 int cardCommand(const Args &args)
 {
-    const Options o(args, {{"--help", false}, {"--rows", true}, {"--cols", true}, {"--op", true}});
+    const Options o(args, {{"--help", false}, {"--rows", true}, {"--cols", true}, {"--op", true},
+                           {"--family", true}, {"--shape", true}, {"--dtype", true}});
     if (o.has("--help")) {
-        std::puts("usage: kforge-cli card [--rows R --cols C] [--op KEY]\n\nPrints a demo operator card as JSON, a starting point for your own.");
+        std::puts("usage: kforge-cli card [--rows R --cols C] [--op KEY] [--family F --shape S --dtype D]\n\n"
+                  "Prints an operator card as JSON (the demo's softmax by default), a starting point for your own.");
         return 0;
     }
     std::cout << nlohmann::json(demoCard(o)).dump(2) << std::endl;
+    return 0;
+}
+
+int templatesCommand(const Args &args)
+{
+    const Options o(args, {{"--help", false}, {"--family", true}, {"--backend", true}, {"--render", true}, {"--params", true},
+                           {"--shape", true}, {"--dtype", true}, {"--rows", true}, {"--cols", true}, {"--launch-out", true}});
+    if (o.has("--help")) {
+        std::puts("usage: kforge-cli templates [--family F] [--backend B]\n"
+                  "       kforge-cli templates --render ID --params JSON --family F [--shape S] [--dtype D] [--launch-out FILE]\n\n"
+                  "Lists the offline generator's kernel templates and their tuning spaces, or renders one point\n"
+                  "of one template for a card: the source goes to stdout, the CUDA launch plan to --launch-out.");
+        return 0;
+    }
+    const auto &lib = TemplateLibrary::builtin();
+    if (o.has("--render")) {
+        const auto *t = lib.find(o.get("--render"));
+        if (!t)
+            throw Error("no template '" + o.get("--render") + "' (see 'kforge-cli templates')");
+        Options cardOpts(Args{"--family", o.get("--family", t->family), "--dtype", o.get("--dtype", "float32"), "--shape",
+                              o.get("--shape", "rows=" + o.get("--rows", "256") + ",cols=" + o.get("--cols", "1024"))},
+                         {{"--family", true}, {"--dtype", true}, {"--shape", true}});
+        const auto card = demoCard(cardOpts);
+        nlohmann::json params;
+        try {
+            params = nlohmann::json::parse(o.get("--params", "{}"));
+        } catch (const nlohmann::json::exception &e) {
+            throw Error(std::string("--params is not valid JSON: ") + e.what());
+        }
+        for (const auto &[k, values] : t->space)
+            if (!params.contains(k))
+                params[k] = values.front();
+        if (t->valid && !t->valid(params, card))
+            throw Error("the point " + params.dump() + " is outside " + t->id + "'s valid space for this card");
+        std::cout << t->render(params, card);
+        if (o.has("--launch-out") && t->launch) {
+            std::ofstream out(o.get("--launch-out"));
+            out << t->launch(params, card).dump(2) << std::endl;
+        }
+        return 0;
+    }
+    for (const auto &f : cardFamilies())
+        for (const char *backend : {"cpu", "cuda"}) {
+            if ((o.has("--family") && o.get("--family") != f) || (o.has("--backend") && o.get("--backend") != backend))
+                continue;
+            for (const auto *t : lib.forFamily(f, backend)) {
+                std::printf("%-28s %s\n", t->id.c_str(), t->description.c_str());
+                for (const auto &[k, values] : t->space) {
+                    std::string vs;
+                    for (const auto &v : values)
+                        vs += (vs.empty() ? "" : " ") + v.dump();
+                    std::printf("    %-12s %s\n", k.c_str(), vs.c_str());
+                }
+            }
+        }
     return 0;
 }
 

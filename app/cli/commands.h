@@ -9,5 +9,6 @@ int searchCommand(const Args &args);
 int evalCommand(const Args &args);
 int showCommand(const Args &args);
 int cardCommand(const Args &args);
+int templatesCommand(const Args &args);
 
 } // namespace kforge::cli

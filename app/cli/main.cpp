@@ -11,7 +11,8 @@ static const char *kUsage =
     "  search   run a kernel search headless and write a session file\n"
     "  eval     evaluate one candidate against one operator card; prints a JSON verdict\n"
     "  show     print a session's search tree\n"
-    "  card     print an operator card of the built-in demo workload as JSON\n\n"
+    "  card     print an operator card as JSON\n"
+    "  templates list the offline generator's kernel templates, or render one\n\n"
     "Run 'kforge-cli <command> --help' for a command's options.\n";
 
 int main(int argc, char **argv)
@@ -31,6 +32,8 @@ int main(int argc, char **argv)
             return kforge::cli::showCommand(args);
         if (cmd == "card")
             return kforge::cli::cardCommand(args);
+        if (cmd == "templates")
+            return kforge::cli::templatesCommand(args);
     } catch (const std::exception &e) {
         std::fprintf(stderr, "kforge-cli %s: %s\n", cmd.c_str(), e.what());
         return 2;

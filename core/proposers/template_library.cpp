@@ -8,6 +8,7 @@ const TemplateLibrary &TemplateLibrary::builtin()
         TemplateLibrary l;
         addCpuSoftmaxTemplates(l);
         addCpuRowwiseTemplates(l);
+        addCudaRowTemplates(l);
         return l;
     }();
     return lib;

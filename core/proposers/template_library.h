@@ -21,6 +21,9 @@ struct KernelTemplate {
     std::map<std::string, std::vector<nlohmann::json>> space;
     std::function<bool(const nlohmann::json &params, const OperatorCard &card)> valid;
     std::function<std::string(const nlohmann::json &params, const OperatorCard &card)> render;
+    // The CUDA launch plan for a point (kernels, grid and block as expressions over the card's shape
+    // symbols, workspace); unset for CPU templates.
+    std::function<nlohmann::json(const nlohmann::json &params, const OperatorCard &card)> launch;
 };
 
 class TemplateLibrary {
@@ -37,5 +40,6 @@ private:
 // Registration hooks, one per source file of templates.
 void addCpuSoftmaxTemplates(TemplateLibrary &lib);
 void addCpuRowwiseTemplates(TemplateLibrary &lib);
+void addCudaRowTemplates(TemplateLibrary &lib);
 
 } // namespace kforge

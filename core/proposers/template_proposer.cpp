@@ -46,6 +46,8 @@ Proposal TemplateProposer::render(const KernelTemplate &t, const nlohmann::json 
     prop.params = params;
     prop.candidate.backend = t.backend;
     prop.candidate.source = t.render(params, card);
+    if (t.launch)
+        prop.candidate.launch = t.launch(params, card);
     return prop;
 }
 

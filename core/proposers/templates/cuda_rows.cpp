@@ -1,0 +1,384 @@
+// CUDA templates for row-wise normalizations: softmax, log-softmax, layer norm and RMS norm over the
+// last dimension, in float32, float16 and bfloat16.
+//
+// `cuda.<family>.rows`: a group of TPR threads per row (a warp, or several warps with a shared-memory
+// combine), RPB rows per block, VEC-element (up to 16-byte) loads when the row length and pointers
+// allow, and the row kept in REG registers per thread when it fits, so it is read from memory once.
+// Rows that do not fit stream through twice; the second read mostly hits L2.
+//
+// `cuda.<softmax|log_softmax>.split`: rows of hundreds of thousands of elements are cut into chunks
+// across blocks: one kernel writes each chunk's (max, sum) to a workspace, a second combines a row's
+// chunks and writes the output.
+#include <string>
+
+#include "proposers/template_library.h"
+#include "proposers/templates/cuda_prelude.h"
+
+namespace kforge {
+
+namespace {
+
+using J = nlohmann::json;
+
+int familyCode(const std::string &f)
+{
+    return f == "softmax" ? 0 : f == "log_softmax" ? 1 : f == "layer_norm" ? 2 : 3;
+}
+
+double epsOf(const OperatorCard &card)
+{
+    for (const auto &a : card.referenceArgs)
+        if (a.contains("double"))
+            return a["double"].get<double>();
+    return 1e-5;
+}
+
+const char *kRowsKernel = R"(
+#define WARPS (TPR / 32)
+#if FAST_EXP
+#define EXPF __expf
+#else
+#define EXPF expf
+#endif
+
+// Reductions over the TPR threads of one row. Every thread of the block calls them the same number of
+// times (the row-fits decision depends only on cols), so the barriers are uniform.
+__device__ __forceinline__ float group_sum(float v, float *sh)
+{
+    v = warp_sum(v);
+#if WARPS > 1
+    const int sub = threadIdx.x / TPR, w = (threadIdx.x % TPR) / 32;
+    if (threadIdx.x % 32 == 0) sh[sub * WARPS + w] = v;
+    __syncthreads();
+    v = 0.f;
+#pragma unroll
+    for (int i = 0; i < WARPS; ++i) v += sh[sub * WARPS + i];
+    __syncthreads();
+#endif
+    return v;
+}
+
+__device__ __forceinline__ float group_max(float v, float *sh)
+{
+    v = warp_max(v);
+#if WARPS > 1
+    const int sub = threadIdx.x / TPR, w = (threadIdx.x % TPR) / 32;
+    if (threadIdx.x % 32 == 0) sh[sub * WARPS + w] = v;
+    __syncthreads();
+    v = -KF_INF;
+#pragma unroll
+    for (int i = 0; i < WARPS; ++i) v = fmaxf(v, sh[sub * WARPS + i]);
+    __syncthreads();
+#endif
+    return v;
+}
+
+__device__ __forceinline__ void group_ms(float &m, float &s, float *sh, float *sh2)
+{
+    warp_ms(m, s);
+#if WARPS > 1
+    const int sub = threadIdx.x / TPR, w = (threadIdx.x % TPR) / 32;
+    if (threadIdx.x % 32 == 0) { sh[sub * WARPS + w] = m; sh2[sub * WARPS + w] = s; }
+    __syncthreads();
+    m = -KF_INF; s = 0.f;
+#pragma unroll
+    for (int i = 0; i < WARPS; ++i) ms_merge(m, s, sh[sub * WARPS + i], sh2[sub * WARPS + i]);
+    __syncthreads();
+#endif
+}
+
+// Loads VEC elements at i (as one pack when allowed), padding past the end of the row.
+__device__ __forceinline__ void load_vec(const T *p, long long i, long long n, bool vec_ok, float pad, float *out)
+{
+    if (vec_ok && i + VEC <= n) {
+        const Pack<VEC> pk = *reinterpret_cast<const Pack<VEC> *>(p + i);
+#pragma unroll
+        for (int j = 0; j < VEC; ++j) out[j] = to_f(pk.v[j]);
+    } else {
+#pragma unroll
+        for (int j = 0; j < VEC; ++j) out[j] = i + j < n ? to_f(p[i + j]) : pad;
+    }
+}
+
+__device__ __forceinline__ void store_vec(T *p, long long i, long long n, bool vec_ok, const float *in)
+{
+    if (vec_ok && i + VEC <= n) {
+        Pack<VEC> pk;
+#pragma unroll
+        for (int j = 0; j < VEC; ++j) pk.v[j] = from_f(in[j]);
+        *reinterpret_cast<Pack<VEC> *>(p + i) = pk;
+    } else {
+#pragma unroll
+        for (int j = 0; j < VEC; ++j) if (i + j < n) p[i + j] = from_f(in[j]);
+    }
+}
+
+// The output for one element once the row statistics a and b are known.
+__device__ __forceinline__ float finish(float v, float a, float b, const T *w, const T *bias, long long i)
+{
+#if FAMILY == 0
+    return EXPF(v - a) * b;          // a = max, b = 1 / sum
+#elif FAMILY == 1
+    return v - a;                    // a = max + log(sum)
+#elif FAMILY == 2
+    return (v - a) * b * to_f(w[i]) + to_f(bias[i]); // a = mean, b = rstd
+#else
+    return v * b * to_f(w[i]);       // b = rsqrt(mean square + eps)
+#endif
+}
+
+extern "C" __global__ void __launch_bounds__(TPR * RPB)
+kf_rows(const T *__restrict__ x, const T *__restrict__ w, const T *__restrict__ bias, T *__restrict__ y, long long rows, long long cols)
+{
+    __shared__ float sh[RPB * WARPS], sh2[RPB * WARPS];
+    const int lane = threadIdx.x % TPR;
+    const long long row = (long long)blockIdx.x * RPB + threadIdx.x / TPR;
+    const long long n = row < rows ? cols : 0; // a row past the end takes part in barriers only
+    const T *xr = x + (row < rows ? row : 0) * cols;
+    T *yr = y + (row < rows ? row : 0) * cols;
+    const bool vec_ok = VEC > 1 && cols % VEC == 0 && aligned_to(x, VEC * sizeof(T)) && aligned_to(y, VEC * sizeof(T));
+    const float pad = FAMILY <= 1 ? -KF_INF : 0.f;
+    float a = 0.f, b = 0.f;
+#if REG > 0
+    if (cols <= (long long)TPR * REG) {
+        float v[REG];
+#pragma unroll
+        for (int k = 0; k < REG; k += VEC) load_vec(xr, (long long)(k / VEC) * TPR * VEC + lane * VEC, n, vec_ok, pad, v + k);
+#if FAMILY <= 1
+        float m = -KF_INF;
+#pragma unroll
+        for (int k = 0; k < REG; ++k) m = fmaxf(m, v[k]);
+        m = group_max(m, sh);
+        float s = 0.f;
+#pragma unroll
+        for (int k = 0; k < REG; ++k) s += v[k] == -KF_INF ? 0.f : EXPF(v[k] - m);
+        s = group_sum(s, sh);
+        a = FAMILY == 0 ? m : m + logf(s);
+        b = 1.f / s;
+#elif FAMILY == 2
+        float s = 0.f;
+#pragma unroll
+        for (int k = 0; k < REG; ++k) s += v[k];
+        a = group_sum(s, sh) / (float)cols;
+        float q = 0.f;
+#pragma unroll
+        for (int k = 0; k < REG; ++k) {
+            const long long i = (long long)(k / VEC) * TPR * VEC + lane * VEC + k % VEC;
+            const float d = i < n ? v[k] - a : 0.f;
+            q += d * d;
+        }
+        b = rsqrtf(group_sum(q, sh) / (float)cols + EPS);
+#else
+        float q = 0.f;
+#pragma unroll
+        for (int k = 0; k < REG; ++k) q += v[k] * v[k];
+        b = rsqrtf(group_sum(q, sh) / (float)cols + EPS);
+#endif
+#pragma unroll
+        for (int k = 0; k < REG; k += VEC) {
+            const long long i = (long long)(k / VEC) * TPR * VEC + lane * VEC;
+            float o[VEC];
+#pragma unroll
+            for (int j = 0; j < VEC; ++j) o[j] = i + j < n ? finish(v[k + j], a, b, w, bias, i + j) : 0.f;
+            store_vec(yr, i, n, vec_ok, o);
+        }
+        return;
+    }
+#endif
+    // Streaming: statistics in one or two passes over the row, then the write pass.
+    float t[VEC];
+#if FAMILY <= 1
+    float m = -KF_INF, s = 0.f;
+    for (long long i = (long long)lane * VEC; i < n; i += (long long)TPR * VEC) {
+        load_vec(xr, i, n, vec_ok, -KF_INF, t);
+        float cm = t[0];
+#pragma unroll
+        for (int j = 1; j < VEC; ++j) cm = fmaxf(cm, t[j]);
+        float cs = 0.f;
+#pragma unroll
+        for (int j = 0; j < VEC; ++j) cs += t[j] == -KF_INF ? 0.f : EXPF(t[j] - cm);
+        ms_merge(m, s, cm, cs);
+    }
+    group_ms(m, s, sh, sh2);
+    a = FAMILY == 0 ? m : m + logf(s);
+    b = 1.f / s;
+#elif FAMILY == 2
+    float s = 0.f;
+    for (long long i = (long long)lane * VEC; i < n; i += (long long)TPR * VEC) {
+        load_vec(xr, i, n, vec_ok, 0.f, t);
+#pragma unroll
+        for (int j = 0; j < VEC; ++j) s += t[j];
+    }
+    a = group_sum(s, sh) / (float)cols;
+    float q = 0.f;
+    for (long long i = (long long)lane * VEC; i < n; i += (long long)TPR * VEC) {
+        load_vec(xr, i, n, vec_ok, 0.f, t);
+#pragma unroll
+        for (int j = 0; j < VEC; ++j) if (i + j < n) q += (t[j] - a) * (t[j] - a);
+    }
+    b = rsqrtf(group_sum(q, sh) / (float)cols + EPS);
+#else
+    float q = 0.f;
+    for (long long i = (long long)lane * VEC; i < n; i += (long long)TPR * VEC) {
+        load_vec(xr, i, n, vec_ok, 0.f, t);
+#pragma unroll
+        for (int j = 0; j < VEC; ++j) q += t[j] * t[j];
+    }
+    b = rsqrtf(group_sum(q, sh) / (float)cols + EPS);
+#endif
+    for (long long i = (long long)lane * VEC; i < n; i += (long long)TPR * VEC) {
+        load_vec(xr, i, n, vec_ok, 0.f, t);
+        float o[VEC];
+#pragma unroll
+        for (int j = 0; j < VEC; ++j) o[j] = i + j < n ? finish(t[j], a, b, w, bias, i + j) : 0.f;
+        store_vec(yr, i, n, vec_ok, o);
+    }
+}
+)";
+
+const char *kSplitKernel = R"(
+#if FAST_EXP
+#define EXPF __expf
+#else
+#define EXPF expf
+#endif
+
+__device__ __forceinline__ void block_ms(float &m, float &s)
+{
+    __shared__ float sm[32], ss[32];
+    warp_ms(m, s);
+    const int w = threadIdx.x / 32, nw = blockDim.x / 32;
+    if (threadIdx.x % 32 == 0) { sm[w] = m; ss[w] = s; }
+    __syncthreads();
+    m = -KF_INF; s = 0.f;
+    for (int i = 0; i < nw; ++i) ms_merge(m, s, sm[i], ss[i]);
+    __syncthreads();
+}
+
+// Pass 1: each block reduces one chunk of one row to (max, sum of exp) in the workspace.
+extern "C" __global__ void __launch_bounds__(BLOCK) kf_split_stats(const T *__restrict__ x, float2 *__restrict__ ws, long long cols)
+{
+    const long long row = blockIdx.y, chunk = blockIdx.x, chunks = gridDim.x;
+    const long long begin = chunk * CHUNK, end = begin + CHUNK < cols ? begin + CHUNK : cols;
+    const T *xr = x + row * cols;
+    float m = -KF_INF, s = 0.f;
+    for (long long i = begin + threadIdx.x; i < end; i += BLOCK) {
+        const float v = to_f(xr[i]);
+        ms_merge(m, s, v, 1.f);
+    }
+    block_ms(m, s);
+    if (threadIdx.x == 0) ws[row * chunks + chunk] = make_float2(m, s);
+}
+
+// Pass 2: each block combines its row's chunk statistics, then writes its chunk.
+extern "C" __global__ void __launch_bounds__(BLOCK) kf_split_write(const T *__restrict__ x, const float2 *__restrict__ ws, T *__restrict__ y, long long cols)
+{
+    const long long row = blockIdx.y, chunk = blockIdx.x, chunks = gridDim.x;
+    float m = -KF_INF, s = 0.f;
+    for (long long c = threadIdx.x; c < chunks; c += BLOCK) {
+        const float2 p = ws[row * chunks + c];
+        ms_merge(m, s, p.x, p.y);
+    }
+    block_ms(m, s);
+    const long long begin = chunk * CHUNK, end = begin + CHUNK < cols ? begin + CHUNK : cols;
+    const T *xr = x + row * cols;
+    T *yr = y + row * cols;
+    const float inv = 1.f / s, shift = m + logf(s);
+    for (long long i = begin + threadIdx.x; i < end; i += BLOCK) {
+        const float v = to_f(xr[i]);
+        yr[i] = from_f(FAMILY == 0 ? EXPF(v - m) * inv : v - shift);
+    }
+}
+)";
+
+std::string define(const char *name, const std::string &value)
+{
+    return std::string("#define ") + name + " " + value + "\n";
+}
+
+KernelTemplate rowsTemplate(const std::string &family)
+{
+    KernelTemplate t;
+    t.id = "cuda." + family + ".rows";
+    t.family = family;
+    t.backend = "cuda";
+    t.description = "TPR threads per row, RPB rows per block, VEC-wide loads, row cached in REG registers per thread when it fits";
+    t.space = {{"tpr", {32, 64, 128, 256, 512, 1024}}, {"rpb", {1, 2, 4, 8}}, {"vec", {1, 2, 4, 8}}, {"reg", {0, 4, 8, 16, 32}}};
+    if (family == "softmax" || family == "log_softmax")
+        t.space["fast_exp"] = {1, 0};
+    t.valid = [](const J &p, const OperatorCard &card) {
+        const int tpr = p.at("tpr"), rpb = p.at("rpb"), vec = p.at("vec"), reg = p.at("reg");
+        const int elem = dtypeSize(card.inputs.front().dtype);
+        const auto cols = card.shape.count("cols") ? card.shape.at("cols") : 0;
+        if (tpr * rpb > 1024 || vec * elem > 16 || (reg > 0 && reg % vec != 0))
+            return false;
+        // A register cache that cannot hold the captured row only duplicates the streaming variant,
+        // and one four times too large only wastes registers.
+        if (reg > 0 && (int64_t(tpr) * reg < cols || int64_t(tpr) * reg >= 4 * std::max<int64_t>(cols, tpr * vec)))
+            return false;
+        return true;
+    };
+    t.render = [family](const J &p, const OperatorCard &card) {
+        std::string s = "// template cuda." + family + ".rows\n";
+        s += define("FAMILY", std::to_string(familyCode(family)));
+        s += define("TPR", p.at("tpr").dump()) + define("RPB", p.at("rpb").dump()) + define("VEC", p.at("vec").dump());
+        s += define("REG", p.at("reg").dump()) + define("FAST_EXP", std::to_string(p.value("fast_exp", 1)));
+        s += define("EPS", std::to_string(epsOf(card)) + "f");
+        return s + cudaPrelude(card.inputs.front().dtype) + kRowsKernel;
+    };
+    t.launch = [family](const J &p, const OperatorCard &) {
+        const int tpr = p.at("tpr"), rpb = p.at("rpb");
+        const bool norm = family == "layer_norm" || family == "rms_norm";
+        J args = {"in:x", norm ? "in:weight" : "in:x", family == "layer_norm" ? "in:bias" : "in:x", "out:y", "sym:rows", "sym:cols"};
+        return J{{"kernels", J::array({{{"name", "kf_rows"},
+                                        {"grid", {"ceil_div(rows, " + std::to_string(rpb) + ")", 1, 1}},
+                                        {"block", {tpr * rpb, 1, 1}},
+                                        {"shared_bytes", "0"},
+                                        {"args", args}}})},
+                 {"workspace", J::array()}};
+    };
+    return t;
+}
+
+KernelTemplate splitTemplate(const std::string &family)
+{
+    KernelTemplate t;
+    t.id = "cuda." + family + ".split";
+    t.family = family;
+    t.backend = "cuda";
+    t.description = "a row split into CHUNK-element chunks across blocks; chunk statistics in a workspace, combined by a second kernel";
+    t.space = {{"chunk", {2048, 4096, 8192, 16384, 32768}}, {"block", {128, 256, 512, 1024}}, {"fast_exp", {1, 0}}};
+    t.valid = [](const J &p, const OperatorCard &card) {
+        const auto cols = card.shape.count("cols") ? card.shape.at("cols") : 0;
+        // Splitting only pays when a row alone can fill several blocks.
+        return cols >= 2 * p.at("chunk").get<int64_t>();
+    };
+    t.render = [family](const J &p, const OperatorCard &card) {
+        std::string s = "// template cuda." + family + ".split\n";
+        s += define("FAMILY", std::to_string(familyCode(family))) + define("CHUNK", p.at("chunk").dump());
+        s += define("BLOCK", p.at("block").dump()) + define("FAST_EXP", p.at("fast_exp").dump());
+        return s + cudaPrelude(card.inputs.front().dtype) + kSplitKernel;
+    };
+    t.launch = [](const J &p, const OperatorCard &) {
+        const std::string chunks = "ceil_div(cols, " + p.at("chunk").dump() + ")";
+        const int block = p.at("block");
+        return J{{"kernels", J::array({{{"name", "kf_split_stats"}, {"grid", {chunks, "rows", 1}}, {"block", {block, 1, 1}},
+                                        {"shared_bytes", "0"}, {"args", {"in:x", "ws:stats", "sym:cols"}}},
+                                       {{"name", "kf_split_write"}, {"grid", {chunks, "rows", 1}}, {"block", {block, 1, 1}},
+                                        {"shared_bytes", "0"}, {"args", {"in:x", "ws:stats", "out:y", "sym:cols"}}}})},
+                 {"workspace", J::array({{{"name", "stats"}, {"bytes", "rows * " + chunks + " * 8"}}})}};
+    };
+    return t;
+}
+
+} // namespace
+
+void addCudaRowTemplates(TemplateLibrary &lib)
+{
+    for (const char *f : {"softmax", "log_softmax", "layer_norm", "rms_norm"})
+        lib.add(rowsTemplate(f));
+    for (const char *f : {"softmax", "log_softmax"})
+        lib.add(splitTemplate(f));
+}
+
+} // namespace kforge
