@@ -28,6 +28,9 @@ QsciScintilla *makeCodeView(QWidget *parent)
     lexer->setDefaultFont(mono);
     lexer->setFont(mono); // every style, or comments fall back to a proportional font
     code->setLexer(lexer);
+    // Scintilla evaluates #if against the file's own #defines and greys out what it thinks is dead;
+    // templates pick branches with macros it misjudges, so show every branch as live code.
+    code->SendScintilla(QsciScintillaBase::SCI_SETPROPERTY, "lexer.cpp.track.preprocessor", "0");
     code->setReadOnly(true);
     code->setUtf8(true);
     code->setMarginType(0, QsciScintilla::NumberMargin);
