@@ -9,6 +9,7 @@ const TemplateLibrary &TemplateLibrary::builtin()
         addCpuSoftmaxTemplates(l);
         addCpuRowwiseTemplates(l);
         addCudaRowTemplates(l);
+        addCudaOtherTemplates(l);
         return l;
     }();
     return lib;

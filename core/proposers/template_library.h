@@ -41,5 +41,6 @@ private:
 void addCpuSoftmaxTemplates(TemplateLibrary &lib);
 void addCpuRowwiseTemplates(TemplateLibrary &lib);
 void addCudaRowTemplates(TemplateLibrary &lib);
+void addCudaOtherTemplates(TemplateLibrary &lib);
 
 } // namespace kforge
