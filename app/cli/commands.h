@@ -10,5 +10,6 @@ int evalCommand(const Args &args);
 int showCommand(const Args &args);
 int cardCommand(const Args &args);
 int templatesCommand(const Args &args);
+int checkTemplatesCommand(const Args &args);
 
 } // namespace kforge::cli

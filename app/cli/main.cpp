@@ -12,7 +12,8 @@ static const char *kUsage =
     "  eval     evaluate one candidate against one operator card; prints a JSON verdict\n"
     "  show     print a session's search tree\n"
     "  card     print an operator card as JSON\n"
-    "  templates list the offline generator's kernel templates, or render one\n\n"
+    "  templates list the offline generator's kernel templates, or render one\n"
+    "  check-templates  verify every template's default point on every family and dtype\n\n"
     "Run 'kforge-cli <command> --help' for a command's options.\n";
 
 int main(int argc, char **argv)
@@ -34,6 +35,8 @@ int main(int argc, char **argv)
             return kforge::cli::cardCommand(args);
         if (cmd == "templates")
             return kforge::cli::templatesCommand(args);
+        if (cmd == "check-templates")
+            return kforge::cli::checkTemplatesCommand(args);
     } catch (const std::exception &e) {
         std::fprintf(stderr, "kforge-cli %s: %s\n", cmd.c_str(), e.what());
         return 2;

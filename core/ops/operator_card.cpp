@@ -105,7 +105,7 @@ void to_json(nlohmann::json &j, const OperatorCard &c)
          {"shape", c.shape},
          {"held_out_shapes", c.heldOutShapes},
          {"input_scales", c.inputScales},
-         {"tolerance", {{"atol", c.tolerance.atol}, {"rtol", c.tolerance.rtol}}},
+         {"tolerance", {{"atol", c.tolerance.atol}, {"rtol", c.tolerance.rtol}, {"scale_atol", c.tolerance.scaleAtol}}},
          {"invariants", c.invariants},
          {"flops_per_element", c.flopsPerElement},
          {"calls", c.calls},
@@ -133,6 +133,7 @@ void from_json(const nlohmann::json &j, OperatorCard &c)
         if (j.contains("tolerance")) {
             c.tolerance.atol = j["tolerance"].value("atol", c.tolerance.atol);
             c.tolerance.rtol = j["tolerance"].value("rtol", c.tolerance.rtol);
+            c.tolerance.scaleAtol = j["tolerance"].value("scale_atol", false);
         }
         c.invariants = j.value("invariants", std::vector<std::string>{});
         c.flopsPerElement = j.value("flops_per_element", 0.0);

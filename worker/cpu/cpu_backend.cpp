@@ -151,7 +151,7 @@ public:
                 tr.failure = reason::EntryFailed;
                 tr.detail = "kforge_entry returned " + std::to_string(rc) + " for shape " + tr.shape;
             } else {
-                const auto cmp = checkTrial(card, inputs, before, outputs, reference);
+                const auto cmp = checkTrial(card, inputs, before, outputs, reference, trial.scale);
                 tr.maxAbsError = cmp.maxAbsError;
                 tr.maxRelError = cmp.maxRelError;
                 if (cmp.failure) {

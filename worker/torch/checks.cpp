@@ -97,8 +97,11 @@ std::optional<CheckFailure> checkInvariant(const std::string &invariant, const a
 }
 
 Comparison checkTrial(const OperatorCard &card, const std::vector<at::Tensor> &inputs, const std::vector<at::Tensor> &inputsBefore,
-                      const std::vector<at::Tensor> &outputs, const std::vector<at::Tensor> &reference)
+                      const std::vector<at::Tensor> &outputs, const std::vector<at::Tensor> &reference, double scale)
 {
+    Tolerance tol = card.tolerance;
+    if (tol.scaleAtol)
+        tol.atol *= scale;
     Comparison worst;
     for (size_t i = 0; i < inputs.size(); ++i)
         if (const int64_t n = countChanged(inputs[i], inputsBefore[i]); n > 0) {
@@ -113,7 +116,7 @@ Comparison checkTrial(const OperatorCard &card, const std::vector<at::Tensor> &i
             return worst;
         }
     for (size_t i = 0; i < outputs.size(); ++i) {
-        auto c = compareOutput(outputs[i], reference[i], card.tolerance, card.outputs[i].name);
+        auto c = compareOutput(outputs[i], reference[i], tol, card.outputs[i].name);
         worst.maxAbsError = std::max(worst.maxAbsError, c.maxAbsError);
         worst.maxRelError = std::max(worst.maxRelError, c.maxRelError);
         if (c.failure) {

@@ -31,6 +31,6 @@ Comparison compareOutput(const at::Tensor &out, const at::Tensor &ref, const Tol
 std::optional<CheckFailure> checkInvariant(const std::string &invariant, const at::Tensor &out);
 // Everything above for one trial, in order; the first failure wins.
 Comparison checkTrial(const OperatorCard &card, const std::vector<at::Tensor> &inputs, const std::vector<at::Tensor> &inputsBefore,
-                      const std::vector<at::Tensor> &outputs, const std::vector<at::Tensor> &reference);
+                      const std::vector<at::Tensor> &outputs, const std::vector<at::Tensor> &reference, double scale = 1.0);
 
 } // namespace kforge::worker
