@@ -70,8 +70,8 @@ NodeInspector::NodeInspector(SessionContext *context, QWidget *parent)
     auto *split = new QSplitter(Qt::Vertical, this);
     split->addWidget(m_code);
     split->addWidget(m_tabs);
-    split->setStretchFactor(0, 1);
-    split->setStretchFactor(1, 1);
+    split->setStretchFactor(0, 5); // the code is what people read most
+    split->setStretchFactor(1, 4);
     split->setChildrenCollapsible(false);
 
     auto *layout = new QVBoxLayout(this);

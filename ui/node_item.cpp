@@ -11,7 +11,8 @@ namespace kforge::ui {
 namespace {
 const QColor kGold(0xe8, 0xa2, 0x02);
 const QColor kSelection(0x1e, 0x6f, 0xd9);
-constexpr qreal kLabelTop = NodeItem::kRadius + 4;
+constexpr qreal kBestGrow = 2;                         // the best node is drawn a little larger
+constexpr qreal kLabelTop = NodeItem::kRadius + 9;     // clear of the selection ring
 constexpr qreal kLabelHeight = 14;
 constexpr qreal kLabelHalfWidth = 30;
 constexpr int kFontPx = 11;
@@ -65,7 +66,7 @@ void NodeItem::setPhase(int phase)
 
 QRectF NodeItem::boundingRect() const
 {
-    const qreal ring = kRadius + 6;
+    const qreal ring = kRadius + kBestGrow + 7;
     return QRectF(-kLabelHalfWidth, -ring, 2 * kLabelHalfWidth, ring + kLabelTop + kLabelHeight);
 }
 
@@ -82,13 +83,14 @@ void NodeItem::paint(QPainter *painter, const QStyleOptionGraphicsItem *option, 
     const qreal scale = QStyleOptionGraphicsItem::levelOfDetailFromTransform(painter->worldTransform());
     painter->setRenderHint(QPainter::Antialiasing);
 
+    const qreal r = m_best ? kRadius + kBestGrow : kRadius;
     if (m_marked) {
         painter->setPen(QPen(kSelection, 3));
         painter->setBrush(Qt::NoBrush);
-        painter->drawEllipse(QPointF(0, 0), kRadius + 5, kRadius + 5);
+        painter->drawEllipse(QPointF(0, 0), r + 5, r + 5);
     }
 
-    QPen outline(m_bestPath ? kGold : style.fill.darker(140), m_bestPath ? 3.5 : 1.2);
+    QPen outline(m_bestPath ? kGold : style.fill.darker(140), m_best ? 4.5 : m_bestPath ? 3.5 : 1.2);
     if (m_status == "running") {
         // Marching dashes: visibly in flight without a separate animation item per node.
         outline = QPen(QColor(0x55, 0x55, 0x55), 2, Qt::DashLine);
@@ -96,12 +98,7 @@ void NodeItem::paint(QPainter *painter, const QStyleOptionGraphicsItem *option, 
     }
     painter->setPen(outline);
     painter->setBrush(style.fill);
-    painter->drawEllipse(QPointF(0, 0), kRadius, kRadius);
-    if (m_best) {
-        painter->setPen(QPen(kGold, 2));
-        painter->setBrush(Qt::NoBrush);
-        painter->drawEllipse(QPointF(0, 0), kRadius - 4, kRadius - 4);
-    }
+    painter->drawEllipse(QPointF(0, 0), r, r);
 
     if (scale < kMinTextScale)
         return;
