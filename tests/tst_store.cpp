@@ -75,6 +75,9 @@ private slots:
         QCOMPARE(nodes.size(), size_t(2));
         QCOMPARE(nodes[1].expansion, std::string("repair"));
         QCOMPARE(nodes[1].status, std::string("accepted"));
+        const auto rootDetail = r.nodeDetail(nodes[0].id); // the baseline has no verdict, but opens
+        QVERIFY(rootDetail.has_value());
+        QCOMPARE(rootDetail->candidate.source, std::string("aten::_softmax"));
         const auto d = r.nodeDetail(child);
         QVERIFY(d.has_value());
         QCOMPARE(d->candidate.source, std::string("int kforge_entry();"));

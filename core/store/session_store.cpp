@@ -309,7 +309,8 @@ std::optional<NodeDetail> SessionStore::nodeDetail(int64_t nodeId) const
             d.candidate = {s.text(0), s.text(1), nlohmann::json::parse(s.text(2))};
     }
     Verdict &v = d.verdict;
-    v.status = d.node.status == "running" ? VerdictStatus::Error : statusFromName(d.node.status);
+    // The root (the baseline) and nodes still in flight have no verdict of their own.
+    v.status = (d.node.status == "running" || d.node.status == "baseline") ? VerdictStatus::Error : statusFromName(d.node.status);
     v.reasons = d.node.reasons;
     v.speedup = d.node.speedup;
     v.noise = d.node.noise;
