@@ -84,6 +84,53 @@ private slots:
         }
     }
 
+    void cudaSeedsAreValid_data()
+    {
+        QTest::addColumn<QString>("family");
+        QTest::addColumn<QString>("shape");
+        for (const auto &f : cardFamilies()) {
+            if (f == "group_norm") {
+                QTest::newRow("group_norm 64x128x16384/32") << QString::fromStdString(f) << QStringLiteral("n=64,c=128,hw=16384,groups=32");
+                continue;
+            }
+            if (f == "cross_entropy") {
+                QTest::newRow("cross_entropy 4096x128256") << QString::fromStdString(f) << QStringLiteral("rows=4096,vocab=128256");
+                continue;
+            }
+            for (const char *shape : {"rows=65536,cols=512", "rows=16384,cols=4096", "rows=4096,cols=8192", "rows=64,cols=262144"})
+                QTest::newRow((f + " " + shape).c_str()) << QString::fromStdString(f) << QString::fromLatin1(shape);
+        }
+    }
+
+    void cudaSeedsAreValid()
+    {
+        QFETCH(QString, family);
+        QFETCH(QString, shape);
+        ShapeBindings b;
+        for (const auto &kv : shape.split(QLatin1Char(','))) {
+            const auto parts = kv.split(QLatin1Char('='));
+            b[parts[0].toStdString()] = parts[1].toLongLong();
+        }
+        for (DType dt : {DType::F32, DType::F16, DType::BF16}) {
+            const auto card = makeCard(family.toStdString(), b, dt);
+            int seeded = 0;
+            for (const auto *t : TemplateLibrary::builtin().forFamily(card.family, "cuda")) {
+                QVERIFY2(t->seed && t->launch, t->id.c_str());
+                const auto p = t->seed(card);
+                const bool isSplit = t->id.find(".split") != std::string::npos;
+                if (!t->valid(p, card)) {
+                    // Only the split-row templates may decline a shape (rows too short to split).
+                    QVERIFY2(isSplit, (t->id + " seed " + p.dump() + " is invalid for " + shape.toStdString()).c_str());
+                    continue;
+                }
+                ++seeded;
+                QVERIFY(!t->render(p, card).empty());
+                QVERIFY(t->launch(p, card).at("kernels").size() >= 1);
+            }
+            QVERIFY2(seeded > 0, "no CUDA template can start on this card");
+        }
+    }
+
     void unknownFamilyIsRefused()
     {
         QVERIFY_THROWS_EXCEPTION(Error, makeCard("convolution", {{"rows", 1}}));

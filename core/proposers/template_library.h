@@ -24,6 +24,9 @@ struct KernelTemplate {
     // The CUDA launch plan for a point (kernels, grid and block as expressions over the card's shape
     // symbols, workspace); unset for CPU templates.
     std::function<nlohmann::json(const nlohmann::json &params, const OperatorCard &card)> launch;
+    // An expert's starting point for a card (unset: a random valid point). The proposer tries each
+    // template's seed first, so a search starts from good kernels and spends its budget improving them.
+    std::function<nlohmann::json(const OperatorCard &card)> seed;
 };
 
 class TemplateLibrary {

@@ -57,6 +57,17 @@ std::optional<Proposal> TemplateProposer::propose(const OperatorCard &card, cons
     if (templates.empty())
         return std::nullopt;
     const KernelTemplate *parentTemplate = parent ? m_lib.find(parent->templateId) : nullptr;
+    if (!parent)
+        for (const auto *t : templates) {
+            if (!t->seed)
+                continue;
+            const auto params = t->seed(card);
+            if ((t->valid && !t->valid(params, card)) || !m_seen.insert(t->id + params.dump()).second)
+                continue;
+            Proposal p = render(*t, params, card);
+            p.rationale = "expert starting point for " + t->id;
+            return p;
+        }
     for (int attempt = 0; attempt < 64; ++attempt) {
         const KernelTemplate *t = nullptr;
         nlohmann::json params;

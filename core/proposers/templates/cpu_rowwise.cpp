@@ -95,7 +95,7 @@ KernelTemplate rowTemplate(const std::string &family, const std::string &descrip
     const std::string id = "cpu." + family + ".rows";
     auto render = [id, helper, body](const J &p, const OperatorCard &) { return withHelper(id, p, helper, body); };
     auto valid = [](const J &, const OperatorCard &card) { return card.inputs.front().dtype == DType::F32; };
-    return {id, family, "cpu", description, std::move(space), valid, render, {}};
+    return {id, family, "cpu", description, std::move(space), valid, render, {}, {}};
 }
 
 const std::vector<J> kAcc = {"float", "double"};

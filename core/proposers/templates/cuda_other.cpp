@@ -324,7 +324,7 @@ double epsOf(const OperatorCard &card)
 }
 
 KernelTemplate make(const std::string &family, const std::string &name, const std::string &description,
-                    std::map<std::string, std::vector<J>> space,
+                    std::function<J(const OperatorCard &)> seed, std::map<std::string, std::vector<J>> space,
                     std::function<bool(const J &, const OperatorCard &)> valid,
                     std::function<std::string(const J &, const OperatorCard &)> extra, const char *body,
                     std::function<J(const J &, const OperatorCard &)> launch)
@@ -341,6 +341,7 @@ KernelTemplate make(const std::string &family, const std::string &name, const st
         return defines(id, p) + cudaPrelude(card.inputs.front().dtype) + (extra ? extra(p, card) : std::string()) + body;
     };
     t.launch = std::move(launch);
+    t.seed = std::move(seed);
     return t;
 }
 
@@ -349,6 +350,7 @@ KernelTemplate make(const std::string &family, const std::string &name, const st
 void addCudaOtherTemplates(TemplateLibrary &lib)
 {
     lib.add(make("group_norm", "groups", "a block per (sample, group), two passes with the group re-read from L2, optional persistent grid",
+                 [](const OperatorCard &card) { return J{{"block", 1024}, {"vec", cudaVecFor(card)}, {"grid_blocks", 264}}; },
                  {{"block", {256, 512, 1024}}, {"vec", {1, 2, 4, 8}}, {"grid_blocks", {0, 132, 264, 528}}}, nullptr,
                  [](const J &, const OperatorCard &card) {
                      return kBlockSum2 + std::string("#define EPS ") + std::to_string(epsOf(card)) + "f\n";
@@ -363,6 +365,7 @@ void addCudaOtherTemplates(TemplateLibrary &lib)
     for (const auto &[family, op] : acts) {
         const int code = op;
         lib.add(make(family, "grid_stride", "grid-stride elementwise with VEC-element packs and a capped grid",
+                     [](const OperatorCard &card) { return J{{"block", 256}, {"vec", cudaVecFor(card)}, {"grid_cap", 4224}}; },
                      {{"block", {128, 256, 512, 1024}}, {"vec", {1, 2, 4, 8}}, {"grid_cap", {1056, 4224, 16896, 65536}}}, nullptr,
                      [code](const J &, const OperatorCard &) { return "#define OP " + std::to_string(code) + "\n"; }, kElementwise,
                      [code](const J &p, const OperatorCard &) {
@@ -376,6 +379,10 @@ void addCudaOtherTemplates(TemplateLibrary &lib)
     for (const auto &[family, op] : reductions) {
         const int code = op;
         lib.add(make(family, "rows", "TPR threads per row, RPB rows per block, VEC-element loads, shuffle then shared-memory combine",
+                     [](const OperatorCard &card) {
+                         const int tpr = card.shape.at("cols") <= 1024 ? 32 : 256;
+                         return J{{"tpr", tpr}, {"rpb", std::max(1, 256 / tpr)}, {"vec", cudaVecFor(card)}};
+                     },
                      {{"tpr", {32, 64, 128, 256, 512, 1024}}, {"rpb", {1, 2, 4, 8}}, {"vec", {1, 2, 4, 8}}},
                      [](const J &p, const OperatorCard &) { return p.at("tpr").get<int>() * p.at("rpb").get<int>() <= 1024; },
                      [code](const J &, const OperatorCard &) {
@@ -389,10 +396,12 @@ void addCudaOtherTemplates(TemplateLibrary &lib)
     }
 
     lib.add(make("cumsum", "block_scan", "a block per row scanning BLOCK*VEC elements per step with a running carry",
+                 [](const OperatorCard &) { return J{{"block", 512}, {"vec", 4}}; },
                  {{"block", {128, 256, 512, 1024}}, {"vec", {1, 2, 4, 8}}}, nullptr, nullptr, kScan,
                  [](const J &p, const OperatorCard &) { return plan("kf_cumsum", {"rows", 1, 1}, p.at("block"), {"in:x", "out:y", "sym:rows", "sym:cols"}); }));
 
     lib.add(make("cross_entropy", "two_pass", "a block per row for log-sum-exp minus the target logit, then one block for the mean",
+                 [](const OperatorCard &card) { return J{{"block", 1024}, {"vec", cudaVecFor(card)}}; },
                  {{"block", {256, 512, 1024}}, {"vec", {1, 2, 4, 8}}}, nullptr, nullptr, kCrossEntropy,
                  [](const J &p, const OperatorCard &) {
                      return J{{"kernels", J::array({{{"name", "kf_ce_rows"}, {"grid", {"rows", 1, 1}}, {"block", {p.at("block"), 1, 1}},

@@ -7,6 +7,27 @@ int cudaDtypeCode(DType dtype)
     return dtype == DType::F16 ? 1 : dtype == DType::BF16 ? 2 : 0;
 }
 
+int cudaVecFor(const OperatorCard &card)
+{
+    return 16 / dtypeSize(card.inputs.front().dtype);
+}
+
+void cudaRowSeed(int64_t cols, int vec, int &tpr, int &reg)
+{
+    tpr = 1024;
+    reg = 0;
+    for (int t : {32, 64, 128, 256, 512, 1024})
+        if (int64_t(t) * 32 >= cols) {
+            tpr = t;
+            break;
+        }
+    for (int r : {4, 8, 16, 32})
+        if (r % vec == 0 && int64_t(tpr) * r >= cols) {
+            reg = r;
+            break;
+        }
+}
+
 std::string cudaPrelude(DType dtype)
 {
     std::string s = "#define KF_DTYPE " + std::to_string(cudaDtypeCode(dtype)) + " // 0 float32, 1 float16, 2 bfloat16\n";

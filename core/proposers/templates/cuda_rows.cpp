@@ -326,6 +326,15 @@ KernelTemplate rowsTemplate(const std::string &family)
         s += define("EPS", std::to_string(epsOf(card)) + "f");
         return s + cudaPrelude(card.inputs.front().dtype) + kRowsKernel;
     };
+    t.seed = [family](const OperatorCard &card) {
+        const int vec = cudaVecFor(card);
+        int tpr = 0, reg = 0;
+        cudaRowSeed(card.shape.at("cols"), vec, tpr, reg);
+        J p = {{"tpr", tpr}, {"rpb", std::max(1, 128 / tpr)}, {"vec", vec}, {"reg", reg}};
+        if (family == "softmax" || family == "log_softmax")
+            p["fast_exp"] = 1;
+        return p;
+    };
     t.launch = [family](const J &p, const OperatorCard &) {
         const int tpr = p.at("tpr"), rpb = p.at("rpb");
         const bool norm = family == "layer_norm" || family == "rms_norm";
@@ -359,6 +368,7 @@ KernelTemplate splitTemplate(const std::string &family)
         s += define("BLOCK", p.at("block").dump()) + define("FAST_EXP", p.at("fast_exp").dump());
         return s + cudaPrelude(card.inputs.front().dtype) + kSplitKernel;
     };
+    t.seed = [](const OperatorCard &) { return J{{"chunk", 8192}, {"block", 512}, {"fast_exp", 1}}; };
     t.launch = [](const J &p, const OperatorCard &) {
         const std::string chunks = "ceil_div(cols, " + p.at("chunk").dump() + ")";
         const int block = p.at("block");
