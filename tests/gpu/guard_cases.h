@@ -1,0 +1,149 @@
+#pragma once
+// The CUDA guard's cases, shared by kforge-gpu-tests (plain C++, for GPU hosts without Qt) and
+// tst_cudaeval (QtTest, for CI builds that have a CUDA worker). Each case is an adversarial kernel from
+// tests/kernels/cuda/ on a softmax card with the status and reason the guard must give it.
+//
+// A kernel file carries its launch plan in a comment block:
+//   /* kforge-launch
+//   {"kernels":[...], "workspace":[...]}
+//   */
+// and is compiled after the template prelude (T, to_f, from_f, warp_sum, warp_max) for the card's dtype.
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "ops/operator_card.h"
+#include "proposers/templates/cuda_prelude.h"
+#include "protocol/messages.h"
+#include "protocol/verdict.h"
+
+namespace kforge::test {
+
+inline std::string readText(const std::string &path)
+{
+    std::ifstream in(path);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+// The plan in a kernel file's `kforge-launch` comment; throws on a file without one.
+inline nlohmann::json launchPlanOf(const std::string &source, const std::string &file)
+{
+    const auto at = source.find("kforge-launch");
+    const auto end = at == std::string::npos ? at : source.find("*/", at);
+    if (end == std::string::npos)
+        throw std::runtime_error(file + ": no /* kforge-launch ... */ block");
+    return nlohmann::json::parse(source.substr(at + 13, end - at - 13));
+}
+
+inline std::string cudaKernelDir()
+{
+#ifdef KFORGE_TEST_KERNELS
+    return std::string(KFORGE_TEST_KERNELS) + "/cuda/";
+#else
+    return "tests/kernels/cuda/";
+#endif
+}
+
+inline Candidate cudaKernel(const std::string &file, DType dtype, const std::string &planOverride = {})
+{
+    Candidate c;
+    c.backend = "cuda";
+    const auto text = readText(cudaKernelDir() + file);
+    if (text.empty())
+        throw std::runtime_error("cannot read " + cudaKernelDir() + file);
+    c.source = cudaPrelude(dtype) + text;
+    c.launch = planOverride.empty() ? launchPlanOf(text, file) : nlohmann::json::parse(planOverride);
+    return c;
+}
+
+struct GuardCase {
+    std::string name;
+    std::string kernel;          // file in tests/kernels/cuda
+    DType dtype = DType::F32;
+    std::string status;          // "correct" (accepted or not_faster) or a status name
+    std::string reason;          // expected first reason code; empty: any
+    std::string message;         // substring of some reason's message; empty: any
+    std::string plan;            // launch plan overriding the file's; empty: the file's
+    int deadlineMs = 60000;
+    bool recovery = false;       // the worker must die: time how long the next good evaluation takes
+};
+
+inline OperatorCard guardCard(DType dtype)
+{
+    return makeSoftmaxCard(512, 1024, dtype);
+}
+
+inline std::vector<GuardCase> guardCases()
+{
+    const std::string good = "good_softmax.cu";
+    return {
+        {"correct warp-per-row softmax, float32", good, DType::F32, "correct", "", "", "", 60000, false},
+        {"correct warp-per-row softmax, float16", good, DType::F16, "correct", "", "", "", 60000, false},
+        {"correct warp-per-row softmax, bfloat16", good, DType::BF16, "correct", "", "", "", 60000, false},
+        {"stale buffer: writes nothing, hopes for the reference's output", "stale_output.cu", DType::F32, "incorrect",
+         reason::OutputNotWritten, "never written", "", 60000, false},
+        {"plan asks for nothing (side-stream analogue)", "no_work.cu", DType::F32, "incorrect", reason::OutputNotWritten,
+         "never written", "", 60000, false},
+        {"writes only the first row", "first_row_only.cu", DType::F32, "incorrect", reason::OutputNotWritten, "never written", "",
+         60000, false},
+        {"hard-coded row length", "fixed_shape.cu", DType::F32, "incorrect", "", "held-out", "", 60000, false},
+        {"correct for one shape only (grid rounds down)", "one_shape_only.cu", DType::F32, "incorrect", reason::OutputNotWritten,
+         "held-out", "", 60000, false},
+        {"shared-memory race (no __syncthreads)", "race.cu", DType::F32, "incorrect", "", "", "", 60000, false},
+        {"NaN output (exp overflow without max)", "nan_output.cu", DType::F32, "incorrect", reason::UnexpectedNonFinite, "scale 64",
+         "", 60000, false},
+        {"modifies its input", "modifies_input.cu", DType::F32, "incorrect", reason::InputModified, "input 'x' was modified", "",
+         60000, false},
+        {"caches its last result in a __device__ global", "caches_result.cu", DType::F32, "compile_error", reason::StaticCheck,
+         "g_last", "", 60000, false},
+        {"reads the clock", "clock_read.cu", DType::F32, "compile_error", reason::StaticCheck, "clock64", "", 60000, false},
+        {"launches a kernel from device code", "device_launch.cu", DType::F32, "compile_error", reason::StaticCheck, "<<<", "", 60000,
+         false},
+        {"does not compile", "compile_error.cu", DType::F32, "compile_error", reason::CompileError, "undeclared_index", "", 60000, false},
+        {"plan: 2048 threads per block", good, DType::F32, "compile_error", reason::LaunchPlanInvalid, "at most 1024",
+         R"J({"kernels":[{"name":"good_softmax","grid":["ceil_div(rows, 64)"],"block":[2048],"args":["in:x","out:y","sym:rows","sym:cols"]}]})J",
+         60000, false},
+        {"plan: wrong argument count", good, DType::F32, "compile_error", reason::LaunchPlanInvalid, "passes 3 arguments; the kernel takes 4",
+         R"J({"kernels":[{"name":"good_softmax","grid":["ceil_div(rows, 4)"],"block":[128],"args":["in:x","out:y","sym:rows"]}]})J",
+         60000, false},
+        {"plan: names a kernel the module lacks", good, DType::F32, "compile_error", reason::MissingEntry, "softmax_rows",
+         R"J({"kernels":[{"name":"softmax_rows","grid":["ceil_div(rows, 4)"],"block":[128],"args":["in:x","out:y","sym:rows","sym:cols"]}]})J",
+         60000, false},
+        {"out-of-bounds write (fault)", "oob_write.cu", DType::F32, "crashed", reason::Crashed, "cuda_fault", "", 60000, true},
+        {"infinite loop (deadline)", "hang.cu", DType::F32, "timeout", reason::Timeout, "", "", 8000, true},
+    };
+}
+
+// Empty when the verdict is what the case expects, else what differs.
+inline std::string checkVerdict(const GuardCase &c, const Verdict &v)
+{
+    const std::string got = statusName(v.status) + (v.reasons.empty() ? "" : "/" + v.reasons.front().code);
+    if (c.status == "correct") {
+        if (!v.correct())
+            return "expected a correct verdict, got " + got + ": " + (v.reasons.empty() ? "" : v.reasons.front().message);
+        if (v.candidate.samplesUs.empty() || v.baseline.samplesUs.empty())
+            return "a correct candidate was not timed";
+        return {};
+    }
+    if (statusName(v.status) != c.status)
+        return "expected " + c.status + ", got " + got + (v.reasons.empty() ? "" : ": " + v.reasons.front().message.substr(0, 300));
+    if (v.reasons.empty())
+        return "no reason given";
+    if (!c.reason.empty() && v.reasons.front().code != c.reason)
+        return "expected reason " + c.reason + ", got " + got + ": " + v.reasons.front().message.substr(0, 300);
+    if (!c.message.empty()) {
+        bool found = false;
+        for (const auto &r : v.reasons)
+            found = found || r.message.find(c.message) != std::string::npos;
+        if (!found)
+            return "no reason mentions '" + c.message + "': " + v.reasons.front().message.substr(0, 300);
+    }
+    if (!v.candidate.samplesUs.empty())
+        return "a rejected candidate was benchmarked";
+    return {};
+}
+
+} // namespace kforge::test

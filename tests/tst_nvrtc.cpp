@@ -1,0 +1,260 @@
+// The NVRTC compile path of the cuda backend, without a GPU: real kernels compiled to sm_90 cubins,
+// ptxas's resource report parsed, the disk cache, compile errors in the log, and the static checks
+// that reject device launches, clock reads and persistent device globals.
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include "gpu/guard_cases.h"
+#include "proposers/template_library.h"
+#include "proposers/templates/cuda_prelude.h"
+#include "worker/cuda/nvrtc_compiler.h"
+#include "worker/cuda/source_checks.h"
+
+using namespace kforge;
+using namespace kforge::worker;
+
+namespace {
+
+const char *kSaxpy = R"(
+extern "C" __global__ void saxpy(const float *x, float *y, float a, long long n)
+{
+    __shared__ float tile[256];
+    const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    tile[threadIdx.x] = i < n ? x[i] : 0.f;
+    __syncthreads();
+    if (i < n) y[i] = a * tile[255 - threadIdx.x] + y[i];
+}
+)";
+
+bool hasCheck(const std::vector<StaticFinding> &fs, const std::string &check)
+{
+    for (const auto &f : fs)
+        if (f.check == check)
+            return true;
+    return false;
+}
+
+} // namespace
+
+class TestNvrtc : public QObject {
+    Q_OBJECT
+private:
+    QTemporaryDir m_cache;
+
+private slots:
+    void compilesToSm90AndParsesResources()
+    {
+        NvrtcCompiler nv(m_cache.path().toStdString());
+        const auto b = nv.compile(kSaxpy, "sm_90");
+        QVERIFY2(b.report.ok, b.report.log.c_str());
+        QVERIFY(!b.report.cached);
+        QCOMPARE(b.report.target, std::string("sm_90"));
+        QVERIFY(b.report.millis > 0);
+        QVERIFY(b.cubin.size() > 1000);
+        QVERIFY(b.cubin.compare(0, 4, "\x7f" "ELF") == 0); // a cubin is an ELF image
+        QVERIFY(b.ptx.find(".target sm_90") != std::string::npos);
+        const auto *k = findKernel(b, "saxpy");
+        QVERIFY2(k, b.report.log.c_str());
+        QVERIFY(k->registers > 0);
+        QCOMPARE(k->sharedBytes, int64_t(1024));
+        QCOMPARE(k->barriers, 1);
+        QCOMPARE(k->spillStores, int64_t(0));
+        QCOMPARE(b.globalBytes, int64_t(0));
+        qInfo("saxpy: %d registers, %lld bytes smem, compiled in %.0f ms with NVRTC %s", k->registers, (long long)k->sharedBytes,
+              b.report.millis, NvrtcCompiler::version().c_str());
+    }
+
+    void secondCompileHitsTheCache()
+    {
+        NvrtcCompiler nv(m_cache.path().toStdString());
+        const auto first = nv.compile(std::string(kSaxpy) + "// variant for the cache test\n", "sm_90");
+        QVERIFY(first.report.ok && !first.report.cached);
+        const auto second = nv.compile(std::string(kSaxpy) + "// variant for the cache test\n", "sm_90");
+        QVERIFY(second.report.ok);
+        QVERIFY(second.report.cached);
+        QCOMPARE(second.cubin, first.cubin);
+        QCOMPARE(second.kernels.size(), first.kernels.size());
+        QCOMPARE(second.kernels[0].registers, first.kernels[0].registers);
+        QVERIFY(second.report.millis < first.report.millis);
+        // Another architecture is another entry.
+        const auto other = nv.compile(std::string(kSaxpy) + "// variant for the cache test\n", "sm_80");
+        QVERIFY(other.report.ok && !other.report.cached);
+    }
+
+    void stackFrameAndSpillsAreParsed()
+    {
+        // A register array indexed at run time goes to local memory: a stack frame.
+        const char *src = R"(
+extern "C" __global__ void local_array(const float *x, float *y, int k)
+{
+    float a[64];
+    for (int i = 0; i < 64; ++i) a[i] = x[(threadIdx.x * i) % 1024];
+    y[threadIdx.x] = a[k & 63];
+}
+)";
+        NvrtcCompiler nv(m_cache.path().toStdString());
+        const auto b = nv.compile(src, "sm_90");
+        QVERIFY2(b.report.ok, b.report.log.c_str());
+        const auto *k = findKernel(b, "local_array");
+        QVERIFY(k);
+        QVERIFY2(k->stackBytes >= 256, b.report.log.c_str());
+    }
+
+    void ptxasLogParsing()
+    {
+        const std::string log = "ptxas info    : 8 bytes gmem\n"
+                                "ptxas info    : Compiling entry function 'a' for 'sm_90'\n"
+                                "ptxas info    : Function properties for a\n"
+                                "ptxas         .     16 bytes stack frame, 8 bytes spill stores, 12 bytes spill loads\n"
+                                "ptxas info    : Used 40 registers, used 1 barriers, 2048 bytes smem, 380 bytes cmem[0]\n"
+                                "ptxas info    : Compiling entry function 'b' for 'sm_90'\n"
+                                "ptxas info    : Function properties for b\n"
+                                "ptxas         .     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
+                                "ptxas info    : Used 8 registers, used 0 barriers\n";
+        int64_t gmem = 0;
+        const auto ks = parsePtxasLog(log, &gmem);
+        QCOMPARE(ks.size(), size_t(2));
+        QCOMPARE(gmem, int64_t(8));
+        QCOMPARE(ks[0].name, std::string("a"));
+        QCOMPARE(ks[0].registers, 40);
+        QCOMPARE(ks[0].stackBytes, int64_t(16));
+        QCOMPARE(ks[0].spillStores, int64_t(8));
+        QCOMPARE(ks[0].spillLoads, int64_t(12));
+        QCOMPARE(ks[0].sharedBytes, int64_t(2048));
+        QCOMPARE(ks[0].constBytes, int64_t(380));
+        QCOMPARE(ks[1].registers, 8);
+        QCOMPARE(ks[1].sharedBytes, int64_t(0));
+    }
+
+    void compileErrorSurfacesInTheLog()
+    {
+        NvrtcCompiler nv(m_cache.path().toStdString());
+        const auto b = nv.compile("extern \"C\" __global__ void broken(float *y) { y[0] = undeclared_rows; }\n", "sm_90");
+        QVERIFY(!b.report.ok);
+        QVERIFY(b.findings.empty());
+        QVERIFY2(b.report.log.find("undeclared_rows") != std::string::npos, b.report.log.c_str());
+        QVERIFY2(b.report.log.find("candidate.cu(1)") != std::string::npos, b.report.log.c_str());
+        // Failures are not cached: the same source fails again, with its log.
+        const auto again = nv.compile("extern \"C\" __global__ void broken(float *y) { y[0] = undeclared_rows; }\n", "sm_90");
+        QVERIFY(!again.report.ok && !again.report.cached);
+        QVERIFY(again.report.log.find("undeclared_rows") != std::string::npos);
+    }
+
+    void staticChecks_data()
+    {
+        QTest::addColumn<QString>("source");
+        QTest::addColumn<QString>("check"); // empty: no finding
+        QTest::addColumn<int>("line");
+        auto row = [](const char *name, const char *src, const char *check, int line) {
+            QTest::newRow(name) << QString::fromUtf8(src) << QString::fromUtf8(check) << line;
+        };
+        row("device launch", "__global__ void c(float *y) {}\n__global__ void p(float *y) { c<<<1, 32>>>(y); }\n", "device_launch", 2);
+        row("cudaLaunchDevice", "__global__ void p(void *b) {\n  cudaLaunchDevice(0, b, dim3(1), dim3(1), 0, 0);\n}\n", "device_launch", 2);
+        row("launch in a macro", "#define GO(k) k<<<1,1>>>()\n__global__ void p() {}\n", "device_launch", 1);
+        row("clock()", "__global__ void k(float *y) { y[0] = clock(); }\n", "clock_read", 1);
+        row("clock64()", "__global__ void k(float *y) {\n\n  long long t = clock64 ();\n  y[0] = t;\n}\n", "clock_read", 3);
+        row("globaltimer asm", "__global__ void k(unsigned long long *y) { asm volatile(\"mov.u64 %0, %%globaltimer;\" : \"=l\"(y[0])); }\n",
+            "clock_read", 0); // inside a string: found in the PTX
+        row("nanosleep is allowed", "__global__ void k(float *y) { __nanosleep(100); y[0] = 1.f; }\n", "", 0);
+        row("mutable __device__ global", "__device__ float cache[1024];\n__global__ void k(float *y) { y[0] = cache[0]; }\n",
+            "device_global", 1);
+        row("__device__ global with initializer", "\n__device__ int calls = 0;\n__global__ void k(int *y) { y[0] = ++calls; }\n",
+            "device_global", 2);
+        row("__managed__", "__managed__ int flag;\n__global__ void k(int *y) { y[0] = flag; }\n", "device_global", 1);
+        row("global in a namespace", "namespace kf { __device__ float last; }\n__global__ void k(float *y) { y[0] = kf::last; }\n",
+            "device_global", 1);
+        row("global in extern C block", "extern \"C\" {\n__device__ float last;\n__global__ void k(float *y) { y[0] = last; }\n}\n",
+            "device_global", 2);
+        row("pointer to const is mutable", "__device__ const float *p;\n__global__ void k(float *y) { y[0] = *p; }\n", "device_global", 1);
+        row("static local", "__global__ void k(int *y) {\n  static int n;\n  y[0] = ++n;\n}\n", "device_global", 2);
+        row("global hidden by a macro", "#define DEV __device__\nDEV float last;\n__global__ void k(float *y) { y[0] = last; }\n",
+            "device_global", 0); // only the PTX shows it
+        row("const __device__ table is fine", "__device__ const float tbl[4] = {1, 2, 3, 4};\n__global__ void k(float *y) { y[0] = tbl[threadIdx.x & 3]; }\n",
+            "", 0);
+        row("__constant__ is fine", "__constant__ float c[4];\n__global__ void k(float *y) { y[0] = c[0]; }\n", "", 0);
+        row("__device__ functions are fine", "__device__ __forceinline__ float sq(float v) { return v * v; }\n__global__ void k(float *y) { y[0] = sq(y[0]); }\n",
+            "", 0);
+        row("static const local is fine", "__global__ void k(float *y) { static const float s = 2.f; y[0] *= s; }\n", "", 0);
+        row("__shared__ is fine", "__global__ void k(float *y) { __shared__ float s[32]; s[threadIdx.x] = 1; __syncthreads(); y[0] = s[0]; }\n",
+            "", 0);
+        row("words in comments are ignored", "// clock64() and <<< and __device__ int x;\n__global__ void k(float *y) { y[0] = 1; }\n", "", 0);
+    }
+
+    void staticChecks()
+    {
+        QFETCH(QString, source);
+        QFETCH(QString, check);
+        QFETCH(int, line);
+        NvrtcCompiler nv(m_cache.path().toStdString());
+        const auto b = nv.compile(source.toStdString(), "sm_90");
+        const std::string all = describeFindings(b.findings) + "\n" + b.report.log;
+        if (check.isEmpty()) {
+            QVERIFY2(b.findings.empty(), all.c_str());
+            QVERIFY2(b.report.ok, all.c_str());
+            return;
+        }
+        QVERIFY2(hasCheck(b.findings, check.toStdString()), all.c_str());
+        QVERIFY(!b.report.ok);
+        QCOMPARE(b.findings.front().line, line);
+        QVERIFY(b.report.log.find(check.toStdString()) != std::string::npos);
+    }
+
+    void everyTestKernelCompilesOrIsFlagged_data()
+    {
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<QString>("expect"); // "ok", "compile_error" or a static check
+        for (const char *f : {"good_softmax.cu", "stale_output.cu", "no_work.cu", "first_row_only.cu", "fixed_shape.cu", "one_shape_only.cu",
+                              "race.cu", "hang.cu", "oob_write.cu", "nan_output.cu", "modifies_input.cu", "control_relu.cu", "control_sum.cu"})
+            QTest::newRow(f) << QString::fromUtf8(f) << QStringLiteral("ok");
+        QTest::newRow("caches_result.cu") << QStringLiteral("caches_result.cu") << QStringLiteral("device_global");
+        QTest::newRow("clock_read.cu") << QStringLiteral("clock_read.cu") << QStringLiteral("clock_read");
+        QTest::newRow("device_launch.cu") << QStringLiteral("device_launch.cu") << QStringLiteral("device_launch");
+        QTest::newRow("compile_error.cu") << QStringLiteral("compile_error.cu") << QStringLiteral("compile_error");
+    }
+
+    void everyTestKernelCompilesOrIsFlagged()
+    {
+        QFETCH(QString, file);
+        QFETCH(QString, expect);
+        NvrtcCompiler nv(m_cache.path().toStdString());
+        for (DType dt : {DType::F32, DType::F16, DType::BF16}) {
+            const auto cand = test::cudaKernel(file.toStdString(), dt);
+            QVERIFY(cand.launch.contains("kernels"));
+            const auto b = nv.compile(cand.source, "sm_90");
+            if (expect == QStringLiteral("ok")) {
+                QVERIFY2(b.report.ok, b.report.log.c_str());
+                for (const auto &k : cand.launch["kernels"])
+                    QVERIFY2(findKernel(b, k["name"].get<std::string>()), k.dump().c_str());
+            } else if (expect == QStringLiteral("compile_error")) {
+                QVERIFY(!b.report.ok && b.findings.empty());
+            } else {
+                QVERIFY2(hasCheck(b.findings, expect.toStdString()), describeFindings(b.findings).c_str());
+            }
+        }
+    }
+
+    void templatesPassTheStaticChecks()
+    {
+        // The proposer's own CUDA templates must never trip the checks.
+        NvrtcCompiler nv(m_cache.path().toStdString());
+        int checked = 0;
+        for (const char *family : {"softmax", "layer_norm", "sum", "relu", "cumsum"}) {
+            ShapeBindings shape = {{"rows", 256}, {"cols", 1024}};
+            const auto card = makeCard(family, shape, DType::F32);
+            for (const auto *t : TemplateLibrary::builtin().forFamily(family, "cuda")) {
+                if (!t->seed)
+                    continue;
+                const auto p = t->seed(card);
+                if (t->valid && !t->valid(p, card))
+                    continue;
+                const auto scan = scanSource(t->render(p, card));
+                QVERIFY2(scan.findings.empty(), (t->id + ": " + describeFindings(scan.findings)).c_str());
+                ++checked;
+            }
+        }
+        QVERIFY(checked >= 5);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestNvrtc)
+#include "tst_nvrtc.moc"

@@ -1,0 +1,244 @@
+#include "worker/cuda/nvrtc_compiler.h"
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nvrtc.h>
+#include <regex>
+#include <sstream>
+#include <unistd.h>
+
+#include "util/hash.h"
+
+#ifndef KFORGE_CUDA_INCLUDE_DIR
+#define KFORGE_CUDA_INCLUDE_DIR "/usr/local/cuda/include"
+#endif
+
+namespace kforge::worker {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string readFile(const fs::path &p)
+{
+    std::ifstream in(p, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// Written under a private name, then renamed: workers sharing the cache never see half a file.
+void writeFile(const fs::path &p, const std::string &data)
+{
+    const fs::path tmp = p.string() + "." + std::to_string(::getpid()) + ".tmp";
+    {
+        std::ofstream out(tmp, std::ios::binary);
+        out.write(data.data(), std::streamsize(data.size()));
+        if (!out)
+            return;
+    }
+    std::error_code ec;
+    fs::rename(tmp, p, ec);
+    if (ec)
+        fs::remove(tmp, ec);
+}
+
+double millisSince(std::chrono::steady_clock::time_point t0)
+{
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+} // namespace
+
+std::vector<KernelResources> parsePtxasLog(const std::string &log, int64_t *globalBytes)
+{
+    // ptxas info    : Compiling entry function 'k' for 'sm_90'
+    // ptxas info    : Function properties for k
+    // ptxas         .     256 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+    // ptxas info    : Used 18 registers, used 1 barriers, 1024 bytes smem, 380 bytes cmem[0]
+    static const std::regex entryRe(R"(Compiling entry function '([^']+)')");
+    static const std::regex propsRe(R"(Function properties for (\S+))");
+    static const std::regex frameRe(R"((\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads)");
+    static const std::regex usedRe(R"(Used (\d+) registers)");
+    static const std::regex barRe(R"(used (\d+) barriers)");
+    static const std::regex smemRe(R"((\d+) bytes smem)");
+    static const std::regex cmemRe(R"((\d+) bytes cmem\[0\])");
+    static const std::regex gmemRe(R"((\d+) bytes gmem)");
+    std::vector<KernelResources> out;
+    std::string props; // the function the next stack-frame line belongs to
+    std::istringstream in(log);
+    std::smatch m;
+    auto entry = [&](const std::string &name) -> KernelResources & {
+        for (auto &k : out)
+            if (k.name == name)
+                return k;
+        out.push_back({});
+        out.back().name = name;
+        return out.back();
+    };
+    std::string current;
+    for (std::string line; std::getline(in, line);) {
+        if (std::regex_search(line, m, gmemRe) && globalBytes)
+            *globalBytes += std::stoll(m[1]);
+        if (std::regex_search(line, m, entryRe)) {
+            current = m[1];
+            entry(current);
+        } else if (std::regex_search(line, m, propsRe)) {
+            props = m[1];
+        } else if (std::regex_search(line, m, frameRe)) {
+            for (auto &k : out)
+                if (k.name == props) {
+                    k.stackBytes = std::stoll(m[1]);
+                    k.spillStores = std::stoll(m[2]);
+                    k.spillLoads = std::stoll(m[3]);
+                }
+        } else if (std::regex_search(line, m, usedRe) && !current.empty()) {
+            auto &k = entry(current);
+            k.registers = std::stoi(m[1]);
+            if (std::regex_search(line, m, barRe))
+                k.barriers = std::stoi(m[1]);
+            if (std::regex_search(line, m, smemRe))
+                k.sharedBytes = std::stoll(m[1]);
+            if (std::regex_search(line, m, cmemRe))
+                k.constBytes = std::stoll(m[1]);
+        }
+    }
+    return out;
+}
+
+const KernelResources *findKernel(const CudaBuild &build, const std::string &name)
+{
+    for (const auto &k : build.kernels)
+        if (k.name == name)
+            return &k;
+    return nullptr;
+}
+
+NvrtcCompiler::NvrtcCompiler(std::string cacheDir) : m_cacheDir(std::move(cacheDir))
+{
+    if (m_cacheDir.empty()) {
+        if (const char *dir = std::getenv("KFORGE_CACHE_DIR"); dir && *dir)
+            m_cacheDir = dir;
+        else if (const char *home = std::getenv("HOME"); home && *home)
+            m_cacheDir = std::string(home) + "/.cache/kforge";
+        else
+            m_cacheDir = (fs::temp_directory_path() / "kforge-cache").string();
+        m_cacheDir += "/cuda";
+    }
+    std::error_code ec;
+    fs::create_directories(m_cacheDir, ec);
+    // Candidates may include the toolkit's device headers (cuda_fp16.h, cuda_bf16.h); NVRTC needs
+    // their folder named. CUDA_HOME wins over the folder found at build time.
+    for (const char *env : {"CUDA_HOME", "CUDA_PATH"})
+        if (const char *root = std::getenv(env); root && *root && fs::exists(fs::path(root) / "include" / "cuda_fp16.h")) {
+            m_include = (fs::path(root) / "include").string();
+            break;
+        }
+    if (m_include.empty() && fs::exists(fs::path(KFORGE_CUDA_INCLUDE_DIR) / "cuda_fp16.h"))
+        m_include = KFORGE_CUDA_INCLUDE_DIR;
+}
+
+std::string NvrtcCompiler::version()
+{
+    int major = 0, minor = 0;
+    nvrtcVersion(&major, &minor);
+    return std::to_string(major) + "." + std::to_string(minor);
+}
+
+std::vector<std::string> NvrtcCompiler::options(const std::string &arch) const
+{
+    // -lineinfo costs nothing at run time and lets compute-sanitizer name source lines.
+    std::vector<std::string> o = {"--gpu-architecture=" + arch, "--std=c++17", "--ptxas-options=-v", "-lineinfo"};
+    if (!m_include.empty())
+        o.push_back("-I" + m_include);
+    return o;
+}
+
+CudaBuild NvrtcCompiler::compile(const std::string &source, const std::string &arch, bool staticChecks)
+{
+    CudaBuild b;
+    b.report.target = arch;
+    const auto start = std::chrono::steady_clock::now();
+    SourceScan scan;
+    if (staticChecks) {
+        scan = scanSource(source);
+        if (!scan.findings.empty()) {
+            b.findings = scan.findings;
+            b.report.log = describeFindings(b.findings);
+            b.report.millis = millisSince(start);
+            return b;
+        }
+    }
+    const auto opts = options(arch);
+    std::string key = source + "\n//";
+    for (const auto &o : opts)
+        key += " " + o;
+    key += "\n// nvrtc " + version();
+    const std::string hash = contentHash(key);
+    const fs::path base = fs::path(m_cacheDir) / hash;
+    const fs::path cubinPath = base.string() + ".cubin", logPath = base.string() + ".log", ptxPath = base.string() + ".ptx";
+
+    if (fs::exists(cubinPath) && fs::exists(ptxPath)) {
+        b.cubin = readFile(cubinPath);
+        b.ptx = readFile(ptxPath);
+        b.report.log = readFile(logPath);
+        b.report.cached = !b.cubin.empty();
+    }
+    if (!b.report.cached) {
+        nvrtcProgram prog = nullptr;
+        if (nvrtcCreateProgram(&prog, source.c_str(), "candidate.cu", 0, nullptr, nullptr) != NVRTC_SUCCESS) {
+            b.report.log = "nvrtcCreateProgram failed";
+            b.report.millis = millisSince(start);
+            return b;
+        }
+        std::vector<const char *> argv;
+        for (const auto &o : opts)
+            argv.push_back(o.c_str());
+        const nvrtcResult rc = nvrtcCompileProgram(prog, int(argv.size()), argv.data());
+        size_t n = 0;
+        nvrtcGetProgramLogSize(prog, &n);
+        std::string log(n, '\0');
+        if (n)
+            nvrtcGetProgramLog(prog, log.data());
+        while (!log.empty() && log.back() == '\0')
+            log.pop_back();
+        b.report.log = log;
+        if (rc == NVRTC_SUCCESS) {
+            size_t cs = 0, ps = 0;
+            nvrtcGetCUBINSize(prog, &cs);
+            nvrtcGetPTXSize(prog, &ps);
+            b.cubin.assign(cs, '\0');
+            b.ptx.assign(ps, '\0');
+            if (cs)
+                nvrtcGetCUBIN(prog, b.cubin.data());
+            if (ps)
+                nvrtcGetPTX(prog, b.ptx.data());
+            while (!b.ptx.empty() && b.ptx.back() == '\0')
+                b.ptx.pop_back();
+        } else if (b.report.log.empty()) {
+            b.report.log = nvrtcGetErrorString(rc);
+        }
+        nvrtcDestroyProgram(&prog);
+        if (rc != NVRTC_SUCCESS || b.cubin.empty()) {
+            b.report.millis = millisSince(start);
+            return b;
+        }
+        writeFile(logPath, b.report.log);
+        writeFile(ptxPath, b.ptx);
+        writeFile(cubinPath, b.cubin); // last: its presence marks a complete entry
+    }
+    b.kernels = parsePtxasLog(b.report.log, &b.globalBytes);
+    if (staticChecks) {
+        b.findings = scanPtx(b.ptx, scan.constGlobals);
+        if (!b.findings.empty()) {
+            b.report.log += (b.report.log.empty() ? "" : "\n") + describeFindings(b.findings);
+            b.report.millis = millisSince(start);
+            return b;
+        }
+    }
+    b.report.ok = true;
+    b.report.millis = millisSince(start);
+    return b;
+}
+
+} // namespace kforge::worker
