@@ -156,7 +156,7 @@ int searchCommand(const Args &args)
                   "  --nodes N          candidates to evaluate (default 24)\n"
                   "  --seconds S        wall-time budget (default: none)\n"
                   "  --stall N          stop after N results without a new best (default: never)\n"
-                  "  --workers N        worker processes (default 1)\n"
+                  "  --workers N|auto   worker processes (default 1; auto: one per local GPU for --backend cuda)\n"
                   "  --worker CMD       command line that starts a worker (default: kforge-worker beside this program;\n"
                   "                     e.g. 'ssh gpu7 kforge-worker' or 'srun --gres=gpu:1 kforge-worker')\n"
                   "  --rows R --cols C  demo softmax shape (default 256 x 1024)\n"
@@ -184,7 +184,11 @@ int searchCommand(const Args &args)
     SessionStore store(path);
     PoolOptions po;
     po.command = o.get("--worker", defaultWorkerCommand());
-    po.workers = o.integer("--workers", 1);
+    // "auto": one worker per local GPU for the cuda backend (each takes the GPU of its slot).
+    if (o.get("--workers") == "auto")
+        po.workers = o.get("--backend", "cpu") == "cuda" ? std::max(1, localGpuCount()) : 1;
+    else
+        po.workers = o.integer("--workers", 1);
     WorkerPool pool(po);
     pool.start();
 

@@ -1,6 +1,9 @@
 #include "util/paths.h"
 
+#include <algorithm>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 
 namespace kforge {
@@ -17,6 +20,26 @@ std::string defaultWorkerCommand()
     if (const char *env = std::getenv("KFORGE_WORKER"); env && *env)
         return env;
     return "'" + executableDir() + "/kforge-worker'";
+}
+
+int localGpuCount()
+{
+    if (const char *visible = std::getenv("CUDA_VISIBLE_DEVICES"); visible) {
+        std::string v = visible;
+        if (v.empty() || v == "-1")
+            return 0;
+        return int(std::count(v.begin(), v.end(), ',')) + 1;
+    }
+    FILE *p = ::popen("nvidia-smi -L 2>/dev/null", "r");
+    if (!p)
+        return 0;
+    int n = 0;
+    char line[512];
+    while (std::fgets(line, sizeof line, p))
+        if (std::strncmp(line, "GPU ", 4) == 0)
+            ++n;
+    ::pclose(p);
+    return n;
 }
 
 } // namespace kforge

@@ -8,5 +8,7 @@ namespace kforge {
 std::string executableDir();
 // "<executableDir>/kforge-worker", unless KFORGE_WORKER names another command line.
 std::string defaultWorkerCommand();
+// GPUs on this host as nvidia-smi lists them (honouring CUDA_VISIBLE_DEVICES); 0 without a driver.
+int localGpuCount();
 
 } // namespace kforge
