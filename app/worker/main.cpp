@@ -3,8 +3,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <unistd.h>
 
 #include "worker/cpu/cpu_backend.h"
+#ifdef KFORGE_HAVE_CUDA_BACKEND
+#include "worker/cuda/cuda_backend.h"
+#endif
 #include "worker/server.h"
 
 int main(int argc, char **argv)
@@ -19,6 +23,8 @@ int main(int argc, char **argv)
                       "environment:\n"
                       "  KFORGE_WORKER_THREADS  intra-op threads for the reference (default 1, matching candidates)\n"
                       "  KFORGE_CACHE_DIR       compiled-candidate cache (default ~/.cache/kforge)\n"
+                      "  KFORGE_WORKER_VERBOSE  log each cuda evaluation's compile, verify and benchmark times to stderr\n"
+                      "  KFORGE_WORKER_SLOT     set by the pool; picks GPU (slot mod device count) unless CUDA_VISIBLE_DEVICES is set\n"
                       "  CXX                    compiler for cpu candidates (default c++)");
             return 0;
         }
@@ -27,5 +33,21 @@ int main(int argc, char **argv)
     at::set_num_threads(threads ? std::max(1, std::atoi(threads)) : 1);
     kforge::worker::Server server;
     server.addBackend(kforge::worker::makeCpuBackend());
+#ifdef KFORGE_HAVE_CUDA_BACKEND
+    // Without a usable GPU the worker still serves cpu candidates; the log says why cuda is missing.
+    // Anything printed while the device comes up goes to stderr, never into the protocol on stdout.
+    std::fflush(stdout);
+    const int protocolOut = ::dup(1);
+    ::dup2(2, 1);
+    std::string whyNot;
+    auto cuda = kforge::worker::makeCudaBackend(&whyNot);
+    std::fflush(stdout);
+    ::dup2(protocolOut, 1);
+    ::close(protocolOut);
+    if (cuda)
+        server.addBackend(std::move(cuda));
+    else
+        std::fprintf(stderr, "kforge-worker: no cuda backend: %s\n", whyNot.c_str());
+#endif
     return server.serve();
 }

@@ -69,11 +69,19 @@ struct GuardCase {
     std::string plan;            // launch plan overriding the file's; empty: the file's
     int deadlineMs = 60000;
     bool recovery = false;       // the worker must die: time how long the next good evaluation takes
+    int64_t pad = 0;             // > 0: the card gets an input [rows, pad] nobody reads, raising its byte floor
 };
 
-inline OperatorCard guardCard(DType dtype)
+inline OperatorCard guardCard(DType dtype, int64_t pad = 0)
 {
-    return makeSoftmaxCard(512, 1024, dtype);
+    auto card = makeSoftmaxCard(512, 1024, dtype);
+    if (pad > 0) { // the reference and the kernel ignore it; only the roofline counts its bytes
+        card.inputs.push_back({"unread", {"rows", "pad"}, DType::F32});
+        card.shape["pad"] = pad;
+        for (auto &s : card.heldOutShapes)
+            s["pad"] = 1;
+    }
+    return card;
 }
 
 inline std::vector<GuardCase> guardCases()
@@ -103,7 +111,7 @@ inline std::vector<GuardCase> guardCases()
         {"launches a kernel from device code", "device_launch.cu", DType::F32, "compile_error", reason::StaticCheck, "<<<", "", 60000,
          false},
         {"does not compile", "compile_error.cu", DType::F32, "compile_error", reason::CompileError, "undeclared_index", "", 60000, false},
-        {"plan: 2048 threads per block", good, DType::F32, "compile_error", reason::LaunchPlanInvalid, "at most 1024",
+        {"plan: 2048 threads per block", good, DType::F32, "compile_error", reason::LaunchPlanInvalid, "block.x = 2048",
          R"J({"kernels":[{"name":"good_softmax","grid":["ceil_div(rows, 64)"],"block":[2048],"args":["in:x","out:y","sym:rows","sym:cols"]}]})J",
          60000, false},
         {"plan: wrong argument count", good, DType::F32, "compile_error", reason::LaunchPlanInvalid, "passes 3 arguments; the kernel takes 4",
@@ -112,6 +120,8 @@ inline std::vector<GuardCase> guardCases()
         {"plan: names a kernel the module lacks", good, DType::F32, "compile_error", reason::MissingEntry, "softmax_rows",
          R"J({"kernels":[{"name":"softmax_rows","grid":["ceil_div(rows, 4)"],"block":[128],"args":["in:x","out:y","sym:rows","sym:cols"]}]})J",
          60000, false},
+        {"faster than the roofline allows (card claims 128 MiB more)", good, DType::F32, "suspect", reason::BelowRoofline,
+         "below the roofline floor", "", 60000, false, 65536},
         {"out-of-bounds write (fault)", "oob_write.cu", DType::F32, "crashed", reason::Crashed, "cuda_fault", "", 60000, true},
         {"infinite loop (deadline)", "hang.cu", DType::F32, "timeout", reason::Timeout, "", "", 8000, true},
     };
@@ -141,7 +151,7 @@ inline std::string checkVerdict(const GuardCase &c, const Verdict &v)
         if (!found)
             return "no reason mentions '" + c.message + "': " + v.reasons.front().message.substr(0, 300);
     }
-    if (!v.candidate.samplesUs.empty())
+    if (c.status != "suspect" && !v.candidate.samplesUs.empty())
         return "a rejected candidate was benchmarked";
     return {};
 }
