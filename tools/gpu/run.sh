@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# The one script for the GPU host: build the worker, the CLI, the GPU guard tests and the harness
+# benchmark; run the guard tests, the benchmark and compute-sanitizer on two evaluations; write every
+# log under $OUT (or ./gpu-out) and print a short summary last.
+#
+# The host has libtorch (from its Python), nvcc and the CUDA toolkit, but no Qt and no sqlite3.h: the
+# headers come from Debian's libsqlite3-dev and nlohmann-json3-dev unpacked into .gpu/root on the
+# development machine (tools/gpu/prepare.sh), carried along with the working tree (carry: [".gpu"]).
+# compute-sanitizer runs with --report-api-errors no: the worker probes kernel parameters with
+# cuFuncGetParamInfo until it fails, which memcheck would list as API errors.
+#
+# Usage: tools/gpu/run.sh [all|build|tests|bench|sanitizer]...   (default: all)
+# Output: $OUT/gpu-tests.log, $OUT/bench.log, and every log in $OUT/logs.tgz.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+root=$(pwd)
+final=${OUT:-$root/gpu-out}
+mkdir -p "$final"
+out=$(mktemp -d)  # the full logs; packed into $final/logs.tgz on exit
+pack() { cp "$out/gpu-tests.log" "$out/bench.log" "$final/" 2>/dev/null; tar czf "$final/logs.tgz" -C "$out" .; }
+trap pack EXIT
+steps=${*:-all}
+want() { [[ " $steps " == *" all "* || " $steps " == *" $1 "* ]]; }
+summary=()
+note() { summary+=("$1"); echo "== $1"; }
+
+build=$root/build/gpu
+jobs=$(nproc)
+
+if want build || [[ ! -x $build/app/kforge-worker ]]; then
+  {
+    echo "host: $(uname -a)"; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+    python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, torch.cuda.get_device_name(0))'
+    command -v nvcc && nvcc --version | tail -1
+    ls /usr/lib/x86_64-linux-gnu/libsqlite3* 2>&1
+  } > "$out/env.log" 2>&1
+  cat "$out/env.log"
+  torch_prefix=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)')
+  pybin=$(dirname "$(python3 -c 'import sys; print(sys.executable)')")
+  export PATH="$PATH:$pybin"
+  cuda_root=/usr/local/cuda
+  [[ -e $cuda_root/include/nvrtc.h ]] || cuda_root=$(dirname "$(dirname "$(readlink -f "$(command -v nvcc)")")")
+  export PATH="$cuda_root/bin:$PATH" TORCH_CUDA_ARCH_LIST=${TORCH_CUDA_ARCH_LIST:-9.0}
+  sqlite_lib=$(ls /usr/lib/x86_64-linux-gnu/libsqlite3.so.0 2>/dev/null || find / -name 'libsqlite3.so.0' -not -path '*/proc/*' 2>/dev/null | head -1)
+  t0=$(date +%s)
+  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DKFORGE_BUILD_GUI=OFF -DKFORGE_BUILD_TESTS=OFF \
+    -DCMAKE_PREFIX_PATH="$torch_prefix;$root/.gpu/root/usr" -Dnlohmann_json_DIR="$root/.gpu/root/usr/share/cmake/nlohmann_json" \
+    -DSQLite3_INCLUDE_DIR="$root/.gpu/root/usr/include" -DSQLite3_LIBRARY="$sqlite_lib" \
+    -DKFORGE_CUDA_ROOT="$cuda_root" -DCUDAToolkit_ROOT="$cuda_root" -DCMAKE_CUDA_ARCHITECTURES=90 > "$out/configure.log" 2>&1
+  rc=$?
+  grep -E "kforge:|CUDA|Torch|Error|error" "$out/configure.log" | head -20
+  if [[ $rc -ne 0 ]]; then tail -40 "$out/configure.log"; note "configure FAILED (configure.log)"; printf '%s\n' "${summary[@]}"; exit 1; fi
+  ninja -C "$build" -j"$jobs" kforge-worker kforge-cli kforge-gpu-tests kforge-cuda-bench > "$out/build.log" 2>&1
+  rc=$?
+  if [[ $rc -ne 0 ]]; then grep -E -A3 "error|FAILED" "$out/build.log" | head -60; note "build FAILED (build.log)"; printf '%s\n' "${summary[@]}"; exit 1; fi
+  note "built in $(( $(date +%s) - t0 )) s"
+fi
+
+worker=$build/app/kforge-worker
+export KFORGE_CACHE_DIR=$(mktemp -d)
+
+if want tests; then
+  t0=$(date +%s)
+  timeout 240 "$build/worker/kforge-gpu-tests" --log "$out/verdicts.jsonl" 2>&1 | tee "$out/gpu-tests.log"
+  note "guard tests: $(tail -1 "$out/gpu-tests.log") ($(( $(date +%s) - t0 )) s)"
+  cp /tmp/kforge-gpu-tests-*/worker-0.log "$out/worker-tests.log" 2>/dev/null
+fi
+
+if want bench; then
+  t0=$(date +%s)
+  rm -rf /tmp/kforge-workers-*
+  timeout 240 "$build/worker/kforge-cuda-bench" --json "$out/bench.json" --dump "$out/controls" 2>&1 | tee "$out/bench.log"
+  cp /tmp/kforge-workers-*/worker-0.log "$out/worker-bench.log" 2>/dev/null
+  note "bench: $(grep -E '^throughput' "$out/bench.log") ($(( $(date +%s) - t0 )) s)"
+  note "bench: $(grep -E '^median NVRTC' "$out/bench.log")"
+  timeout 120 python3 tools/gpu/controls_crosscheck.py "$out/controls" > "$out/crosscheck.log" 2>&1
+  note "controls timed outside kforge (tools/gpu/controls_crosscheck.py):"
+  summary+=("$(grep -E '^\|' "$out/crosscheck.log" || tail -5 "$out/crosscheck.log")")
+fi
+
+if want sanitizer; then
+  # The worker under compute-sanitizer, its report in a file (the protocol owns stdout).
+  if command -v compute-sanitizer > /dev/null; then
+    for run in "memcheck|correct warp-per-row softmax, float32" "racecheck|shared-memory race"; do
+      tool=${run%%|*}; case_=${run#*|}
+      timeout 120 "$build/worker/kforge-gpu-tests" --only "$case_" \
+        --worker "compute-sanitizer --tool $tool --report-api-errors no --print-limit 20 --log-file $out/sanitizer-$tool.log '$worker'" \
+        > "$out/sanitizer-$tool-run.log" 2>&1
+      note "compute-sanitizer $tool on '$case_': $(tail -1 "$out/sanitizer-$tool-run.log"); report: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|hazard' "$out/sanitizer-$tool.log" | tail -2 | tr '\n' ' ')"
+    done
+  else
+    note "compute-sanitizer not found"
+  fi
+fi
+
+echo
+echo "================ summary ================"
+printf '%s\n' "${summary[@]}"
+grep -E "^(PASS|FAIL)" "$out/gpu-tests.log" 2>/dev/null | awk '{print $1}' | sort | uniq -c
+grep -E "^\|" "$out/bench.log" 2>/dev/null
