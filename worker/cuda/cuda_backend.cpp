@@ -493,8 +493,9 @@ private:
         v.candidate.summary = summarize(v.candidate.samplesUs);
         v.baseline.summary = summarize(v.baseline.samplesUs);
         v.speedup = v.candidate.summary.median > 0 ? v.baseline.summary.median / v.candidate.summary.median : 0.0;
-        // Device timings on a quiet GPU are tight; never trust a band under 1%.
-        v.noise = std::max({v.candidate.summary.relativeSpread(), v.baseline.summary.relativeSpread(), 0.01});
+        // Within one run the spread can be under 1%, but the same kernel measured in separate runs on an
+        // H200 moved by 1.5 to 3%: never trust a band under 2%.
+        v.noise = std::max({v.candidate.summary.relativeSpread(), v.baseline.summary.relativeSpread(), 0.02});
         const double bytes = card.minBytes(card.shape);
         v.rooflineUs = m_bandwidth > 0 ? bytes / m_bandwidth * 1e6 : 0.0;
 
