@@ -9,7 +9,7 @@
 # compute-sanitizer runs with --report-api-errors no: the worker probes kernel parameters with
 # cuFuncGetParamInfo until it fails, which memcheck would list as API errors.
 #
-# Usage: tools/gpu/run.sh [all|build|tests|bench|sanitizer]...   (default: all)
+# Usage: tools/gpu/run.sh [all|build|tests|bench|templates|sanitizer]...   (default: all)
 # Output: $OUT/gpu-tests.log, $OUT/bench.log, and every log in $OUT/logs.tgz.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -17,7 +17,9 @@ root=$(pwd)
 final=${OUT:-$root/gpu-out}
 mkdir -p "$final"
 out=$(mktemp -d)  # the full logs; packed into $final/logs.tgz on exit
-pack() { cp "$out/gpu-tests.log" "$out/bench.log" "$final/" 2>/dev/null; tar czf "$final/logs.tgz" -C "$out" .; }
+pack() {
+  cp "$out/gpu-tests.log" "$out/bench.log" "$out/templates/templates-table.md" "$out/templates/check-templates.txt" "$final/" 2>/dev/null
+  tar czf "$final/logs.tgz" -C "$out" --exclude='*.kforge' . ; }
 trap pack EXIT
 steps=${*:-all}
 want() { [[ " $steps " == *" all "* || " $steps " == *" $1 "* ]]; }
@@ -76,6 +78,14 @@ if want bench; then
   timeout 120 python3 tools/gpu/controls_crosscheck.py "$out/controls" > "$out/crosscheck.log" 2>&1
   note "controls timed outside kforge (tools/gpu/controls_crosscheck.py):"
   summary+=("$(grep -E '^\|' "$out/crosscheck.log" || tail -5 "$out/crosscheck.log")")
+fi
+
+if want templates; then
+  # The offline generator: every CUDA template through the guard on every dtype, then a search per
+  # benchmark case beside eager PyTorch and torch.compile (bench/templates/run.sh).
+  t0=$(date +%s)
+  bash bench/templates/run.sh "$build" "$out/templates" "${KFORGE_TEMPLATE_NODES:-20}" 2>&1 | tee "$out/templates.log"
+  note "templates: $(tail -1 "$out/templates/check-templates.txt" 2>/dev/null) ($(( $(date +%s) - t0 )) s)"
 fi
 
 if want sanitizer; then
