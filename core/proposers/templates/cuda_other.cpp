@@ -365,12 +365,15 @@ void addCudaOtherTemplates(TemplateLibrary &lib)
     for (const auto &[family, op] : acts) {
         const int code = op;
         lib.add(make(family, "grid_stride", "grid-stride elementwise with VEC-element packs and a capped grid",
-                     [](const OperatorCard &card) { return J{{"block", 256}, {"vec", cudaVecFor(card)}, {"grid_cap", 4224}}; },
-                     {{"block", {128, 256, 512, 1024}}, {"vec", {1, 2, 4, 8}}, {"grid_cap", {1056, 4224, 16896, 65536}}}, nullptr,
+                     [](const OperatorCard &card) { return J{{"block", 256}, {"vec", cudaVecFor(card)}, {"grid_cap", 0}}; },
+                     {{"block", {128, 256, 512, 1024}}, {"vec", {1, 2, 4, 8}}, {"grid_cap", {0, 1056, 4224, 16896, 65536}}}, nullptr,
                      [code](const J &, const OperatorCard &) { return "#define OP " + std::to_string(code) + "\n"; }, kElementwise,
                      [code](const J &p, const OperatorCard &) {
                          const int block = p.at("block"), vec = p.at("vec");
-                         J grid = {"min(ceil_div(rows * cols, " + std::to_string(block * vec) + "), " + p.at("grid_cap").dump() + ")", 1, 1};
+                         // grid_cap 0: one pack per thread, no grid-stride loop iterations.
+                         const std::string blocks = "ceil_div(rows * cols, " + std::to_string(block * vec) + ")";
+                         const int cap = p.at("grid_cap");
+                         J grid = {cap == 0 ? blocks : "min(" + blocks + ", " + std::to_string(cap) + ")", 1, 1};
                          return plan("kf_eltwise", grid, block, {"in:x", code == 4 ? "in:residual" : "in:x", "out:y", "sym:rows", "sym:cols"});
                      }));
     }

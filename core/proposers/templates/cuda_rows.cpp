@@ -119,7 +119,8 @@ __device__ __forceinline__ float finish(float v, float a, float b, const T *w, c
 #if FAMILY == 0
     return EXPF(v - a) * b;          // a = max, b = 1 / sum
 #elif FAMILY == 1
-    return v - a;                    // a = max + log(sum)
+    return (v - a) - b;              // a = max, b = log(sum): subtract the max first, as ATen does
+
 #elif FAMILY == 2
     return (v - a) * b * to_f(w[i]) + to_f(bias[i]); // a = mean, b = rstd
 #else
@@ -153,8 +154,8 @@ kf_rows(const T *__restrict__ x, const T *__restrict__ w, const T *__restrict__ 
 #pragma unroll
         for (int k = 0; k < REG; ++k) s += v[k] == -KF_INF ? 0.f : EXPF(v[k] - m);
         s = group_sum(s, sh);
-        a = FAMILY == 0 ? m : m + logf(s);
-        b = 1.f / s;
+        a = m;
+        b = FAMILY == 0 ? 1.f / s : logf(s);
 #elif FAMILY == 2
         float s = 0.f;
 #pragma unroll
@@ -200,8 +201,8 @@ kf_rows(const T *__restrict__ x, const T *__restrict__ w, const T *__restrict__ 
         ms_merge(m, s, cm, cs);
     }
     group_ms(m, s, sh, sh2);
-    a = FAMILY == 0 ? m : m + logf(s);
-    b = 1.f / s;
+    a = m;
+    b = FAMILY == 0 ? 1.f / s : logf(s);
 #elif FAMILY == 2
     float s = 0.f;
     for (long long i = (long long)lane * VEC; i < n; i += (long long)TPR * VEC) {
@@ -283,10 +284,10 @@ extern "C" __global__ void __launch_bounds__(BLOCK) kf_split_write(const T *__re
     const long long begin = chunk * CHUNK, end = begin + CHUNK < cols ? begin + CHUNK : cols;
     const T *xr = x + row * cols;
     T *yr = y + row * cols;
-    const float inv = 1.f / s, shift = m + logf(s);
+    const float inv = 1.f / s, logs = logf(s);
     for (long long i = begin + threadIdx.x; i < end; i += BLOCK) {
         const float v = to_f(xr[i]);
-        yr[i] = from_f(FAMILY == 0 ? EXPF(v - m) * inv : v - shift);
+        yr[i] = from_f(FAMILY == 0 ? EXPF(v - m) * inv : (v - m) - logs);
     }
 }
 )";
