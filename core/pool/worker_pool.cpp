@@ -10,6 +10,36 @@
 
 namespace kforge {
 
+namespace {
+
+nlohmann::json failureReply(VerdictStatus status, const char *code, const std::string &message)
+{
+    return {{"type", "failure"}, {"status", statusName(status)}, {"code", code}, {"message", message}};
+}
+
+// An evaluate reply (or a failure in its place) as the verdict the search stores.
+Verdict verdictFromReply(const nlohmann::json &reply)
+{
+    Verdict v;
+    const auto type = reply.value("type", "");
+    if (type == "result") {
+        try {
+            v = reply.at("verdict").get<Verdict>();
+        } catch (const std::exception &e) {
+            v = failureVerdict(VerdictStatus::Error, reason::BadRequest, std::string("the worker's verdict was malformed: ") + e.what());
+        }
+    } else if (type == "failure") {
+        v = failureVerdict(statusFromName(reply.value("status", "error")), reply.value("code", reason::BadRequest).c_str(),
+                           reply.value("message", ""));
+    } else {
+        v = failureVerdict(VerdictStatus::Error, reason::BadRequest, "the worker refused the request: " + reply.value("error", reply.dump()));
+    }
+    v.worker = reply.value("worker_name", v.worker);
+    return v;
+}
+
+} // namespace
+
 WorkerPool::WorkerPool(PoolOptions options) : m_options(std::move(options))
 {
     if (m_options.command.empty())
@@ -152,24 +182,37 @@ void WorkerPool::shutdown()
         m_started = false;
     }
     for (auto &job : orphans)
-        job.done(failureVerdict(VerdictStatus::Error, reason::BadRequest, "the worker pool shut down before this ran"));
+        job.done(failureReply(VerdictStatus::Error, reason::BadRequest, "the worker pool shut down before this ran"));
     m_slots.clear();
+}
+
+void WorkerPool::enqueue(nlohmann::json request, int deadlineMs, ReplyCallback done)
+{
+    {
+        std::lock_guard lock(m_mutex);
+        if (!m_started || m_stopping) {
+            done(failureReply(VerdictStatus::Error, reason::BadRequest, "the worker pool is not running"));
+            return;
+        }
+        request["id"] = m_nextId++;
+        m_queue.push_back({std::move(request), deadlineMs, std::move(done)});
+    }
+    m_cv.notify_one();
 }
 
 void WorkerPool::submit(const OperatorCard &card, const Candidate &candidate, const EvalOptions &options,
                         VerdictCallback done)
 {
-    {
-        std::lock_guard lock(m_mutex);
-        if (!m_started || m_stopping) {
-            done(failureVerdict(VerdictStatus::Error, reason::BadRequest, "the worker pool is not running"));
-            return;
-        }
-        auto request = evaluateRequest(card, candidate, options);
-        request["id"] = m_nextId++;
-        m_queue.push_back({std::move(request), options.deadlineMs, std::move(done)});
-    }
-    m_cv.notify_one();
+    enqueue(evaluateRequest(card, candidate, options), options.deadlineMs,
+            [done = std::move(done)](const nlohmann::json &reply) { done(verdictFromReply(reply)); });
+}
+
+nlohmann::json WorkerPool::request(nlohmann::json request, int deadlineMs)
+{
+    std::promise<nlohmann::json> promise;
+    auto future = promise.get_future();
+    enqueue(std::move(request), deadlineMs, [&promise](const nlohmann::json &reply) { promise.set_value(reply); });
+    return future.get();
 }
 
 Verdict WorkerPool::evaluate(const OperatorCard &card, const Candidate &candidate, const EvalOptions &options)
@@ -194,12 +237,12 @@ void WorkerPool::serve(Slot &slot)
         }
         std::string error;
         if (!ensureRunning(slot, error)) {
-            job.done(failureVerdict(VerdictStatus::Error, reason::Crashed, "no worker to run this: " + error));
+            job.done(failureReply(VerdictStatus::Error, reason::Crashed, "no worker to run this: " + error));
             if (slot.restarts > m_options.maxRestarts)
                 break; // this slot is dead; the others keep serving the queue
             continue;
         }
-        job.done(runJob(slot, job));
+        job.done(exchange(slot, job));
     }
     if (slot.process && slot.process->isRunning()) {
         auto bye = shutdownRequest();
@@ -211,20 +254,20 @@ void WorkerPool::serve(Slot &slot)
     }
 }
 
-Verdict WorkerPool::runJob(Slot &slot, Job &job)
+
+nlohmann::json WorkerPool::exchange(Slot &slot, Job &job)
 {
     const auto id = job.request["id"];
     const std::string workerName = slot.hello.value("worker", "worker-" + std::to_string(slot.index));
-    auto failed = [&](VerdictStatus status, const char *code, std::string message) {
-        Verdict v = failureVerdict(status, code, std::move(message));
-        v.worker = workerName;
-        return v;
+    auto named = [&](nlohmann::json reply) {
+        reply["worker_name"] = workerName;
+        return reply;
     };
     if (!slot.process->writeLine(job.request.dump())) {
         const auto how = slot.process->exitDescription();
         notify({slot.index, "crashed", how});
         slot.process->kill();
-        return failed(VerdictStatus::Crashed, reason::Crashed, "the worker was gone before the request was sent (" + how + ")");
+        return named(failureReply(VerdictStatus::Crashed, reason::Crashed, "the worker was gone before the request was sent (" + how + ")"));
     }
     std::string line;
     for (;;) {
@@ -233,7 +276,7 @@ Verdict WorkerPool::runJob(Slot &slot, Job &job)
             slot.process->kill();
             const auto msg = "no answer within " + std::to_string(job.deadlineMs) + " ms; the worker was stopped and will be restarted";
             notify({slot.index, "timeout", msg});
-            return failed(VerdictStatus::Timeout, reason::Timeout, msg);
+            return named(failureReply(VerdictStatus::Timeout, reason::Timeout, msg));
         }
         if (r == WorkerProcess::Read::Eof) {
             auto how = slot.process->exitDescription();
@@ -243,7 +286,7 @@ Verdict WorkerPool::runJob(Slot &slot, Job &job)
             std::string msg = "the worker died while evaluating this candidate: " + how;
             if (!tail.empty())
                 msg += "; its last words: " + tail;
-            return failed(VerdictStatus::Crashed, reason::Crashed, msg);
+            return named(failureReply(VerdictStatus::Crashed, reason::Crashed, msg));
         }
         nlohmann::json reply;
         try {
@@ -251,18 +294,8 @@ Verdict WorkerPool::runJob(Slot &slot, Job &job)
         } catch (const nlohmann::json::exception &) {
             continue; // stray output (a library printing to stdout); keep waiting for our reply
         }
-        if (reply.value("id", nlohmann::json()) != id)
-            continue;
-        if (reply.value("type", "") == "result") {
-            try {
-                Verdict v = reply.at("verdict").get<Verdict>();
-                v.worker = workerName;
-                return v;
-            } catch (const std::exception &e) {
-                return failed(VerdictStatus::Error, reason::BadRequest, std::string("the worker's verdict was malformed: ") + e.what());
-            }
-        }
-        return failed(VerdictStatus::Error, reason::BadRequest, "the worker refused the request: " + reply.value("error", line));
+        if (reply.value("id", nlohmann::json()) == id)
+            return named(std::move(reply));
     }
 }
 

@@ -53,6 +53,9 @@ public:
                 VerdictCallback done);
     // Blocking convenience for the CLI and tests.
     Verdict evaluate(const OperatorCard &card, const Candidate &candidate, const EvalOptions &options);
+    // Sends any request (an "id" is added) and returns the worker's reply. When the worker dies or
+    // times out, the reply is {"type":"failure","status":"crashed"|"timeout","code":...,"message":...}.
+    nlohmann::json request(nlohmann::json request, int deadlineMs);
 
     void setEventSink(std::function<void(const PoolEvent &)> sink);
     int size() const { return int(m_slots.size()); }
@@ -62,10 +65,11 @@ public:
     std::vector<int> pids() const; // of live workers, for diagnostics and tests
 
 private:
+    using ReplyCallback = std::function<void(const nlohmann::json &reply)>;
     struct Job {
         nlohmann::json request;
         int deadlineMs;
-        VerdictCallback done;
+        ReplyCallback done;
     };
     struct Slot {
         int index = 0;
@@ -77,7 +81,8 @@ private:
 
     bool ensureRunning(Slot &slot, std::string &error);
     void serve(Slot &slot);
-    Verdict runJob(Slot &slot, Job &job);
+    nlohmann::json exchange(Slot &slot, Job &job);
+    void enqueue(nlohmann::json request, int deadlineMs, ReplyCallback done);
     void notify(const PoolEvent &e);
 
     PoolOptions m_options;
