@@ -57,6 +57,11 @@ private slots:
         QTest::newRow("unknown backend")
             << QString::fromStdString(R"({"id":9,"type":"evaluate","card":)" + card + R"(,"candidate":{"backend":"hip","source":""}})")
             << QStringLiteral("9") << QStringLiteral("no 'hip' backend");
+        QTest::newRow("profile a cpu candidate")
+            << QString::fromStdString(R"({"id":13,"type":"profile","card":)" + card + R"(,"candidate":{"backend":"cpu","source":""}})")
+            << QStringLiteral("13") << QStringLiteral("profiling needs a cuda candidate");
+        QTest::newRow("profile without a card") << QStringLiteral(R"({"id":14,"type":"profile"})") << QStringLiteral("14")
+                                                << QStringLiteral("malformed profile request");
         QTest::newRow("card with no outputs")
             << QStringLiteral(R"({"id":10,"type":"evaluate","card":{"key":"k","family":"softmax","aten_op":"aten::_softmax","reference_args":[],"inputs":[{"name":"x","dims":["n"],"dtype":"float32"}],"outputs":[],"shape":{"n":4}},"candidate":{"source":""}})")
             << QStringLiteral("10") << QStringLiteral("at least one input and one output");

@@ -64,6 +64,7 @@ private slots:
             s.finishNode(child, sampleVerdict(), 0.69);
             s.addDecision(child, "accept", "guard", "2x");
             s.addDecision(child, "reject", "user:ana", "numerics look fragile");
+            s.addProfile(child, {{"tool", "ncu"}, {"memory_throughput_pct", 91.5}});
             QVERIFY_THROWS_EXCEPTION(Error, s.addDecision(child, "maybe", "guard", ""));
         }
         SessionStore r(file, SessionStore::Mode::ReadOnly);
@@ -88,6 +89,8 @@ private slots:
         QCOMPARE(d->verdict.baseline.summary.median, 20.75);
         QCOMPARE(d->decisions.size(), size_t(2));
         QCOMPARE(d->decisions[1].actor, std::string("user:ana"));
+        QCOMPARE(d->profile.value("memory_throughput_pct", 0.0), 91.5);
+        QVERIFY(rootDetail->profile.is_null());
         QVERIFY_THROWS_EXCEPTION(Error, r.setSessionStatus(sessions[0].id, "finished"));
     }
 
@@ -102,7 +105,7 @@ private slots:
         sqlite3_close(db);
 
         SessionStore s(file);
-        QCOMPARE(s.schemaVersion(), 2);
+        QCOMPARE(s.schemaVersion(), schema::kCurrentVersion);
         QCOMPARE(s.sessions().front().name, std::string("old"));
         s.addWorkerEvent(s.sessions().front().id, 0, "crashed", "killed by signal 9");
         QCOMPARE(s.workerEvents(s.sessions().front().id).size(), size_t(1));

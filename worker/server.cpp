@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "util/error.h"
+#include "worker/profile/ncu_profiler.h"
 
 namespace kforge::worker {
 
@@ -51,6 +52,32 @@ nlohmann::json Server::handle(const std::string &line, bool &quit)
             return errorReply(id, "this worker speaks protocol " + std::to_string(kProtocolVersion) + ", not "
                                       + req.value("protocol", nlohmann::json()).dump());
         return hello(id);
+    }
+    if (type == "profile") {
+        Candidate cand;
+        OperatorCard card;
+        try {
+            card = req.at("card").get<OperatorCard>();
+            cand = req.at("candidate").get<Candidate>();
+        } catch (const std::exception &e) {
+            return errorReply(id, std::string("malformed profile request: ") + e.what());
+        }
+        if (cand.backend != "cuda")
+            return errorReply(id, "profiling needs a cuda candidate; this one is for the '" + cand.backend + "' backend");
+        const auto ncu = findNcu();
+        if (ncu.empty())
+            return errorReply(id, "Nsight Compute (ncu) is not installed on this worker's host");
+        std::vector<std::string> kernels;
+        for (const auto &k : cand.launch.value("kernels", nlohmann::json::array()))
+            kernels.push_back(k.value("name", ""));
+        EvalOptions once;
+        once.benchmark = false;
+        try {
+            auto profile = profileWithNcu(ncu, evaluateRequest(card, cand, once), kernels, req.value("timeout_s", 300));
+            return {{"id", id}, {"type", "profile"}, {"ok", true}, {"profile", profile}};
+        } catch (const std::exception &e) {
+            return errorReply(id, e.what());
+        }
     }
     if (type == "shutdown") {
         quit = true;

@@ -386,6 +386,49 @@ int templatesCommand(const Args &args)
     return 0;
 }
 
+int profileCommand(const Args &args)
+{
+    const Options o(args, {{"--help", false}, {"--session", true}, {"--node", true}, {"--worker", true}, {"--timeout-s", true}});
+    if (o.has("--help") || !o.has("--session") || !o.has("--node")) {
+        std::puts("usage: kforge-cli profile --session FILE --node N [--worker CMD] [--timeout-s S]\n\n"
+                  "Profiles a CUDA node with Nsight Compute on a worker's host: memory and compute throughput as a\n"
+                  "share of peak, achieved occupancy, the top stall reasons. The report is stored on the node (the\n"
+                  "GUI's inspector shows it) and printed as JSON. Exit status 1 when it could not be profiled.");
+        return o.has("--help") ? 0 : 2;
+    }
+    SessionStore store(o.get("--session"));
+    const int64_t nodeId = o.integer("--node", 0);
+    const auto detail = store.nodeDetail(nodeId);
+    if (!detail)
+        throw Error("the session has no node " + std::to_string(nodeId));
+    const OperatorCard *card = nullptr;
+    const auto ops = store.operators(detail->node.sessionId);
+    for (const auto &op : ops)
+        if (op.id == detail->node.operatorId)
+            card = &op.card;
+    if (!card)
+        throw Error("node " + std::to_string(nodeId) + " names an operator the session does not have");
+    PoolOptions po;
+    po.command = o.get("--worker", defaultWorkerCommand());
+    WorkerPool pool(po);
+    pool.start();
+    auto req = profileRequest(*card, detail->candidate);
+    const int timeout = o.integer("--timeout-s", 300);
+    req["timeout_s"] = timeout;
+    const auto reply = pool.request(req, (timeout + 30) * 1000);
+    pool.shutdown();
+    if (reply.value("type", "") != "profile") {
+        std::fprintf(stderr, "kforge-cli profile: node %lld was not profiled: %s\n", (long long)nodeId,
+                     reply.value("error", reply.value("message", reply.dump())).c_str());
+        return 1;
+    }
+    store.addProfile(nodeId, reply["profile"]);
+    auto shown = reply["profile"];
+    shown.erase("metrics");
+    std::cout << shown.dump(2) << std::endl;
+    return 0;
+}
+
 int checkTemplatesCommand(const Args &args)
 {
     const Options o(args, {{"--help", false}, {"--backend", true}, {"--dtypes", true}, {"--family", true}, {"--worker", true},

@@ -11,5 +11,6 @@ int showCommand(const Args &args);
 int cardCommand(const Args &args);
 int templatesCommand(const Args &args);
 int checkTemplatesCommand(const Args &args);
+int profileCommand(const Args &args);
 
 } // namespace kforge::cli

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <unistd.h>
 
 #include "worker/cpu/cpu_backend.h"
@@ -18,14 +19,16 @@ int main(int argc, char **argv)
             std::puts("usage: kforge-worker\n\n"
                       "Evaluates kernel candidates for a kforge worker pool. Speaks kforge worker protocol v1:\n"
                       "one JSON request per line on stdin, one JSON reply per line on stdout.\n"
-                      "Requests: hello, evaluate, shutdown. Started by kforge and kforge-cli; start it by hand\n"
+                      "Requests: hello, evaluate, profile (under Nsight Compute), shutdown. Started by kforge and kforge-cli; start it by hand\n"
                       "only to debug the protocol.\n\n"
                       "environment:\n"
                       "  KFORGE_WORKER_THREADS  intra-op threads for the reference (default 1, matching candidates)\n"
                       "  KFORGE_CACHE_DIR       compiled-candidate cache (default ~/.cache/kforge)\n"
                       "  KFORGE_WORKER_VERBOSE  log each cuda evaluation's compile, verify and benchmark times to stderr\n"
                       "  KFORGE_WORKER_SLOT     set by the pool; picks GPU (slot mod device count) unless CUDA_VISIBLE_DEVICES is set\n"
-                      "  CXX                    compiler for cpu candidates (default c++)");
+                      "  KFORGE_NCU             Nsight Compute for profile requests (default: ncu on the PATH)\n"
+                      "  CXX                    compiler for cpu candidates (default c++)\n\n"
+                      "  --evaluate-once FILE   evaluate the request in FILE once and print the reply (used under ncu)");
             return 0;
         }
     // Candidates run single-threaded; the reference must too, or the comparison measures thread counts.
@@ -49,5 +52,15 @@ int main(int argc, char **argv)
     else
         std::fprintf(stderr, "kforge-worker: no cuda backend: %s\n", whyNot.c_str());
 #endif
+    // One-shot mode for profilers that must wrap a process (ncu): evaluate the request in FILE once
+    // and print the reply.
+    for (int i = 1; i + 1 < argc; ++i)
+        if (!std::strcmp(argv[i], "--evaluate-once")) {
+            std::ifstream in(argv[i + 1]);
+            const std::string line((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+            bool quit = false;
+            std::printf("%s\n", server.handle(line, quit).dump().c_str());
+            return 0;
+        }
     return server.serve();
 }

@@ -38,6 +38,11 @@ nlohmann::json evaluateRequest(const OperatorCard &card, const Candidate &candid
     return {{"type", "evaluate"}, {"card", card}, {"candidate", candidate}, {"options", options}};
 }
 
+nlohmann::json profileRequest(const OperatorCard &card, const Candidate &candidate)
+{
+    return {{"type", "profile"}, {"card", card}, {"candidate", candidate}};
+}
+
 nlohmann::json shutdownRequest()
 {
     return {{"type", "shutdown"}};

@@ -5,6 +5,8 @@
 //   <- {"id":1,"type":"hello","ok":true,"protocol":1,"worker":"...","backends":[...],"devices":[...]}
 //   -> {"id":2,"type":"evaluate","card":{...},"candidate":{...},"options":{...}}
 //   <- {"id":2,"type":"result","ok":true,"verdict":{...}}
+//   -> {"id":3,"type":"profile","card":{...},"candidate":{...}}        (cuda candidates, where ncu exists)
+//   <- {"id":3,"type":"profile","ok":true,"profile":{"memory_throughput_pct":..,"top_stalls":[..],..}}
 //   -> {"id":3,"type":"shutdown"}
 //   <- {"id":3,"type":"bye","ok":true}
 //
@@ -41,6 +43,7 @@ void from_json(const nlohmann::json &j, EvalOptions &o);
 nlohmann::json helloRequest();
 nlohmann::json evaluateRequest(const OperatorCard &card, const Candidate &candidate, const EvalOptions &options);
 nlohmann::json shutdownRequest();
+nlohmann::json profileRequest(const OperatorCard &card, const Candidate &candidate);
 nlohmann::json errorReply(const nlohmann::json &id, const std::string &message);
 
 } // namespace kforge

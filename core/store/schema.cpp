@@ -54,6 +54,12 @@ const std::vector<std::string> &migrations()
             slot INTEGER NOT NULL, kind TEXT NOT NULL, detail TEXT NOT NULL, created_at REAL NOT NULL);
         CREATE INDEX nodes_by_session ON nodes(session_id, id);
         )sql",
+        // 3: profiler reports per node (Nsight Compute's throughput, occupancy and stall reasons).
+        R"sql(
+        CREATE TABLE profiles(
+            id INTEGER PRIMARY KEY, node_id INTEGER NOT NULL REFERENCES nodes(id), tool TEXT NOT NULL,
+            report_json TEXT NOT NULL, created_at REAL NOT NULL);
+        )sql",
     };
     return steps;
 }

@@ -260,6 +260,14 @@ void SessionStore::addWorkerEvent(int64_t sessionId, int slot, const std::string
     s.bind(1, sessionId).bind(2, int64_t(slot)).bind(3, kind).bind(4, detail).bind(5, nowSeconds()).run();
 }
 
+int64_t SessionStore::addProfile(int64_t nodeId, const nlohmann::json &report)
+{
+    requireWritable();
+    sql::Statement s(m_db, "INSERT INTO profiles(node_id, tool, report_json, created_at) VALUES(?,?,?,?)");
+    s.bind(1, nodeId).bind(2, report.value("tool", "unknown")).bind(3, report.dump()).bind(4, nowSeconds()).run();
+    return sqlite3_last_insert_rowid(m_db);
+}
+
 std::vector<SessionInfo> SessionStore::sessions() const
 {
     std::vector<SessionInfo> out;
@@ -342,6 +350,12 @@ std::optional<NodeDetail> SessionStore::nodeDetail(int64_t nodeId) const
         s.bind(1, nodeId);
         while (s.step())
             d.decisions.push_back({s.integer(0), s.integer(1), s.text(2), s.text(3), s.text(4), s.real(5)});
+    }
+    {
+        sql::Statement s(m_db, "SELECT report_json FROM profiles WHERE node_id = ? ORDER BY id DESC LIMIT 1");
+        s.bind(1, nodeId);
+        if (s.step())
+            d.profile = nlohmann::json::parse(s.text(0));
     }
     return d;
 }

@@ -68,6 +68,7 @@ struct NodeDetail {
     Candidate candidate;
     Verdict verdict; // compile log, trials and timing samples as stored
     std::vector<DecisionRecord> decisions;
+    nlohmann::json profile; // the latest profiler report, null when never profiled
 };
 
 struct WorkerEventRecord {
@@ -98,6 +99,7 @@ public:
     void finishNode(int64_t nodeId, const Verdict &verdict, double reward);
     int64_t addDecision(int64_t nodeId, const std::string &decision, const std::string &actor, const std::string &reason);
     void addWorkerEvent(int64_t sessionId, int slot, const std::string &kind, const std::string &detail);
+    int64_t addProfile(int64_t nodeId, const nlohmann::json &report);
 
     // Reads.
     std::vector<SessionInfo> sessions() const;
