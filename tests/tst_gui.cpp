@@ -76,6 +76,8 @@ StoredSession writeSession(const QString &path)
     s.finishNode(b, correctVerdict(VerdictStatus::Accepted, 1.8), 0.58);
     const auto better = add("best", b, "running", "// best kernel\nextern \"C\" int kforge_entry();");
     s.finishNode(better, correctVerdict(VerdictStatus::Accepted, 2.4), 0.87);
+    s.addProfile(better, {{"tool", "ncu"}, {"kernel", "kf_rows"}, {"memory_throughput_pct", 93.4}, {"achieved_occupancy_pct", 61.0},
+                          {"top_stalls", {{{"reason", "long_scoreboard"}, {"value", 12.5}}}}});
     const auto c = add("compile_error", root, "running", "// broken kernel\nint kforge_entry( {");
     s.finishNode(c, failureVerdict(VerdictStatus::CompileError, reason::CompileError, "expected ')' before '{'"), -1);
     {
@@ -136,6 +138,11 @@ private slots:
         // Opening selects the best node so the inspector has something to say.
         QCOMPARE(w.context()->selectedNode(), m_session.ids["best"]);
         QVERIFY(w.inspector()->code().contains(QStringLiteral("best kernel")));
+        // Its profiler report is shown; a node never profiled says how to profile it.
+        QVERIFY2(w.inspector()->profileText().contains(QStringLiteral("93.4% of peak")), qPrintable(w.inspector()->profileText()));
+        QVERIFY(w.inspector()->profileText().contains(QStringLiteral("long_scoreboard")));
+        w.context()->select(m_session.ids["accepted"]);
+        QVERIFY(w.inspector()->profileText().contains(QStringLiteral("kforge-cli profile")));
     }
 
     void clickShowsNode_data()

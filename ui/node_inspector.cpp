@@ -51,12 +51,34 @@ QPlainTextEdit *makeTextView(QWidget *parent)
     return t;
 }
 
+// The profiler report as a user reads it: the headline shares of peak, then the stall reasons.
+QString formatProfile(const nlohmann::json &p)
+{
+    if (p.is_null())
+        return QStringLiteral("Not profiled. Profile a CUDA node with: kforge-cli profile --session FILE --node ID");
+    auto pct = [&](const char *key) {
+        const auto v = p.value(key, nlohmann::json());
+        return v.is_number() ? QString::number(v.get<double>(), 'f', 1) + QStringLiteral("%") : QStringLiteral("n/a");
+    };
+    QString t = QStringLiteral("%1 report for kernel %2\n\n").arg(QString::fromStdString(p.value("tool", "")),
+                                                                   QString::fromStdString(p.value("kernel", "")));
+    t += QStringLiteral("memory throughput   %1 of peak\n").arg(pct("memory_throughput_pct"));
+    t += QStringLiteral("compute throughput  %1 of peak\n").arg(pct("compute_throughput_pct"));
+    t += QStringLiteral("achieved occupancy  %1\n").arg(pct("achieved_occupancy_pct"));
+    if (p.value("duration_us", nlohmann::json()).is_number())
+        t += QStringLiteral("duration            %1 us\n").arg(p["duration_us"].get<double>(), 0, 'f', 2);
+    t += QStringLiteral("\ntop stall reasons (warp cycles per issued instruction)\n");
+    for (const auto &s : p.value("top_stalls", nlohmann::json::array()))
+        t += QStringLiteral("  %1  %2\n").arg(QString::fromStdString(s.value("reason", "")), -22).arg(s.value("value", 0.0), 0, 'f', 2);
+    return t;
+}
+
 } // namespace
 
 NodeInspector::NodeInspector(SessionContext *context, QWidget *parent)
     : QWidget(parent), m_context(context), m_heading(new QLabel(this)), m_code(makeCodeView(this)),
       m_tabs(new QTabWidget(this)), m_verdict(new VerdictPane(this)), m_compileLog(makeTextView(this)),
-      m_params(makeTextView(this))
+      m_params(makeTextView(this)), m_profile(makeTextView(this))
 {
     m_heading->setTextFormat(Qt::RichText);
     m_heading->setWordWrap(true);
@@ -66,6 +88,7 @@ NodeInspector::NodeInspector(SessionContext *context, QWidget *parent)
     m_tabs->addTab(m_verdict, QStringLiteral("Verdict"));
     m_tabs->addTab(m_compileLog, QStringLiteral("Compile log"));
     m_tabs->addTab(m_params, QStringLiteral("Parameters"));
+    m_tabs->addTab(m_profile, QStringLiteral("Profile"));
 
     auto *split = new QSplitter(Qt::Vertical, this);
     split->addWidget(m_code);
@@ -99,6 +122,11 @@ QString NodeInspector::code() const
 QString NodeInspector::compileLog() const
 {
     return m_compileLog->toPlainText();
+}
+
+QString NodeInspector::profileText() const
+{
+    return m_profile->toPlainText();
 }
 
 QString NodeInspector::heading() const
@@ -190,6 +218,7 @@ void NodeInspector::showNode(qint64 id)
                       .arg(c.millis, 0, 'f', 1)
                       .arg(c.cached ? QStringLiteral(" (cached)") : QString());
     m_compileLog->setPlainText(log + QString::fromStdString(c.log));
+    m_profile->setPlainText(formatProfile(detail->profile));
     // A compile error is explained by the log, so bring it forward; otherwise keep the user's tab.
     if (rec->status == "compile_error")
         m_tabs->setCurrentWidget(m_compileLog);

@@ -29,6 +29,7 @@ public:
     qint64 shownNode() const { return m_shown; }
     QString code() const;
     QString compileLog() const;
+    QString profileText() const;
     QString heading() const;
     VerdictPane *verdictPane() const { return m_verdict; }
 
@@ -50,6 +51,7 @@ private:
     VerdictPane *m_verdict;
     QPlainTextEdit *m_compileLog;
     QPlainTextEdit *m_params;
+    QPlainTextEdit *m_profile;
 };
 
 } // namespace kforge::ui
