@@ -9,7 +9,7 @@
 # compute-sanitizer runs with --report-api-errors no: the worker probes kernel parameters with
 # cuFuncGetParamInfo until it fails, which memcheck would list as API errors.
 #
-# Usage: tools/gpu/run.sh [all|build|tests|bench|templates|sanitizer]...   (default: all)
+# Usage: tools/gpu/run.sh [all|build|tests|bench|templates|profile|sanitizer]...   (default: all)
 # Output: $OUT/gpu-tests.log, $OUT/bench.log, and every log in $OUT/logs.tgz.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -86,6 +86,22 @@ if want templates; then
   t0=$(date +%s)
   bash bench/templates/run.sh "$build" "$out/templates" "${KFORGE_TEMPLATE_NODES:-20}" 2>&1 | tee "$out/templates.log"
   note "templates: $(tail -1 "$out/templates/check-templates.txt" 2>/dev/null) ($(( $(date +%s) - t0 )) s)"
+fi
+
+if want profile; then
+  # Profile on demand: a short search, then Nsight Compute on its best node; the report lands on the node.
+  t0=$(date +%s)
+  ses="$out/profile.kforge"
+  rm -f "$ses"
+  "$build/app/kforge-cli" search --backend cuda --family softmax --shape rows=16384,cols=4096 --dtype float32 --nodes 6 \
+    --session "$ses" --worker "$worker" > "$out/profile-search.log" 2>&1
+  node=$("$build/app/kforge-cli" show --session "$ses" --best | python3 -c 'import json,sys; print(json.loads(sys.stdin.readline())["best"]["node"])')
+  timeout 300 "$build/app/kforge-cli" profile --session "$ses" --node "$node" --worker "$worker" 2>&1 | tee "$out/profile.log"
+  note "profile of node $node: $(python3 -c 'import json,sys; p=json.load(open(sys.argv[1])); print("memory", p["memory_throughput_pct"], "% compute", p["compute_throughput_pct"], "% occupancy", p["achieved_occupancy_pct"], "% stalls", [s["reason"] for s in p["top_stalls"]])' "$out/profile.log" 2>&1 | tail -1) ($(( $(date +%s) - t0 )) s)"
+  # A cpu node cannot be profiled, and says why.
+  "$build/app/kforge-cli" profile --session "$ses" --node 1 --worker "$worker" > "$out/profile-root.log" 2>&1
+  note "profiling the baseline root: $(tail -1 "$out/profile-root.log")"
+  cp "$out/profile.log" "$final/" 2>/dev/null
 fi
 
 if want sanitizer; then
