@@ -128,8 +128,12 @@ nlohmann::json profileWithNcu(const std::string &ncu, const nlohmann::json &eval
 {
     if (kernelNames.empty())
         throw Error("the candidate's launch plan names no kernel to profile");
-    const fs::path dir = fs::temp_directory_path() / ("kforge-ncu-" + std::to_string(::getpid()));
-    fs::create_directories(dir);
+    // POSIX calls, not std::filesystem: libtorch 2.x exports std::filesystem symbols of its own that
+    // the worker (linked with exported symbols) can bind to, and its remove_all crashed there.
+    char tmpl[] = "/tmp/kforge-ncu-XXXXXX";
+    if (!::mkdtemp(tmpl))
+        throw Error("cannot create a temporary folder for the ncu report");
+    const fs::path dir = tmpl;
     const auto req = dir / "request.json", report = dir / "report.csv", verdict = dir / "verdict.json";
     {
         std::ofstream out(req);
@@ -138,8 +142,9 @@ nlohmann::json profileWithNcu(const std::string &ncu, const nlohmann::json &eval
     std::string names;
     for (const auto &k : kernelNames)
         names += (names.empty() ? "" : "|") + k;
-    std::error_code ec;
-    const auto self = fs::read_symlink("/proc/self/exe", ec).string();
+    char selfBuf[4096] = {};
+    const ssize_t selfLen = ::readlink("/proc/self/exe", selfBuf, sizeof selfBuf - 1);
+    const std::string self = selfLen > 0 ? std::string(selfBuf, size_t(selfLen)) : std::string("kforge-worker");
     // The clocks are left as the card runs them (--clock-control none); one launch of the candidate's
     // first matching kernel is measured with the sections that give throughput, occupancy and stalls.
     const std::string cmd = "timeout " + std::to_string(timeoutSeconds) + " " + shellQuote(ncu)
@@ -152,7 +157,9 @@ nlohmann::json profileWithNcu(const std::string &ncu, const nlohmann::json &eval
     const int rc = runCapture(cmd, output);
     std::ifstream in(report);
     const std::string csv((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    fs::remove_all(dir, ec);
+    for (const auto &f : {req, report, verdict})
+        ::unlink(f.c_str());
+    ::rmdir(dir.c_str());
     if (rc != 0 && csv.find("\"ID\"") == std::string::npos)
         throw Error("ncu failed (status " + std::to_string(rc) + "): " + (output.size() > 600 ? output.substr(output.size() - 600) : output)
                     + (csv.size() > 600 ? csv.substr(csv.size() - 600) : csv));
