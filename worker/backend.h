@@ -10,6 +10,22 @@
 
 namespace kforge::worker {
 
+// After verification: a candidate with failure reasons is Incorrect; a correct one that is not to be
+// benchmarked is NotFaster with that said. Returns true when the verdict is final.
+inline bool finishVerification(Verdict &v, const EvalOptions &options)
+{
+    if (!v.reasons.empty()) {
+        v.status = VerdictStatus::Incorrect;
+        return true;
+    }
+    if (!options.benchmark) {
+        v.status = VerdictStatus::NotFaster;
+        v.reasons.push_back({reason::NotFaster, "verified only; not benchmarked"});
+        return true;
+    }
+    return false;
+}
+
 class Backend {
 public:
     virtual ~Backend() = default;

@@ -22,6 +22,21 @@ std::string defaultWorkerCommand()
     return "'" + executableDir() + "/kforge-worker'";
 }
 
+std::string cacheDir(const std::string &sub)
+{
+    std::string dir;
+    if (const char *env = std::getenv("KFORGE_CACHE_DIR"); env && *env)
+        dir = env;
+    else if (const char *home = std::getenv("HOME"); home && *home)
+        dir = std::string(home) + "/.cache/kforge";
+    else
+        dir = "/tmp/kforge-cache";
+    dir += "/" + sub;
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    return dir;
+}
+
 int localGpuCount()
 {
     if (const char *visible = std::getenv("CUDA_VISIBLE_DEVICES"); visible) {

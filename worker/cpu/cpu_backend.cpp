@@ -170,15 +170,8 @@ public:
                 if (!seen)
                     v.reasons.push_back({tr.failure, tr.label + " (" + tr.shape + "): " + tr.detail});
             }
-        if (!v.reasons.empty()) {
-            v.status = VerdictStatus::Incorrect;
+        if (finishVerification(v, options))
             return v;
-        }
-        if (!options.benchmark) {
-            v.status = VerdictStatus::NotFaster;
-            v.reasons.push_back({reason::NotFaster, "verified only; not benchmarked"});
-            return v;
-        }
         current = card.shape;
         benchmark(card, options, run, v);
         return v;

@@ -10,6 +10,7 @@
 
 #include "protocol/cpu_abi.h"
 #include "util/hash.h"
+#include "util/paths.h"
 
 namespace kforge::worker {
 
@@ -32,15 +33,7 @@ CpuCompiler::CpuCompiler()
 {
     const char *cxx = std::getenv("CXX");
     m_compiler = cxx && *cxx ? cxx : "c++";
-    if (const char *dir = std::getenv("KFORGE_CACHE_DIR"); dir && *dir)
-        m_cacheDir = dir;
-    else if (const char *home = std::getenv("HOME"); home && *home)
-        m_cacheDir = std::string(home) + "/.cache/kforge";
-    else
-        m_cacheDir = (fs::temp_directory_path() / "kforge-cache").string();
-    m_cacheDir += "/cpu";
-    std::error_code ec;
-    fs::create_directories(m_cacheDir, ec);
+    m_cacheDir = kforge::cacheDir("cpu");
 }
 
 std::string CpuCompiler::flags() const

@@ -181,15 +181,8 @@ private:
         }
         m_phases.verifyMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - verify0).count();
         collectFailures(v);
-        if (!v.reasons.empty()) {
-            v.status = VerdictStatus::Incorrect;
+        if (finishVerification(v, options))
             return v;
-        }
-        if (!options.benchmark) {
-            v.status = VerdictStatus::NotFaster;
-            v.reasons.push_back({reason::NotFaster, "verified only; not benchmarked"});
-            return v;
-        }
         const auto bench0 = std::chrono::steady_clock::now();
         benchmark(card, resolveLaunchPlan(plan, card.shape, m_info.limits), functions, options, v);
         m_phases.benchMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - bench0).count();

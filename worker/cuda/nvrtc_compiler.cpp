@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "util/hash.h"
+#include "util/paths.h"
 
 #ifndef KFORGE_CUDA_INCLUDE_DIR
 #define KFORGE_CUDA_INCLUDE_DIR "/usr/local/cuda/include"
@@ -116,15 +117,8 @@ const KernelResources *findKernel(const CudaBuild &build, const std::string &nam
 
 NvrtcCompiler::NvrtcCompiler(std::string cacheDir) : m_cacheDir(std::move(cacheDir))
 {
-    if (m_cacheDir.empty()) {
-        if (const char *dir = std::getenv("KFORGE_CACHE_DIR"); dir && *dir)
-            m_cacheDir = dir;
-        else if (const char *home = std::getenv("HOME"); home && *home)
-            m_cacheDir = std::string(home) + "/.cache/kforge";
-        else
-            m_cacheDir = (fs::temp_directory_path() / "kforge-cache").string();
-        m_cacheDir += "/cuda";
-    }
+    if (m_cacheDir.empty())
+        m_cacheDir = kforge::cacheDir("cuda");
     std::error_code ec;
     fs::create_directories(m_cacheDir, ec);
     // Candidates may include the toolkit's device headers (cuda_fp16.h, cuda_bf16.h); NVRTC needs
