@@ -3,6 +3,7 @@
 #include <QtTest>
 
 #include "ops/operator_card.h"
+#include "ops/trial_plan.h"
 #include "pool/worker_pool.h"
 #include "proposers/template_proposer.h"
 #include "test_support.h"
@@ -71,7 +72,7 @@ private slots:
         for (const auto &r : v.reasons)
             why += "\n" + r.message;
         QVERIFY2(v.correct(), why.c_str());
-        QCOMPARE(v.trials.size(), card.inputScales.size() + card.heldOutShapes.size());
+        QCOMPARE(v.trials.size(), trialPlan(card).size());
     }
 
     void cardsRoundTripThroughJson()

@@ -69,6 +69,7 @@ const std::map<std::string, std::function<OperatorCard(const ShapeBindings &, DT
              c.referenceArgs = J::array({{{"input", 0}}, {{"int", -1}}, {{"bool", false}}});
              c.tolerance = toleranceFor(dt, 1e-6, 1e-4);
              c.invariants = {"rows_sum_to_one"};
+             c.specialInputs = {"masked_rows"};
              c.flopsPerElement = 5;
              return c;
          }},
@@ -76,6 +77,7 @@ const std::map<std::string, std::function<OperatorCard(const ShapeBindings &, DT
              auto c = rowCard("log_softmax", s, dt);
              c.atenSchema = "aten::_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor";
              c.atenOp = "aten::_log_softmax";
+             c.specialInputs = {"masked_rows"};
              c.referenceArgs = J::array({{{"input", 0}}, {{"int", -1}}, {{"bool", false}}});
              c.flopsPerElement = 5;
              return c;

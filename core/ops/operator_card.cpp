@@ -107,6 +107,7 @@ void to_json(nlohmann::json &j, const OperatorCard &c)
          {"input_scales", c.inputScales},
          {"tolerance", {{"atol", c.tolerance.atol}, {"rtol", c.tolerance.rtol}, {"scale_atol", c.tolerance.scaleAtol}}},
          {"invariants", c.invariants},
+         {"special_inputs", c.specialInputs},
          {"flops_per_element", c.flopsPerElement},
          {"calls", c.calls},
          {"workload_ms", c.workloadMs}};
@@ -136,6 +137,7 @@ void from_json(const nlohmann::json &j, OperatorCard &c)
             c.tolerance.scaleAtol = j["tolerance"].value("scale_atol", false);
         }
         c.invariants = j.value("invariants", std::vector<std::string>{});
+        c.specialInputs = j.value("special_inputs", std::vector<std::string>{});
         c.flopsPerElement = j.value("flops_per_element", 0.0);
         c.calls = j.value("calls", int64_t(1));
         c.workloadMs = j.value("workload_ms", 0.0);

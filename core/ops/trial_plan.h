@@ -1,6 +1,6 @@
 #pragma once
-// The verification trials every backend runs for a card: the captured shape at each input scale, then
-// each held-out shape at scale 1.
+// The verification trials every backend runs for a card: the captured shape at each input scale, each
+// kind of special input at scale 8, then each held-out shape at scale 1.
 #include <string>
 #include <vector>
 
@@ -12,6 +12,7 @@ struct TrialSpec {
     std::string label;
     ShapeBindings shape;
     double scale = 1.0;
+    std::string special; // one of the card's specialInputs, or empty
 };
 
 std::vector<TrialSpec> trialPlan(const OperatorCard &card);

@@ -9,7 +9,7 @@
 # compute-sanitizer runs with --report-api-errors no: the worker probes kernel parameters with
 # cuFuncGetParamInfo until it fails, which memcheck would list as API errors.
 #
-# Usage: tools/gpu/run.sh [all|build|tests|bench|templates|profile|sanitizer]...   (default: all)
+# Usage: tools/gpu/run.sh [all|build|tests|bench|check|templates|profile|sanitizer]...   (default: all)
 # Output: $OUT/gpu-tests.log, $OUT/bench.log, and every log in $OUT/logs.tgz.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -78,6 +78,13 @@ if want bench; then
   timeout 120 python3 tools/gpu/controls_crosscheck.py "$out/controls" > "$out/crosscheck.log" 2>&1
   note "controls timed outside kforge (tools/gpu/controls_crosscheck.py):"
   summary+=("$(grep -E '^\|' "$out/crosscheck.log" || tail -5 "$out/crosscheck.log")")
+fi
+
+if want check; then
+  # Only the guard sweep over every CUDA template, family and dtype (part of the templates step).
+  timeout 300 "$build/app/kforge-cli" check-templates --backend cuda --worker "$worker" > "$out/check-templates.log" 2>&1
+  grep -E "^FAIL" "$out/check-templates.log" | head -20
+  note "check-templates: $(tail -1 "$out/check-templates.log")"
 fi
 
 if want templates; then

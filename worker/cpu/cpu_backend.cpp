@@ -137,7 +137,7 @@ public:
             tr.label = trial.label;
             tr.shape = shapeString(card, trial.shape);
             current = trial.shape;
-            auto inputs = makeInputs(card, trial.shape, trial.scale, cpu);
+            auto inputs = makeInputs(card, trial.shape, trial.scale, cpu, trial.special);
             std::vector<at::Tensor> before, refInputs;
             for (const auto &t : inputs) {
                 before.push_back(t.clone());

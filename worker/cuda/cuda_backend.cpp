@@ -286,7 +286,7 @@ private:
         tr.label = trial.label + (candidateFirst ? ", candidate first" : ", reference first");
         tr.shape = shapeString(card, trial.shape);
         const auto rp = resolveLaunchPlan(plan, trial.shape, m_info.limits);
-        auto inputs = makeInputs(card, trial.shape, trial.scale, m_device);
+        auto inputs = makeInputs(card, trial.shape, trial.scale, m_device, trial.special);
         std::vector<at::Tensor> before;
         for (const auto &t : inputs)
             before.push_back(t.clone());

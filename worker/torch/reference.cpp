@@ -5,6 +5,8 @@
 
 #include "util/error.h"
 
+#include <limits>
+
 namespace kforge::worker {
 
 at::ScalarType scalarType(DType t)
@@ -28,7 +30,8 @@ std::string shapeString(const OperatorCard &card, const ShapeBindings &shape)
     return s;
 }
 
-std::vector<at::Tensor> makeInputs(const OperatorCard &card, const ShapeBindings &shape, double scale, at::Device device)
+std::vector<at::Tensor> makeInputs(const OperatorCard &card, const ShapeBindings &shape, double scale, at::Device device,
+                                   const std::string &special)
 {
     std::vector<at::Tensor> out;
     for (const auto &t : card.inputs) {
@@ -48,6 +51,13 @@ std::vector<at::Tensor> makeInputs(const OperatorCard &card, const ShapeBindings
             const double s = t.init == "randn_unscaled" ? 1.0 : scale;
             out.push_back((at::randn(sizes, f32) * s).to(type));
         }
+    }
+    if (special == "masked_rows" && !out.empty() && out[0].dim() >= 1 && at::isFloatingType(out[0].scalar_type())) {
+        auto mask = at::rand(out[0].sizes(), at::TensorOptions().device(device)).lt(0.25);
+        mask.select(-1, 0).fill_(false); // every row keeps a finite value
+        out[0].masked_fill_(mask, -std::numeric_limits<double>::infinity());
+    } else if (!special.empty() && special != "masked_rows") {
+        throw Error("operator card '" + card.key + "': unknown special input '" + special + "'");
     }
     return out;
 }

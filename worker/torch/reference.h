@@ -11,7 +11,9 @@ namespace kforge::worker {
 at::ScalarType scalarType(DType t);
 std::string shapeString(const OperatorCard &card, const ShapeBindings &shape);
 // Fresh random inputs (normal, times scale) for every input of the card.
-std::vector<at::Tensor> makeInputs(const OperatorCard &card, const ShapeBindings &shape, double scale, at::Device device);
+// `special` names one of the card's specialInputs to apply to the first input.
+std::vector<at::Tensor> makeInputs(const OperatorCard &card, const ShapeBindings &shape, double scale, at::Device device,
+                                   const std::string &special = {});
 // Empty output tensors of the card's shapes and dtypes.
 std::vector<at::Tensor> makeOutputs(const OperatorCard &card, const ShapeBindings &shape, at::Device device);
 // Calls the card's ATen operator on `inputs`; throws Error when this libtorch does not know it. Shape

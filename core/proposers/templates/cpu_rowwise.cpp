@@ -124,9 +124,10 @@ void addCpuRowwiseTemplates(TemplateLibrary &lib)
         ACC s = 0;
         for (int a = 0; a < ACCUMULATORS; ++a)
             s += part[a];
-        const float shift = m + (float)std::log((double)s);
+        // Subtract the max first, then log(sum), as ATen does: adding them first loses the low bits.
+        const float logs = (float)std::log((double)s);
         for (c = 0; c < cols; ++c)
-            yr[c] = xr[c] - shift;
+            yr[c] = (xr[c] - m) - logs;
     }
 )"));
     lib.add(rowTemplate("layer_norm", "two-pass mean and variance per row with partial sums, then scale and shift",

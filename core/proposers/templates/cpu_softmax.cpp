@@ -127,13 +127,16 @@ std::string renderOnline(const nlohmann::json &p, const OperatorCard &)
             for (int l = 0; l < LANES; ++l) {
                 const float v = xr[c + l];
                 const float nm = lm[l] > v ? lm[l] : v;
-                ls[l] = ls[l] * kf_exp(lm[l] - nm) + kf_exp(v - nm);
+                // -inf (a masked entry) contributes nothing; -inf - -inf would be NaN.
+                const float keep = lm[l] == -INFINITY ? 0.0f : kf_exp(lm[l] - nm);
+                ls[l] = ls[l] * keep + (v == -INFINITY ? 0.0f : kf_exp(v - nm));
                 lm[l] = nm;
             }
         for (; c < cols; ++c) {
             const float v = xr[c];
             const float nm = lm[0] > v ? lm[0] : v;
-            ls[0] = ls[0] * kf_exp(lm[0] - nm) + kf_exp(v - nm);
+            const float keep = lm[0] == -INFINITY ? 0.0f : kf_exp(lm[0] - nm);
+            ls[0] = ls[0] * keep + (v == -INFINITY ? 0.0f : kf_exp(v - nm));
             lm[0] = nm;
         }
         float m = lm[0];
@@ -175,16 +178,17 @@ static inline vf splat(float x) { vf v; for (int i = 0; i < VW; ++i) v[i] = x; r
 static inline vf poly_exp(vf x)
 {
     typedef vf F;
-    const F lo = x * 0.0f - 87.0f;
+    // Constants by splat, not x * 0: x may be -inf (masked attention), and -inf * 0 is NaN.
+    const F lo = splat(-87.0f);
     x = x < lo ? lo : x;
-    const F magic = x * 0.0f + 12582912.0f;
+    const F magic = splat(12582912.0f);
     const F n = (x * 1.44269504088896341f + magic) - magic;
     const F r = x - n * 0.693359375f + n * 2.12194440e-4f;
 #if EXP_POLY_DEGREE >= 6
     F q = r * (1.0f / 720) + 1.0f / 120;
     q = q * r + 1.0f / 24;
 #else
-    F q = r * 0.0f + 1.0f / 24;
+    F q = splat(1.0f / 24);
 #endif
     q = q * r + 1.0f / 6;
     q = q * r + 0.5f;
