@@ -82,6 +82,27 @@ const char *kRowSum = R"(static inline ACC row_sum(const float *v, int64_t n)
 
 )";
 
+// A row's max m and log(sum(exp(x - m))), the sum with ACCUMULATORS independent partials.
+const char *kRowLogSumExp = R"(static inline void row_max_logsum(const float *xr, int64_t cols, float &m, float &logs)
+{
+    m = -INFINITY;
+    for (int64_t c = 0; c < cols; ++c)
+        m = m > xr[c] ? m : xr[c];
+    ACC part[ACCUMULATORS] = {};
+    int64_t c = 0;
+    for (; c + ACCUMULATORS <= cols; c += ACCUMULATORS)
+        for (int a = 0; a < ACCUMULATORS; ++a)
+            part[a] += expf(xr[c + a] - m);
+    for (; c < cols; ++c)
+        part[0] += expf(xr[c] - m);
+    ACC s = 0;
+    for (int a = 0; a < ACCUMULATORS; ++a)
+        s += part[a];
+    logs = (float)std::log((double)s);
+}
+
+)";
+
 std::string withHelper(const std::string &id, const J &p, const char *helper, const std::string &body)
 {
     std::string h = header(id, p);
@@ -106,27 +127,15 @@ const std::vector<J> kAccumulators = {1, 2, 4, 8, 16};
 void addCpuRowwiseTemplates(TemplateLibrary &lib)
 {
     lib.add(rowTemplate("log_softmax", "max, log-sum-exp with partial sums, then x - max - log(sum)",
-                        {{"acc", kAcc}, {"accumulators", kAccumulators}}, "", R"(    ROWS_PROLOGUE(1)
+                        {{"acc", kAcc}, {"accumulators", kAccumulators}}, kRowLogSumExp, R"(    ROWS_PROLOGUE(1)
     float *y = (float *)outputs[0].data;
     for (int64_t r = 0; r < rows; ++r) {
         const float *xr = x + r * cols;
         float *yr = y + r * cols;
-        float m = -INFINITY;
-        for (int64_t c = 0; c < cols; ++c)
-            m = m > xr[c] ? m : xr[c];
-        ACC part[ACCUMULATORS] = {};
-        int64_t c = 0;
-        for (; c + ACCUMULATORS <= cols; c += ACCUMULATORS)
-            for (int a = 0; a < ACCUMULATORS; ++a)
-                part[a] += expf(xr[c + a] - m);
-        for (; c < cols; ++c)
-            part[0] += expf(xr[c] - m);
-        ACC s = 0;
-        for (int a = 0; a < ACCUMULATORS; ++a)
-            s += part[a];
+        float m, logs;
+        row_max_logsum(xr, cols, m, logs);
         // Subtract the max first, then log(sum), as ATen does: adding them first loses the low bits.
-        const float logs = (float)std::log((double)s);
-        for (c = 0; c < cols; ++c)
+        for (int64_t c = 0; c < cols; ++c)
             yr[c] = (xr[c] - m) - logs;
     }
 )"));
@@ -310,7 +319,7 @@ void addCpuRowwiseTemplates(TemplateLibrary &lib)
     }
 )"));
     lib.add(rowTemplate("cross_entropy", "per row: log-sum-exp minus the target logit; mean over rows",
-                        {{"acc", kAcc}, {"accumulators", kAccumulators}}, "", R"(    if (n_inputs != 2 || inputs[0].ndim != 2 || inputs[0].dtype != KF_F32 || inputs[1].dtype != KF_I64)
+                        {{"acc", kAcc}, {"accumulators", kAccumulators}}, kRowLogSumExp, R"(    if (n_inputs != 2 || inputs[0].ndim != 2 || inputs[0].dtype != KF_F32 || inputs[1].dtype != KF_I64)
         return 1;
     const int64_t rows = inputs[0].sizes[0], cols = inputs[0].sizes[1];
     const float *x = (const float *)inputs[0].data;
@@ -318,20 +327,9 @@ void addCpuRowwiseTemplates(TemplateLibrary &lib)
     double total = 0;
     for (int64_t r = 0; r < rows; ++r) {
         const float *xr = x + r * cols;
-        float m = -INFINITY;
-        for (int64_t c = 0; c < cols; ++c)
-            m = m > xr[c] ? m : xr[c];
-        ACC part[ACCUMULATORS] = {};
-        int64_t c = 0;
-        for (; c + ACCUMULATORS <= cols; c += ACCUMULATORS)
-            for (int a = 0; a < ACCUMULATORS; ++a)
-                part[a] += expf(xr[c + a] - m);
-        for (; c < cols; ++c)
-            part[0] += expf(xr[c] - m);
-        ACC s = 0;
-        for (int a = 0; a < ACCUMULATORS; ++a)
-            s += part[a];
-        total += (double)m + std::log((double)s) - (double)xr[target[r]];
+        float m, logs;
+        row_max_logsum(xr, cols, m, logs);
+        total += (double)m + (double)logs - (double)xr[target[r]];
     }
     *(float *)outputs[0].data = (float)(total / (double)rows);
 )"));
