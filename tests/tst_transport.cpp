@@ -2,6 +2,8 @@
 // a fault in one is reported and the worker restarted, and the pool keeps several of them busy.
 // The srun and ssh rows need a local Slurm and sshd (tools/ci/start-local-*.sh, started by
 // packaging/test.sh); without them they skip and say why.
+#include <QProcess>
+#include <QThread>
 #include <QtTest>
 #include <set>
 #include <future>
@@ -53,9 +55,11 @@ private slots:
         if (!why.isEmpty())
             QSKIP(qPrintable(why));
         const std::string command = prefix.empty() ? test::workerCommand() : prefix + " " + test::workerCommand();
+        {
         WorkerPool pool({command, 2});
         pool.start();
         QCOMPARE(pool.size(), 2);
+        QCOMPARE(pool.hellos().size(), size_t(2)); // both workers came up
         for (const auto &h : pool.hellos())
             QCOMPARE(h.value("protocol", 0), kProtocolVersion);
         const auto card = makeSoftmaxCard(32, 256);
@@ -75,6 +79,21 @@ private slots:
         }
         QCOMPARE(workers.size(), size_t(2)); // both workers took work, the restarted one included
         QCOMPARE(pool.restarts(), 1);
+        }
+        // Shutting the pool down leaves no worker running on the cluster.
+        if (transport == QStringLiteral("srun")) {
+            QString left;
+            for (int i = 0; i < 50; ++i) {
+                QProcess q;
+                q.start(QStringLiteral("squeue"), {QStringLiteral("-h"), QStringLiteral("-o"), QStringLiteral("%i %j %T")});
+                QVERIFY(q.waitForFinished(10000));
+                left = QString::fromLocal8Bit(q.readAllStandardOutput()).trimmed();
+                if (left.isEmpty())
+                    break;
+                QThread::msleep(200);
+            }
+            QVERIFY2(left.isEmpty(), qPrintable(QStringLiteral("jobs left on the cluster: ") + left));
+        }
     }
 };
 

@@ -304,7 +304,8 @@ std::vector<nlohmann::json> WorkerPool::hellos() const
     std::lock_guard lock(m_mutex);
     std::vector<nlohmann::json> out;
     for (const auto &s : m_slots)
-        out.push_back(s->hello);
+        if (s->hello.is_object()) // a slot whose worker never answered has none
+            out.push_back(s->hello);
     return out;
 }
 

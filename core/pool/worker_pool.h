@@ -59,7 +59,7 @@ public:
 
     void setEventSink(std::function<void(const PoolEvent &)> sink);
     int size() const { return int(m_slots.size()); }
-    std::vector<nlohmann::json> hellos() const; // each live worker's capabilities
+    std::vector<nlohmann::json> hellos() const; // the capabilities of each worker that answered
     int queued() const;
     int restarts() const;
     std::vector<int> pids() const; // of live workers, for diagnostics and tests

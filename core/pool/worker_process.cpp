@@ -144,9 +144,14 @@ void WorkerProcess::kill()
         m_fd = -1;
     }
     if (m_pid > 0 && !m_reaped) {
-        ::kill(-m_pid, SIGKILL);
-        ::kill(m_pid, SIGKILL);
-        reap(5000);
+        // SIGTERM first: srun cancels its job step on it and ssh closes the remote session, so no
+        // worker is left running on another machine. SIGKILL whatever has not gone after a grace period.
+        ::kill(-m_pid, SIGTERM);
+        if (!reap(1500)) {
+            ::kill(-m_pid, SIGKILL);
+            ::kill(m_pid, SIGKILL);
+            reap(5000);
+        }
     }
 }
 

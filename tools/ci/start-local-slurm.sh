@@ -7,6 +7,8 @@ dir="${KFORGE_SLURM_DIR:-/tmp/kforge-slurm}"
 conf="$dir/slurm.conf"
 host="$(hostname -s)"
 if [ -f "$conf" ] && SLURM_CONF="$conf" timeout 5 sinfo -h -o %T 2>/dev/null | grep -qE "idle|mix|alloc"; then
+  # Already up: cancel whatever an earlier, interrupted test run left, so the node is free.
+  SLURM_CONF="$conf" scancel --quiet -u "$(id -un)" 2>/dev/null || true
   echo "$conf"; exit 0
 fi
 mkdir -p "$dir/state" "$dir/spool" "$dir/log"
