@@ -1,6 +1,33 @@
 #include "proposers/template_library.h"
 
+#include <cctype>
+
 namespace kforge {
+
+std::string defineLine(const std::string &name, const nlohmann::json &value)
+{
+    return "#define " + name + " " + (value.is_string() ? value.get<std::string>() : value.dump()) + "\n";
+}
+
+std::string paramDefines(const std::string &templateId, const nlohmann::json &params)
+{
+    std::string s = "// template " + templateId + "\n";
+    for (auto &[k, v] : params.items()) {
+        std::string name = k;
+        for (auto &ch : name)
+            ch = char(std::toupper(static_cast<unsigned char>(ch)));
+        s += defineLine(name, v);
+    }
+    return s;
+}
+
+double referenceEps(const OperatorCard &card)
+{
+    for (const auto &a : card.referenceArgs)
+        if (a.contains("double"))
+            return a["double"].get<double>();
+    return 1e-5;
+}
 
 const TemplateLibrary &TemplateLibrary::builtin()
 {

@@ -40,6 +40,12 @@ private:
     std::vector<KernelTemplate> m_templates;
 };
 
+// Helpers for rendering templates: "#define NAME VALUE" lines (strings unquoted), a template's header
+// with one define per parameter (upper-cased), and the epsilon a normalization card's reference uses.
+std::string defineLine(const std::string &name, const nlohmann::json &value);
+std::string paramDefines(const std::string &templateId, const nlohmann::json &params);
+double referenceEps(const OperatorCard &card);
+
 // Registration hooks, one per source file of templates.
 void addCpuSoftmaxTemplates(TemplateLibrary &lib);
 void addCpuRowwiseTemplates(TemplateLibrary &lib);

@@ -43,7 +43,6 @@ inline constexpr const char *BadRequest = "bad_request";
 inline constexpr const char *StaticCheck = "static_check";               // device launch, clock read, persistent device global
 inline constexpr const char *LaunchPlanInvalid = "launch_plan_invalid"; // the CUDA launch plan cannot run on this device
 inline constexpr const char *LaunchFailed = "launch_failed";            // the driver refused a launch (recoverable)
-inline constexpr const char *CudaFault = "cuda_fault";                  // a fault that broke the CUDA context
 } // namespace reason
 
 struct Reason {

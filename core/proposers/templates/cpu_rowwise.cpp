@@ -54,14 +54,7 @@ static int64_t leading(const kf_tensor &t)
 
 std::string header(const std::string &id, const J &p)
 {
-    std::string s = "// template " + id + "\n";
-    for (auto &[k, v] : p.items()) {
-        std::string name = k;
-        for (auto &ch : name)
-            ch = char(std::toupper(static_cast<unsigned char>(ch)));
-        s += "#define " + name + " " + (v.is_string() ? v.get<std::string>() : v.dump()) + "\n";
-    }
-    return s + kRows + "extern \"C\" int kforge_entry(const kf_tensor *inputs, int n_inputs, kf_tensor *outputs, int n_outputs)\n{\n";
+    return paramDefines(id, p) + kRows + "extern \"C\" int kforge_entry(const kf_tensor *inputs, int n_inputs, kf_tensor *outputs, int n_outputs)\n{\n";
 }
 
 // Sum of a row with ACCUMULATORS independent partial sums (in ACC precision).

@@ -11,23 +11,6 @@ namespace {
 
 using J = nlohmann::json;
 
-std::string define(const char *name, const J &value)
-{
-    return std::string("#define ") + name + " " + (value.is_string() ? value.get<std::string>() : value.dump()) + "\n";
-}
-
-std::string defines(const std::string &id, const J &p)
-{
-    std::string s = "// template " + id + "\n";
-    for (auto &[k, v] : p.items()) {
-        std::string name = k;
-        for (auto &ch : name)
-            ch = char(std::toupper(static_cast<unsigned char>(ch)));
-        s += define(name.c_str(), v);
-    }
-    return s;
-}
-
 bool vecFits(const J &p, const OperatorCard &card)
 {
     return p.value("vec", 1) * dtypeSize(card.inputs.front().dtype) <= 16;
@@ -315,14 +298,6 @@ extern "C" __global__ void __launch_bounds__(1024) kf_ce_mean(const float *__res
 }
 )";
 
-double epsOf(const OperatorCard &card)
-{
-    for (const auto &a : card.referenceArgs)
-        if (a.contains("double"))
-            return a["double"].get<double>();
-    return 1e-5;
-}
-
 KernelTemplate make(const std::string &family, const std::string &name, const std::string &description,
                     std::function<J(const OperatorCard &)> seed, std::map<std::string, std::vector<J>> space,
                     std::function<bool(const J &, const OperatorCard &)> valid,
@@ -338,7 +313,7 @@ KernelTemplate make(const std::string &family, const std::string &name, const st
     t.space = std::move(space);
     t.valid = [valid](const J &p, const OperatorCard &card) { return vecFits(p, card) && (!valid || valid(p, card)); };
     t.render = [id, extra, body](const J &p, const OperatorCard &card) {
-        return defines(id, p) + cudaPrelude(card.inputs.front().dtype) + (extra ? extra(p, card) : std::string()) + body;
+        return paramDefines(id, p) + cudaPrelude(card.inputs.front().dtype) + (extra ? extra(p, card) : std::string()) + body;
     };
     t.launch = std::move(launch);
     t.seed = std::move(seed);
@@ -353,7 +328,7 @@ void addCudaOtherTemplates(TemplateLibrary &lib)
                  [](const OperatorCard &card) { return J{{"block", 1024}, {"vec", cudaVecFor(card)}, {"grid_blocks", 264}}; },
                  {{"block", {256, 512, 1024}}, {"vec", {1, 2, 4, 8}}, {"grid_blocks", {0, 132, 264, 528}}}, nullptr,
                  [](const J &, const OperatorCard &card) {
-                     return kBlockSum2 + std::string("#define EPS ") + std::to_string(epsOf(card)) + "f\n";
+                     return kBlockSum2 + std::string("#define EPS ") + std::to_string(referenceEps(card)) + "f\n";
                  },
                  kGroupNorm, [](const J &p, const OperatorCard &) {
                      const int gb = p.at("grid_blocks");

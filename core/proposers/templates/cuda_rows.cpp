@@ -25,14 +25,6 @@ int familyCode(const std::string &f)
     return f == "softmax" ? 0 : f == "log_softmax" ? 1 : f == "layer_norm" ? 2 : 3;
 }
 
-double epsOf(const OperatorCard &card)
-{
-    for (const auto &a : card.referenceArgs)
-        if (a.contains("double"))
-            return a["double"].get<double>();
-    return 1e-5;
-}
-
 const char *kRowsKernel = R"(
 #define WARPS (TPR / 32)
 #if FAST_EXP
@@ -292,11 +284,6 @@ extern "C" __global__ void __launch_bounds__(BLOCK) kf_split_write(const T *__re
 }
 )";
 
-std::string define(const char *name, const std::string &value)
-{
-    return std::string("#define ") + name + " " + value + "\n";
-}
-
 KernelTemplate rowsTemplate(const std::string &family)
 {
     KernelTemplate t;
@@ -321,10 +308,10 @@ KernelTemplate rowsTemplate(const std::string &family)
     };
     t.render = [family](const J &p, const OperatorCard &card) {
         std::string s = "// template cuda." + family + ".rows\n";
-        s += define("FAMILY", std::to_string(familyCode(family)));
-        s += define("TPR", p.at("tpr").dump()) + define("RPB", p.at("rpb").dump()) + define("VEC", p.at("vec").dump());
-        s += define("REG", p.at("reg").dump()) + define("FAST_EXP", std::to_string(p.value("fast_exp", 1)));
-        s += define("EPS", std::to_string(epsOf(card)) + "f");
+        s += defineLine("FAMILY", std::to_string(familyCode(family)));
+        s += defineLine("TPR", p.at("tpr").dump()) + defineLine("RPB", p.at("rpb").dump()) + defineLine("VEC", p.at("vec").dump());
+        s += defineLine("REG", p.at("reg").dump()) + defineLine("FAST_EXP", std::to_string(p.value("fast_exp", 1)));
+        s += defineLine("EPS", std::to_string(referenceEps(card)) + "f");
         return s + cudaPrelude(card.inputs.front().dtype) + kRowsKernel;
     };
     t.seed = [family](const OperatorCard &card) {
@@ -365,8 +352,8 @@ KernelTemplate splitTemplate(const std::string &family)
     };
     t.render = [family](const J &p, const OperatorCard &card) {
         std::string s = "// template cuda." + family + ".split\n";
-        s += define("FAMILY", std::to_string(familyCode(family))) + define("CHUNK", p.at("chunk").dump());
-        s += define("BLOCK", p.at("block").dump()) + define("FAST_EXP", p.at("fast_exp").dump());
+        s += defineLine("FAMILY", std::to_string(familyCode(family))) + defineLine("CHUNK", p.at("chunk").dump());
+        s += defineLine("BLOCK", p.at("block").dump()) + defineLine("FAST_EXP", p.at("fast_exp").dump());
         return s + cudaPrelude(card.inputs.front().dtype) + kSplitKernel;
     };
     t.seed = [](const OperatorCard &) { return J{{"chunk", 8192}, {"block", 512}, {"fast_exp", 1}}; };
