@@ -103,6 +103,25 @@ private slots:
         QCOMPARE(h.kernels[0].grid[0], 2u);
     }
 
+    void clustersResolve()
+    {
+        const auto card = makeSoftmaxCard(4096, 1000);
+        const auto plan = parseLaunchPlan(J::parse(R"J({"kernels":[{"name":"k","grid":["rows * 4"],"block":[256],
+            "cluster":[4],"shared_bytes":"min(ceil_div(cols, 4) * 4, 1024)","args":[]}]})J"), card);
+        const auto r = resolveLaunchPlan(plan, card.shape);
+        QCOMPARE(r.kernels[0].clusterBlocks(), int64_t(4));
+        QCOMPARE(r.kernels[0].grid[0], 4096u * 4);
+        QCOMPARE(r.kernels[0].sharedBytes, 1000u);
+        DeviceLimits noClusters;
+        noClusters.maxClusterBlocks = 0;
+        try {
+            resolveLaunchPlan(plan, card.shape, noClusters);
+            QFAIL("a cluster launch was accepted on a device without clusters");
+        } catch (const Error &e) {
+            QVERIFY2(QString::fromUtf8(e.what()).contains(QStringLiteral("allows no clusters")), e.what());
+        }
+    }
+
     void scalarArguments()
     {
         const auto card = makeSoftmaxCard(64, 256);
@@ -156,6 +175,12 @@ private slots:
             "workspace":[{"name":"a","bytes":"rows * cols * 1000000"}]})J", "workspace 'a' asks for 4096000000000 bytes");
         row("second kernel wrong", R"J({"kernels":[{"name":"a","grid":[1],"block":[32],"args":[]},
             {"name":"b","grid":[1],"block":[2048],"args":[]}]})J", "kernel 1 'b' block.x = 2048");
+        row("grid not a multiple of the cluster", R"J({"kernels":[{"name":"k","grid":["rows + 1"],"block":[32],"cluster":[2,1,1],"args":[]}]})J",
+            "grid.x = 4097 is not a multiple of cluster.x = 2");
+        row("cluster too large", R"J({"kernels":[{"name":"k","grid":["rows"],"block":[32],"cluster":[16],"args":[]}]})J",
+            "cluster of 16 blocks; this device allows at most 8");
+        row("cluster not an integer", R"J({"kernels":[{"name":"k","grid":["rows"],"block":[32],"cluster":["cols"],"args":[]}]})J",
+            "cluster[0] = \"cols\" must be a positive integer");
         row("grid not a number", R"J({"kernels":[{"name":"k","grid":[1.5],"block":[32],"args":[]}]})J", "must be an integer or an expression");
     }
 

@@ -7,6 +7,7 @@
 #include "gpu/guard_cases.h"
 #include "proposers/template_library.h"
 #include "proposers/templates/cuda_prelude.h"
+#include "worker/cuda/launch_plan.h"
 #include "worker/cuda/nvrtc_compiler.h"
 #include "worker/cuda/source_checks.h"
 
@@ -231,6 +232,62 @@ extern "C" __global__ void local_array(const float *x, float *y, int k)
                 QVERIFY2(hasCheck(b.findings, expect.toStdString()), describeFindings(b.findings).c_str());
             }
         }
+    }
+
+    void everyCudaTemplateCompiles_data()
+    {
+        QTest::addColumn<QString>("family");
+        QTest::addColumn<QString>("shape");
+        const std::vector<std::pair<const char *, const char *>> cases = {
+            {"softmax", "rows=16384,cols=4096"}, {"softmax", "rows=4096,cols=32000"}, {"log_softmax", "rows=1024,cols=262144"},
+            {"layer_norm", "rows=16384,cols=8192"}, {"rms_norm", "rows=65536,cols=2048"}, {"group_norm", "n=64,c=128,hw=16384,groups=32"},
+            {"gelu", "rows=16384,cols=4096"}, {"gelu_tanh", "rows=16384,cols=4096"}, {"silu", "rows=16384,cols=4096"},
+            {"relu", "rows=16384,cols=4096"}, {"add_gelu", "rows=16384,cols=4096"}, {"sum", "rows=16384,cols=4096"},
+            {"mean", "rows=16384,cols=4096"}, {"max", "rows=16384,cols=4096"}, {"argmax", "rows=16384,cols=4096"},
+            {"cumsum", "rows=4096,cols=4096"}, {"cross_entropy", "rows=4096,vocab=128256"}};
+        for (const auto &[f, shape] : cases)
+            QTest::newRow((std::string(f) + " " + shape).c_str()) << QString::fromLatin1(f) << QString::fromLatin1(shape);
+    }
+
+    void everyCudaTemplateCompiles()
+    {
+        // The seed of every CUDA template, in every dtype, compiles for sm_90 without spilling, passes
+        // the static checks, and its launch plan resolves at the card's shape and its held-out shapes
+        // and names kernels the build has.
+        QFETCH(QString, family);
+        QFETCH(QString, shape);
+        ShapeBindings b;
+        for (const auto &kv : shape.split(QLatin1Char(','))) {
+            const auto parts = kv.split(QLatin1Char('='));
+            b[parts[0].toStdString()] = parts[1].toLongLong();
+        }
+        NvrtcCompiler nv(m_cache.path().toStdString());
+        int compiled = 0;
+        std::string spills;
+        for (DType dt : {DType::F32, DType::F16, DType::BF16}) {
+            const auto card = makeCard(family.toStdString(), b, dt);
+            for (const auto *t : TemplateLibrary::builtin().forFamily(card.family, "cuda")) {
+                const auto p = t->seed(card);
+                if (!t->valid(p, card))
+                    continue;
+                const std::string what = t->id + " " + p.dump() + " " + dtypeName(dt);
+                const auto build = nv.compile(t->render(p, card), "sm_90");
+                QVERIFY2(build.report.ok, (what + "\n" + build.report.log + describeFindings(build.findings)).c_str());
+                const auto plan = parseLaunchPlan(t->launch(p, card), card);
+                for (const auto &k : plan.kernels) {
+                    const auto *res = findKernel(build, k.name);
+                    QVERIFY2(res, (what + ": no kernel " + k.name).c_str());
+                    if (res->spillStores > 0)
+                        spills += what + ": " + k.name + " spills " + std::to_string(res->spillStores) + " bytes\n";
+                }
+                resolveLaunchPlan(plan, card.shape);
+                for (const auto &held : card.heldOutShapes)
+                    resolveLaunchPlan(plan, held);
+                ++compiled;
+            }
+        }
+        QVERIFY2(spills.empty(), spills.c_str());
+        QVERIFY(compiled >= 3);
     }
 
     void templatesPassTheStaticChecks()

@@ -37,6 +37,7 @@ const TemplateLibrary &TemplateLibrary::builtin()
         addCpuRowwiseTemplates(l);
         addCudaRowTemplates(l);
         addCudaOtherTemplates(l);
+        addCudaClusterTemplates(l);
         return l;
     }();
     return lib;

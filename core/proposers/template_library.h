@@ -51,5 +51,6 @@ void addCpuSoftmaxTemplates(TemplateLibrary &lib);
 void addCpuRowwiseTemplates(TemplateLibrary &lib);
 void addCudaRowTemplates(TemplateLibrary &lib);
 void addCudaOtherTemplates(TemplateLibrary &lib);
+void addCudaClusterTemplates(TemplateLibrary &lib);
 
 } // namespace kforge

@@ -9,7 +9,7 @@
 # compute-sanitizer runs with --report-api-errors no: the worker probes kernel parameters with
 # cuFuncGetParamInfo until it fails, which memcheck would list as API errors.
 #
-# Usage: tools/gpu/run.sh [all|build|tests|bench|check|templates|profile|sanitizer]...   (default: all)
+# Usage: tools/gpu/run.sh [all|build|tests|bench|check|templates|variants|profile|sanitizer]...   (default: all)
 # Output: $OUT/gpu-tests.log, $OUT/bench.log, and every log in $OUT/logs.tgz.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -93,6 +93,14 @@ if want templates; then
   t0=$(date +%s)
   bash bench/templates/run.sh "$build" "$out/templates" "${KFORGE_TEMPLATE_NODES:-20}" 2>&1 | tee "$out/templates.log"
   note "templates: $(tail -1 "$out/templates/check-templates.txt" 2>/dev/null) ($(( $(date +%s) - t0 )) s)"
+fi
+
+if want variants; then
+  # Chosen template points, one guarded evaluation each (bench/templates/variants.sh).
+  t0=$(date +%s)
+  bash bench/templates/variants.sh "$build" "$out/variants" "${KFORGE_VARIANTS:-bench/templates/variants-cluster.jsonl}" 2>&1 | tee "$out/variants.log"
+  cp "$out/variants.log" "$final/"
+  note "variants: $(grep -c ': accepted\|: not_faster\|: rejected\|: incorrect' "$out/variants.log") evaluated ($(( $(date +%s) - t0 )) s)"
 fi
 
 if want profile; then

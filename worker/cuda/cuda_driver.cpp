@@ -62,6 +62,7 @@ DeviceInfo queryDevice(int index)
     d.limits.maxGrid = {attr(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X), attr(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y),
                         attr(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z)};
     d.limits.maxSharedPerBlockOptin = attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
+    d.limits.maxClusterBlocks = attr(CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH) ? 8 : 0;
     // Workspaces: at most a quarter of the device, so verification keeps room for inputs and references.
     d.limits.maxWorkspaceBytes = int64_t(d.memoryBytes / 4);
     return d;
@@ -186,8 +187,30 @@ CUresult launchPlan(const ResolvedPlan &plan, const std::vector<CUfunction> &fun
             }
             params[a] = &slots[a];
         }
-        const CUresult r = cuLaunchKernel(functions[i], k.grid[0], k.grid[1], k.grid[2], k.block[0], k.block[1], k.block[2],
-                                          k.sharedBytes, stream, params.empty() ? nullptr : params.data(), nullptr);
+        CUresult r = CUDA_SUCCESS;
+        if (k.clusterBlocks() > 1) {
+            // Thread-block clusters are a launch attribute; only the extended launch takes it.
+            CUlaunchAttribute attr{};
+            attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+            attr.value.clusterDim.x = k.cluster[0];
+            attr.value.clusterDim.y = k.cluster[1];
+            attr.value.clusterDim.z = k.cluster[2];
+            CUlaunchConfig cfg{};
+            cfg.gridDimX = k.grid[0];
+            cfg.gridDimY = k.grid[1];
+            cfg.gridDimZ = k.grid[2];
+            cfg.blockDimX = k.block[0];
+            cfg.blockDimY = k.block[1];
+            cfg.blockDimZ = k.block[2];
+            cfg.sharedMemBytes = k.sharedBytes;
+            cfg.hStream = stream;
+            cfg.attrs = &attr;
+            cfg.numAttrs = 1;
+            r = cuLaunchKernelEx(&cfg, functions[i], params.empty() ? nullptr : params.data(), nullptr);
+        } else {
+            r = cuLaunchKernel(functions[i], k.grid[0], k.grid[1], k.grid[2], k.block[0], k.block[1], k.block[2], k.sharedBytes,
+                               stream, params.empty() ? nullptr : params.data(), nullptr);
+        }
         if (r != CUDA_SUCCESS) {
             if (failed)
                 *failed = k.name;

@@ -303,6 +303,17 @@ LaunchPlan parseLaunchPlan(const nlohmann::json &j, const OperatorCard &card)
         pk.grid = dims(k, "grid", where);
         pk.block = dims(k, "block", where);
         pk.sharedBytes = k.contains("shared_bytes") ? exprOf(k["shared_bytes"], where + " shared_bytes") : "0";
+        if (k.contains("cluster")) {
+            const auto &c = k["cluster"];
+            if (!c.is_array() || c.empty() || c.size() > 3)
+                throw Error("launch plan: " + where + " cluster must be an array of 1 to 3 positive integers, like [2,1,1]");
+            for (size_t d = 0; d < c.size(); ++d) {
+                if (!c[d].is_number_integer() || c[d].get<int64_t>() < 1 || c[d].get<int64_t>() > 64)
+                    throw Error("launch plan: " + where + " cluster[" + std::to_string(d) + "] = " + c[d].dump()
+                                + " must be a positive integer");
+                pk.cluster[d] = c[d].get<int>();
+            }
+        }
         if (!k.contains("args") || !k["args"].is_array())
             throw Error("launch plan: " + where + " needs \"args\", an array like [\"in:x\", \"out:y\", \"sym:rows\"]");
         for (const auto &a : k["args"]) {
@@ -411,6 +422,17 @@ ResolvedPlan resolveLaunchPlan(const LaunchPlan &plan, const ShapeBindings &shap
             throw Error("launch plan: " + where + " shared_bytes = " + std::to_string(shared) + "; this device allows 0 to "
                         + std::to_string(limits.maxSharedPerBlockOptin) + " bytes of shared memory per block");
         r.sharedBytes = uint32_t(shared);
+        for (int d = 0; d < 3; ++d)
+            r.cluster[size_t(d)] = uint32_t(k.cluster[size_t(d)]);
+        if (r.clusterBlocks() > 1) {
+            if (r.clusterBlocks() > limits.maxClusterBlocks)
+                throw Error("launch plan: " + where + " cluster of " + std::to_string(r.clusterBlocks()) + " blocks; this device allows "
+                            + (limits.maxClusterBlocks > 1 ? "at most " + std::to_string(limits.maxClusterBlocks) : std::string("no clusters")));
+            for (int d = 0; d < 3; ++d)
+                if (r.grid[size_t(d)] % r.cluster[size_t(d)] != 0)
+                    throw Error("launch plan: " + where + " grid." + axis[d] + " = " + std::to_string(r.grid[size_t(d)])
+                                + " is not a multiple of cluster." + axis[d] + " = " + std::to_string(r.cluster[size_t(d)]));
+        }
         for (const auto &a : k.args) {
             ResolvedArg ra;
             ra.kind = a.kind;

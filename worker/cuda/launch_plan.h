@@ -8,6 +8,9 @@
 //                "shared_bytes":"0","args":["in:x","out:y","sym:rows","sym:cols","ws:tmp"]}],
 //    "workspace":[{"name":"tmp","bytes":"rows*4"}]}
 //
+// "cluster":[2,1,1] (optional, constants) launches thread-block clusters of that shape (sm_90): the
+// grid must divide by it and a cluster has at most 8 blocks, the portable limit.
+//
 // Arguments: in:<input> / out:<output> / ws:<workspace> pass a device pointer; sym:<symbol> passes the
 // symbol's extent as a 64-bit integer; i64:<expr> and i32:<expr> pass an expression's value; f32:<number>
 // passes a float. Expressions: integers, symbols, + - * / % (C semantics, 64-bit, overflow is an
@@ -41,6 +44,7 @@ struct PlanKernel {
     std::array<std::string, 3> grid{"1", "1", "1"};
     std::array<std::string, 3> block{"1", "1", "1"};
     std::string sharedBytes = "0";
+    std::array<int, 3> cluster{1, 1, 1};
     std::vector<PlanArg> args;
 };
 
@@ -60,6 +64,7 @@ struct DeviceLimits {
     std::array<int64_t, 3> maxBlock{1024, 1024, 64};
     std::array<int64_t, 3> maxGrid{2147483647, 65535, 65535};
     int64_t maxSharedPerBlockOptin = 232448; // 227 KiB on sm_90
+    int maxClusterBlocks = 8;                // the portable cluster size; 0 where clusters are unsupported
     int64_t maxWorkspaceBytes = int64_t(16) << 30;
 };
 
@@ -79,8 +84,10 @@ struct ResolvedKernel {
     std::array<uint32_t, 3> grid{1, 1, 1};
     std::array<uint32_t, 3> block{1, 1, 1};
     uint32_t sharedBytes = 0;
+    std::array<uint32_t, 3> cluster{1, 1, 1};
     std::vector<ResolvedArg> args;
     int64_t threadsPerBlock() const { return int64_t(block[0]) * block[1] * block[2]; }
+    int64_t clusterBlocks() const { return int64_t(cluster[0]) * cluster[1] * cluster[2]; }
 };
 
 struct ResolvedPlan {

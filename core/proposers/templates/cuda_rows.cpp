@@ -105,19 +105,35 @@ __device__ __forceinline__ void store_vec(T *p, long long i, long long n, bool v
     }
 }
 
-// The output for one element once the row statistics a and b are known.
-__device__ __forceinline__ float finish(float v, float a, float b, const T *w, const T *bias, long long i)
+// The output for one element once the row statistics a and b are known; wv and bv are the element's
+// weight and bias (loaded as packs alongside the row). For softmax, `e` says v already holds exp(v - max).
+__device__ __forceinline__ float finish(float v, float a, float b, float wv, float bv, bool e)
 {
 #if FAMILY == 0
-    return EXPF(v - a) * b;          // a = max, b = 1 / sum
+    return (e ? v : EXPF(v - a)) * b; // a = max, b = 1 / sum
 #elif FAMILY == 1
     return (v - a) - b;              // a = max, b = log(sum): subtract the max first, as ATen does
-
 #elif FAMILY == 2
-    return (v - a) * b * to_f(w[i]) + to_f(bias[i]); // a = mean, b = rstd
+    return (v - a) * b * wv + bv;    // a = mean, b = rstd
 #else
-    return v * b * to_f(w[i]);       // b = rsqrt(mean square + eps)
+    return v * b * wv;               // b = rsqrt(mean square + eps)
 #endif
+}
+
+// Writes VEC outputs at i from the values t, loading the weight and bias packs the family needs.
+__device__ __forceinline__ void write_vec(T *yr, const T *w, const T *bias, long long i, long long n, bool vec_ok, bool wvec_ok,
+                                          const float *t, float a, float b, bool e)
+{
+    float wv[VEC], bv[VEC], o[VEC];
+#if FAMILY >= 2
+    load_vec(w, i, n, wvec_ok, 0.f, wv);
+#endif
+#if FAMILY == 2
+    load_vec(bias, i, n, wvec_ok, 0.f, bv);
+#endif
+#pragma unroll
+    for (int j = 0; j < VEC; ++j) o[j] = i + j < n ? finish(t[j], a, b, wv[j], bv[j], e) : 0.f;
+    store_vec(yr, i, n, vec_ok, o);
 }
 
 extern "C" __global__ void __launch_bounds__(TPR * RPB)
@@ -130,6 +146,7 @@ kf_rows(const T *__restrict__ x, const T *__restrict__ w, const T *__restrict__ 
     const T *xr = x + (row < rows ? row : 0) * cols;
     T *yr = y + (row < rows ? row : 0) * cols;
     const bool vec_ok = VEC > 1 && cols % VEC == 0 && aligned_to(x, VEC * sizeof(T)) && aligned_to(y, VEC * sizeof(T));
+    const bool wvec_ok = vec_ok && aligned_to(w, VEC * sizeof(T)) && aligned_to(bias, VEC * sizeof(T));
     const float pad = FAMILY <= 1 ? -KF_INF : 0.f;
     float a = 0.f, b = 0.f;
 #if REG > 0
@@ -142,9 +159,13 @@ kf_rows(const T *__restrict__ x, const T *__restrict__ w, const T *__restrict__ 
 #pragma unroll
         for (int k = 0; k < REG; ++k) m = fmaxf(m, v[k]);
         m = group_max(m, sh);
+        // Keep exp(v - max) in place: the output is then one multiply per element.
         float s = 0.f;
 #pragma unroll
-        for (int k = 0; k < REG; ++k) s += v[k] == -KF_INF ? 0.f : EXPF(v[k] - m);
+        for (int k = 0; k < REG; ++k) {
+            if (FAMILY == 0) { v[k] = v[k] == -KF_INF ? 0.f : EXPF(v[k] - m); s += v[k]; }
+            else s += v[k] == -KF_INF ? 0.f : EXPF(v[k] - m);
+        }
         s = group_sum(s, sh);
         a = m;
         b = FAMILY == 0 ? 1.f / s : logf(s);
@@ -168,13 +189,8 @@ kf_rows(const T *__restrict__ x, const T *__restrict__ w, const T *__restrict__ 
         b = rsqrtf(group_sum(q, sh) / (float)cols + EPS);
 #endif
 #pragma unroll
-        for (int k = 0; k < REG; k += VEC) {
-            const long long i = (long long)(k / VEC) * TPR * VEC + lane * VEC;
-            float o[VEC];
-#pragma unroll
-            for (int j = 0; j < VEC; ++j) o[j] = i + j < n ? finish(v[k + j], a, b, w, bias, i + j) : 0.f;
-            store_vec(yr, i, n, vec_ok, o);
-        }
+        for (int k = 0; k < REG; k += VEC)
+            write_vec(yr, w, bias, (long long)(k / VEC) * TPR * VEC + lane * VEC, n, vec_ok, wvec_ok, v + k, a, b, true);
         return;
     }
 #endif
@@ -221,10 +237,7 @@ kf_rows(const T *__restrict__ x, const T *__restrict__ w, const T *__restrict__ 
 #endif
     for (long long i = (long long)lane * VEC; i < n; i += (long long)TPR * VEC) {
         load_vec(xr, i, n, vec_ok, 0.f, t);
-        float o[VEC];
-#pragma unroll
-        for (int j = 0; j < VEC; ++j) o[j] = i + j < n ? finish(t[j], a, b, w, bias, i + j) : 0.f;
-        store_vec(yr, i, n, vec_ok, o);
+        write_vec(yr, w, bias, i, n, vec_ok, wvec_ok, t, a, b, false);
     }
 }
 )";

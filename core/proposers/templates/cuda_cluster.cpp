@@ -1,0 +1,357 @@
+// CUDA templates that read each row (or normalization group) from memory exactly once, however long it
+// is: `cuda.<family>.cluster` for softmax, log-softmax, layer norm, RMS norm and group norm.
+//
+// A row is cut into CL chunks, one per block of a thread-block cluster (CL = 1: a plain block per row).
+// Each block keeps its chunk in shared memory while it computes the chunk's statistics, the blocks of
+// a cluster exchange their partial statistics through distributed shared memory (sm_90), and each
+// block writes its chunk from shared memory. A 262144-wide float32 row (1 MiB) fits in a cluster of 8;
+// a 64-channel-group of a diffusion activation in a cluster of 2 to 4. When a held-out shape's chunk
+// does not fit the shared memory the plan gave, the block re-reads its chunk instead (correct, slower).
+#include <algorithm>
+#include <string>
+
+#include "proposers/template_library.h"
+#include "proposers/templates/cuda_prelude.h"
+
+namespace kforge {
+
+namespace {
+
+using J = nlohmann::json;
+
+// Shared memory a block may use for its chunk: the device's opt-in limit less room for the static
+// reduction buffers.
+constexpr int64_t kChunkSmemCap = 232448 - 1024;
+
+int familyCode(const std::string &f)
+{
+    return f == "softmax" ? 0 : f == "log_softmax" ? 1 : f == "layer_norm" ? 2 : f == "rms_norm" ? 3 : 4;
+}
+
+// Elements in the row or group one cluster normalizes.
+int64_t segmentLength(const OperatorCard &card)
+{
+    if (card.family == "group_norm")
+        return card.shape.at("c") / std::max<int64_t>(1, card.shape.at("groups")) * card.shape.at("hw");
+    return card.shape.at("cols");
+}
+
+int64_t chunkBytes(int64_t len, int cl, int vec, int elem)
+{
+    const int64_t per = (len + cl - 1) / cl;
+    return (per + vec - 1) / vec * vec * elem;
+}
+
+const char *kClusterKernel = R"(
+#if FAST_EXP
+#define EXPF __expf
+#else
+#define EXPF expf
+#endif
+
+// Cluster special registers and barriers (PTX ISA 7.8, sm_90). Launched without a cluster, a block is
+// a cluster of one.
+__device__ __forceinline__ unsigned cl_rank() { unsigned r; asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r)); return r; }
+__device__ __forceinline__ unsigned cl_size() { unsigned r; asm volatile("mov.u32 %0, %%cluster_nctarank;" : "=r"(r)); return r; }
+__device__ __forceinline__ unsigned cl_id() { unsigned r; asm volatile("mov.u32 %0, %%clusterid.x;" : "=r"(r)); return r; }
+__device__ __forceinline__ unsigned dyn_smem_bytes() { unsigned r; asm volatile("mov.u32 %0, %%dynamic_smem_size;" : "=r"(r)); return r; }
+__device__ __forceinline__ void cl_arrive() { asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory"); }
+__device__ __forceinline__ void cl_wait() { asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory"); }
+
+// Reads a float from the same shared-memory variable in another block of the cluster.
+__device__ __forceinline__ float cl_load(const float *p, unsigned rank)
+{
+    unsigned long long s;
+    asm volatile("cvta.to.shared.u64 %0, %1;" : "=l"(s) : "l"((unsigned long long)p));
+    unsigned remote;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"((unsigned)s), "r"(rank));
+    float v;
+    asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(remote) : "memory");
+    return v;
+}
+
+__device__ __forceinline__ float block_sum(float v, float *sh)
+{
+    v = warp_sum(v);
+    if (threadIdx.x % 32 == 0) sh[threadIdx.x / 32] = v;
+    __syncthreads();
+    v = 0.f;
+#pragma unroll
+    for (int i = 0; i < BLOCK / 32; ++i) v += sh[i];
+    __syncthreads();
+    return v;
+}
+
+__device__ __forceinline__ void block_ms(float &m, float &s, float *sh, float *sh2)
+{
+    warp_ms(m, s);
+    if (threadIdx.x % 32 == 0) { sh[threadIdx.x / 32] = m; sh2[threadIdx.x / 32] = s; }
+    __syncthreads();
+    m = -KF_INF; s = 0.f;
+#pragma unroll
+    for (int i = 0; i < BLOCK / 32; ++i) ms_merge(m, s, sh[i], sh2[i]);
+    __syncthreads();
+}
+
+// One pack of VEC elements at segment offset i: a vector load when allowed, else element by element
+// with `pad` past the end of the chunk.
+__device__ __forceinline__ Pack<VEC> load_pack(const T *p, long long i, long long hi, bool vec_ok, float pad)
+{
+    Pack<VEC> pk;
+    if (vec_ok && i + VEC <= hi) {
+        pk = *reinterpret_cast<const Pack<VEC> *>(p + i);
+    } else {
+#pragma unroll
+        for (int j = 0; j < VEC; ++j) pk.v[j] = i + j < hi ? p[i + j] : from_f(pad);
+    }
+    return pk;
+}
+
+extern "C" __global__ void __launch_bounds__(BLOCK)
+#if FAMILY == 4
+kf_cluster(const T *__restrict__ x, const T *__restrict__ w, const T *__restrict__ bias, T *__restrict__ y,
+           long long n, long long c, long long hw, long long groups)
+{
+    const long long cpg = c / groups, len = cpg * hw, seg = cl_id();
+    const long long base = (seg / groups * c + seg % groups * cpg) * hw, ch0 = seg % groups * cpg;
+    if (seg >= n * groups) return;
+    const bool vec_ok = VEC > 1 && hw % VEC == 0 && aligned_to(x, VEC * sizeof(T)) && aligned_to(y, VEC * sizeof(T));
+#else
+kf_cluster(const T *__restrict__ x, const T *__restrict__ w, const T *__restrict__ bias, T *__restrict__ y,
+           long long rows, long long cols)
+{
+    const long long len = cols, seg = cl_id(), base = seg * cols;
+    if (seg >= rows) return;
+    bool vec_ok = VEC > 1 && cols % VEC == 0 && aligned_to(x, VEC * sizeof(T)) && aligned_to(y, VEC * sizeof(T));
+#if FAMILY == 2 || FAMILY == 3
+    vec_ok = vec_ok && aligned_to(w, VEC * sizeof(T));
+#endif
+#if FAMILY == 2
+    vec_ok = vec_ok && aligned_to(bias, VEC * sizeof(T));
+#endif
+#endif
+    extern __shared__ __align__(16) unsigned char kf_smem[];
+    Pack<VEC> *cache = reinterpret_cast<Pack<VEC> *>(kf_smem);
+    __shared__ float sh[BLOCK / 32], sh2[BLOCK / 32], part[3];
+
+    const unsigned rank = cl_rank(), nct = cl_size();
+    const long long per = ((len + nct - 1) / nct + VEC - 1) / VEC * VEC;
+    const long long lo = rank * per < len ? rank * per : len, hi = lo + per < len ? lo + per : len;
+    const bool cached = (unsigned long long)(hi - lo) * sizeof(T) <= dyn_smem_bytes();
+    const T *xs = x + base;
+    T *ys = y + base;
+    const long long stride = (long long)BLOCK * VEC;
+    const float pad = FAMILY <= 1 ? -KF_INF : 0.f;
+
+    // Pass 1: read the chunk once, keep it, and accumulate this thread's statistics.
+#if FAMILY <= 1
+    float m = -KF_INF, s = 0.f;
+#else
+    float s = 0.f;
+#endif
+    for (long long i0 = lo + (long long)threadIdx.x * VEC; i0 < hi; i0 += stride * UNROLL) {
+        Pack<VEC> pk[UNROLL];
+#pragma unroll
+        for (int u = 0; u < UNROLL; ++u)
+            if (i0 + u * stride < hi) pk[u] = load_pack(xs, i0 + u * stride, hi, vec_ok, pad);
+#pragma unroll
+        for (int u = 0; u < UNROLL; ++u) {
+            const long long i = i0 + u * stride;
+            if (i >= hi) break;
+            if (cached) cache[(i - lo) / VEC] = pk[u];
+#if FAMILY <= 1
+            float pm = to_f(pk[u].v[0]);
+#pragma unroll
+            for (int j = 1; j < VEC; ++j) pm = fmaxf(pm, to_f(pk[u].v[j]));
+            if (pm == -KF_INF) continue;
+            if (pm > m) { s *= EXPF(m - pm); m = pm; }
+#pragma unroll
+            for (int j = 0; j < VEC; ++j) s += EXPF(to_f(pk[u].v[j]) - m);
+#elif FAMILY == 3
+#pragma unroll
+            for (int j = 0; j < VEC; ++j) { const float v = to_f(pk[u].v[j]); s += v * v; }
+#else
+#pragma unroll
+            for (int j = 0; j < VEC; ++j) s += to_f(pk[u].v[j]);
+#endif
+        }
+    }
+
+    // The block's partial statistics: (max, sum of exp) or (count, mean, M2) or (sum of squares).
+#if FAMILY <= 1
+    block_ms(m, s, sh, sh2);
+    if (threadIdx.x == 0) { part[0] = m; part[1] = s; }
+#elif FAMILY == 3
+    s = block_sum(s, sh);
+    if (threadIdx.x == 0) part[0] = s;
+#else
+    const float cnt = (float)(hi - lo);
+    const float bmean = hi > lo ? block_sum(s, sh) / cnt : block_sum(0.f, sh);
+    float q = 0.f;
+    for (long long i = lo + (long long)threadIdx.x * VEC; i < hi; i += stride) {
+        const Pack<VEC> pk = cached ? cache[(i - lo) / VEC] : load_pack(xs, i, hi, vec_ok, 0.f);
+#pragma unroll
+        for (int j = 0; j < VEC; ++j) if (i + j < hi) { const float d = to_f(pk.v[j]) - bmean; q += d * d; }
+    }
+    q = block_sum(q, sh);
+    if (threadIdx.x == 0) { part[0] = cnt; part[1] = bmean; part[2] = q; }
+#endif
+
+    // Combine the partials of every block of the cluster in rank order, so all blocks agree exactly.
+    float a = 0.f, b = 0.f;
+    if (nct > 1) { cl_arrive(); cl_wait(); } else { __syncthreads(); }
+#if FAMILY <= 1
+    float M = -KF_INF, S = 0.f;
+    for (unsigned r = 0; r < nct; ++r) ms_merge(M, S, nct > 1 ? cl_load(&part[0], r) : part[0], nct > 1 ? cl_load(&part[1], r) : part[1]);
+    a = M;
+    b = FAMILY == 0 ? 1.f / S : logf(S);
+#elif FAMILY == 3
+    float Q = 0.f;
+    for (unsigned r = 0; r < nct; ++r) Q += nct > 1 ? cl_load(&part[0], r) : part[0];
+    b = rsqrtf(Q / (float)len + EPS);
+#else
+    // Chan et al.'s pairwise merge of (count, mean, M2).
+    float N = 0.f, MEAN = 0.f, M2 = 0.f;
+    for (unsigned r = 0; r < nct; ++r) {
+        const float nb = nct > 1 ? cl_load(&part[0], r) : part[0];
+        if (nb == 0.f) continue;
+        const float mb = nct > 1 ? cl_load(&part[1], r) : part[1], qb = nct > 1 ? cl_load(&part[2], r) : part[2];
+        const float nn = N + nb, d = mb - MEAN;
+        MEAN += d * (nb / nn);
+        M2 += qb + d * d * (N * nb / nn);
+        N = nn;
+    }
+    a = MEAN;
+    b = rsqrtf(M2 / (float)len + EPS);
+#endif
+    // This block is done reading the others' partials; it waits for them to be done with its own
+    // before it exits.
+    if (nct > 1) cl_arrive();
+
+    // Pass 2: write the chunk from shared memory (or a second read when it did not fit).
+#if FAMILY == 4
+    long long ch = -1, chEnd = 0;
+    float ca = 0.f, cb = 0.f;
+#endif
+    for (long long i = lo + (long long)threadIdx.x * VEC; i < hi; i += stride) {
+        const Pack<VEC> pk = cached ? cache[(i - lo) / VEC] : load_pack(xs, i, hi, vec_ok, 0.f);
+        Pack<VEC> out;
+#if FAMILY == 2 || FAMILY == 3
+        Pack<VEC> wp = load_pack(w, i, hi, vec_ok, 0.f);
+#endif
+#if FAMILY == 2
+        Pack<VEC> bp = load_pack(bias, i, hi, vec_ok, 0.f);
+#endif
+#pragma unroll
+        for (int j = 0; j < VEC; ++j) {
+            const float v = to_f(pk.v[j]);
+#if FAMILY == 0
+            out.v[j] = from_f(EXPF(v - a) * b);
+#elif FAMILY == 1
+            out.v[j] = from_f((v - a) - b);
+#elif FAMILY == 2
+            out.v[j] = from_f((v - a) * b * to_f(wp.v[j]) + to_f(bp.v[j]));
+#elif FAMILY == 3
+            out.v[j] = from_f(v * b * to_f(wp.v[j]));
+#else
+            // Per-channel affine: the channel changes every hw elements of the group.
+            if (i + j >= chEnd && i + j < hi) {
+                ch = (i + j) / hw;
+                chEnd = (ch + 1) * hw;
+                ca = b * to_f(w[ch0 + ch]);
+                cb = to_f(bias[ch0 + ch]) - a * ca;
+            }
+            out.v[j] = from_f(v * ca + cb);
+#endif
+        }
+        if (vec_ok && i + VEC <= hi) {
+            *reinterpret_cast<Pack<VEC> *>(ys + i) = out;
+        } else {
+#pragma unroll
+            for (int j = 0; j < VEC; ++j) if (i + j < hi) ys[i + j] = out.v[j];
+        }
+    }
+    if (nct > 1) cl_wait();
+}
+)";
+
+KernelTemplate clusterTemplate(const std::string &family)
+{
+    KernelTemplate t;
+    t.id = "cuda." + family + ".cluster";
+    t.family = family;
+    t.backend = "cuda";
+    t.description = "a row (or group) read once: cut across a cluster of CL blocks, each chunk kept in shared memory, "
+                    "partial statistics exchanged through distributed shared memory";
+    t.space = {{"cl", {1, 2, 4, 8}}, {"block", {128, 256, 512, 1024}}, {"vec", {1, 2, 4, 8}}, {"unroll", {1, 2, 4}}};
+    if (family == "softmax" || family == "log_softmax")
+        t.space["fast_exp"] = {1, 0};
+    t.valid = [](const J &p, const OperatorCard &card) {
+        const int cl = p.at("cl"), vec = p.at("vec"), block = p.at("block");
+        const int elem = dtypeSize(card.inputs.front().dtype);
+        const int64_t len = segmentLength(card);
+        if (vec * elem > 16)
+            return false;
+        // A chunk that does not fit shared memory would be read twice: that is the rows template's job.
+        if (chunkBytes(len, cl, vec, elem) > kChunkSmemCap)
+            return false;
+        // More threads, or more blocks, than a chunk has packs only idle.
+        const int64_t packs = (len / cl + vec - 1) / vec;
+        return cl == 1 || packs >= block;
+    };
+    t.render = [family](const J &p, const OperatorCard &card) {
+        std::string s = "// template cuda." + family + ".cluster\n";
+        s += defineLine("FAMILY", std::to_string(familyCode(family))) + defineLine("BLOCK", p.at("block"));
+        s += defineLine("VEC", p.at("vec")) + defineLine("UNROLL", p.at("unroll")) + defineLine("FAST_EXP", p.value("fast_exp", 1));
+        s += defineLine("EPS", std::to_string(referenceEps(card)) + "f");
+        return s + cudaPrelude(card.inputs.front().dtype) + kClusterKernel;
+    };
+    t.seed = [family](const OperatorCard &card) {
+        const int vec = cudaVecFor(card), elem = dtypeSize(card.inputs.front().dtype);
+        const int64_t len = segmentLength(card);
+        // The smallest cluster whose chunks leave room for two or more blocks per SM.
+        int cl = 1;
+        while (cl < 8 && chunkBytes(len, cl, vec, elem) > 96 * 1024)
+            cl *= 2;
+        const int64_t packs = (len / cl + vec - 1) / vec;
+        int block = 128;
+        while (block < 1024 && packs >= int64_t(block) * 16)
+            block *= 2;
+        J p = {{"cl", cl}, {"block", block}, {"vec", vec}, {"unroll", 4}};
+        if (family == "softmax" || family == "log_softmax")
+            p["fast_exp"] = 1;
+        return p;
+    };
+    t.launch = [family](const J &p, const OperatorCard &card) {
+        const int cl = p.at("cl"), vec = p.at("vec"), elem = dtypeSize(card.inputs.front().dtype);
+        const bool group = family == "group_norm";
+        const std::string len = group ? "c / groups * hw" : "cols";
+        const std::string segs = group ? "n * groups" : "rows";
+        const std::string smem = "min(ceil_div(ceil_div(" + len + ", " + std::to_string(cl) + "), " + std::to_string(vec) + ") * "
+                                 + std::to_string(vec * elem) + ", " + std::to_string(kChunkSmemCap) + ")";
+        const bool norm = family == "layer_norm" || family == "rms_norm" || group;
+        J args = {"in:x", norm ? "in:weight" : "in:x", family == "layer_norm" || group ? "in:bias" : "in:x", "out:y"};
+        for (const char *sym : group ? std::vector<const char *>{"sym:n", "sym:c", "sym:hw", "sym:groups"}
+                                     : std::vector<const char *>{"sym:rows", "sym:cols"})
+            args.push_back(sym);
+        J k = {{"name", "kf_cluster"},
+               {"grid", {segs + " * " + std::to_string(cl), 1, 1}},
+               {"block", {p.at("block"), 1, 1}},
+               {"shared_bytes", smem},
+               {"args", args}};
+        if (cl > 1)
+            k["cluster"] = {cl, 1, 1};
+        return J{{"kernels", J::array({k})}, {"workspace", J::array()}};
+    };
+    return t;
+}
+
+} // namespace
+
+void addCudaClusterTemplates(TemplateLibrary &lib)
+{
+    for (const char *f : {"softmax", "log_softmax", "layer_norm", "rms_norm", "group_norm"})
+        lib.add(clusterTemplate(f));
+}
+
+} // namespace kforge
