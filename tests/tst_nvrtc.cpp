@@ -251,7 +251,7 @@ extern "C" __global__ void local_array(const float *x, float *y, int k)
 
     void everyCudaTemplateCompiles()
     {
-        // The seed of every CUDA template, in every dtype, compiles for sm_90 without spilling, passes
+        // The seed of every CUDA template, in every dtype, compiles for sm_90 without local memory (spills or stack), passes
         // the static checks, and its launch plan resolves at the card's shape and its held-out shapes
         // and names kernels the build has.
         QFETCH(QString, family);
@@ -277,8 +277,9 @@ extern "C" __global__ void local_array(const float *x, float *y, int k)
                 for (const auto &k : plan.kernels) {
                     const auto *res = findKernel(build, k.name);
                     QVERIFY2(res, (what + ": no kernel " + k.name).c_str());
-                    if (res->spillStores > 0)
-                        spills += what + ": " + k.name + " spills " + std::to_string(res->spillStores) + " bytes\n";
+                    if (res->spillStores > 0 || res->stackBytes > 0)
+                        spills += what + ": " + k.name + " uses local memory (" + std::to_string(res->spillStores) + " bytes of spills, "
+                                  + std::to_string(res->stackBytes) + " bytes of stack)\n";
                 }
                 resolveLaunchPlan(plan, card.shape);
                 for (const auto &held : card.heldOutShapes)

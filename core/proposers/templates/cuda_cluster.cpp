@@ -93,13 +93,21 @@ __device__ __forceinline__ void block_ms(float &m, float &s, float *sh, float *s
     __syncthreads();
 }
 
-// One pack of VEC elements at segment offset i: a vector load when allowed, else element by element
-// with `pad` past the end of the chunk.
-__device__ __forceinline__ Pack<VEC> load_pack(const T *p, long long i, long long hi, bool vec_ok, float pad)
+// VEC elements as raw bits, for moving between global and shared memory without converting.
+template<int BYTES> struct RawOf { typedef unsigned short t; };
+template<> struct RawOf<4> { typedef unsigned t; };
+template<> struct RawOf<8> { typedef uint2 t; };
+template<> struct RawOf<16> { typedef uint4 t; };
+typedef typename RawOf<VEC * sizeof(T)>::t Raw;
+union Packed { Raw r; T v[VEC]; };
+
+// One pack at segment offset i: a vector load when allowed, else element by element with `pad` past
+// the end of the chunk.
+__device__ __forceinline__ Packed load_pack(const T *p, long long i, long long hi, bool vec_ok, float pad)
 {
-    Pack<VEC> pk;
+    Packed pk;
     if (vec_ok && i + VEC <= hi) {
-        pk = *reinterpret_cast<const Pack<VEC> *>(p + i);
+        pk.r = *reinterpret_cast<const Raw *>(p + i);
     } else {
 #pragma unroll
         for (int j = 0; j < VEC; ++j) pk.v[j] = i + j < hi ? p[i + j] : from_f(pad);
@@ -107,7 +115,99 @@ __device__ __forceinline__ Pack<VEC> load_pack(const T *p, long long i, long lon
     return pk;
 }
 
-extern "C" __global__ void __launch_bounds__(BLOCK)
+// Where a block's chunk lives and what pass 2 needs. Offsets are within the row or group.
+struct Chunk {
+    const T *xs; T *ys; const T *w; const T *bias; const Raw *cache;
+    long long lo, hi, hw, ch0;
+};
+
+// VEC elements at i as floats: from the shared-memory cache (C) or global memory, as one vector access
+// (V) or element by element. Separate instantiations keep the vector and scalar paths from being merged
+// into one path with the scalar path's alignment.
+template<bool V, bool C> __device__ __forceinline__ void chunk_floats(const Chunk &k, long long i, float *f)
+{
+    if (C) {
+        load_floats<VEC>(reinterpret_cast<const T *>(k.cache + (i - k.lo) / VEC), f);
+    } else if (V) {
+        load_floats<VEC>(k.xs + i, f);
+    } else {
+#pragma unroll
+        for (int j = 0; j < VEC; ++j) f[j] = i + j < k.hi ? to_f(k.xs[i + j]) : 0.f;
+    }
+}
+
+// Sum of squared deviations from `mean` over this thread's packs of the chunk.
+template<bool V, bool C> __device__ __forceinline__ float chunk_m2(const Chunk &k, float mean)
+{
+    float q = 0.f;
+    for (long long i = k.lo + (long long)threadIdx.x * VEC; i < k.hi; i += (long long)BLOCK * VEC) {
+        float f[VEC];
+        chunk_floats<V, C>(k, i, f);
+#pragma unroll
+        for (int j = 0; j < VEC; ++j) if (i + j < k.hi) { const float d = f[j] - mean; q += d * d; }
+    }
+    return q;
+}
+
+// Pass 2: the outputs of this thread's packs once the statistics a and b are known.
+template<bool V, bool C> __device__ __forceinline__ void chunk_write(const Chunk &k, float a, float b)
+{
+#if FAMILY == 4
+    long long ch = -1, chEnd = 0;
+    float ca = 0.f, cb = 0.f;
+#endif
+    for (long long i = k.lo + (long long)threadIdx.x * VEC; i < k.hi; i += (long long)BLOCK * VEC) {
+        float f[VEC], o[VEC];
+        chunk_floats<V, C>(k, i, f);
+#if FAMILY == 2 || FAMILY == 3
+        float wv[VEC];
+        if (V) load_floats<VEC>(k.w + i, wv);
+        else for (int j = 0; j < VEC; ++j) wv[j] = i + j < k.hi ? to_f(k.w[i + j]) : 0.f;
+#endif
+#if FAMILY == 2
+        float bv[VEC];
+        if (V) load_floats<VEC>(k.bias + i, bv);
+        else for (int j = 0; j < VEC; ++j) bv[j] = i + j < k.hi ? to_f(k.bias[i + j]) : 0.f;
+#endif
+#pragma unroll
+        for (int j = 0; j < VEC; ++j) {
+            const float v = f[j];
+#if FAMILY == 0
+            o[j] = EXPF(v - a) * b;
+#elif FAMILY == 1
+            o[j] = (v - a) - b;
+#elif FAMILY == 2
+            o[j] = (v - a) * b * wv[j] + bv[j];
+#elif FAMILY == 3
+            o[j] = v * b * wv[j];
+#else
+            // Per-channel affine: the channel changes every hw elements of the group (with vector access,
+            // hw is a multiple of VEC, so only at a pack's first element).
+            if ((!V || j == 0) && i + j >= chEnd && i + j < k.hi) {
+                ch = (i + j) / k.hw;
+                chEnd = (ch + 1) * k.hw;
+                ca = b * to_f(k.w[k.ch0 + ch]);
+                cb = to_f(k.bias[k.ch0 + ch]) - a * ca;
+            }
+            o[j] = v * ca + cb;
+#endif
+        }
+        if (V) {
+            store_floats<VEC>(k.ys + i, o);
+        } else {
+#pragma unroll
+            for (int j = 0; j < VEC; ++j) if (i + j < k.hi) k.ys[i + j] = from_f(o[j]);
+        }
+    }
+}
+
+// OCC > 0 asks for that many resident threads per SM, capping registers per thread to get them.
+#if OCC > 0
+#define KF_BOUNDS __launch_bounds__(BLOCK, (OCC / BLOCK > 0 ? OCC / BLOCK : 1))
+#else
+#define KF_BOUNDS __launch_bounds__(BLOCK)
+#endif
+extern "C" __global__ void KF_BOUNDS
 #if FAMILY == 4
 kf_cluster(const T *__restrict__ x, const T *__restrict__ w, const T *__restrict__ bias, T *__restrict__ y,
            long long n, long long c, long long hw, long long groups)
@@ -131,7 +231,7 @@ kf_cluster(const T *__restrict__ x, const T *__restrict__ w, const T *__restrict
 #endif
 #endif
     extern __shared__ __align__(16) unsigned char kf_smem[];
-    Pack<VEC> *cache = reinterpret_cast<Pack<VEC> *>(kf_smem);
+    Raw *cache = reinterpret_cast<Raw *>(kf_smem);
     __shared__ float sh[BLOCK / 32], sh2[BLOCK / 32], part[3];
 
     const unsigned rank = cl_rank(), nct = cl_size();
@@ -150,23 +250,26 @@ kf_cluster(const T *__restrict__ x, const T *__restrict__ w, const T *__restrict
     float s = 0.f;
 #endif
     for (long long i0 = lo + (long long)threadIdx.x * VEC; i0 < hi; i0 += stride * UNROLL) {
-        Pack<VEC> pk[UNROLL];
+        // Packs past the chunk hold the padding, which adds nothing to the statistics.
+        Packed pk[UNROLL];
 #pragma unroll
-        for (int u = 0; u < UNROLL; ++u)
+        for (int u = 0; u < UNROLL; ++u) {
             if (i0 + u * stride < hi) pk[u] = load_pack(xs, i0 + u * stride, hi, vec_ok, pad);
+            else for (int j = 0; j < VEC; ++j) pk[u].v[j] = from_f(pad);
+        }
 #pragma unroll
         for (int u = 0; u < UNROLL; ++u) {
             const long long i = i0 + u * stride;
-            if (i >= hi) break;
-            if (cached) cache[(i - lo) / VEC] = pk[u];
+            if (cached && i < hi) cache[(i - lo) / VEC] = pk[u].r;
 #if FAMILY <= 1
             float pm = to_f(pk[u].v[0]);
 #pragma unroll
             for (int j = 1; j < VEC; ++j) pm = fmaxf(pm, to_f(pk[u].v[j]));
-            if (pm == -KF_INF) continue;
-            if (pm > m) { s *= EXPF(m - pm); m = pm; }
+            if (pm != -KF_INF) {
+                if (pm > m) { s *= EXPF(m - pm); m = pm; }
 #pragma unroll
-            for (int j = 0; j < VEC; ++j) s += EXPF(to_f(pk[u].v[j]) - m);
+                for (int j = 0; j < VEC; ++j) s += EXPF(to_f(pk[u].v[j]) - m);
+            }
 #elif FAMILY == 3
 #pragma unroll
             for (int j = 0; j < VEC; ++j) { const float v = to_f(pk[u].v[j]); s += v * v; }
@@ -187,12 +290,8 @@ kf_cluster(const T *__restrict__ x, const T *__restrict__ w, const T *__restrict
 #else
     const float cnt = (float)(hi - lo);
     const float bmean = hi > lo ? block_sum(s, sh) / cnt : block_sum(0.f, sh);
-    float q = 0.f;
-    for (long long i = lo + (long long)threadIdx.x * VEC; i < hi; i += stride) {
-        const Pack<VEC> pk = cached ? cache[(i - lo) / VEC] : load_pack(xs, i, hi, vec_ok, 0.f);
-#pragma unroll
-        for (int j = 0; j < VEC; ++j) if (i + j < hi) { const float d = to_f(pk.v[j]) - bmean; q += d * d; }
-    }
+    const Chunk k = {xs, ys, w, bias, cache, lo, hi, 0, 0};
+    float q = cached ? chunk_m2<true, true>(k, bmean) : vec_ok ? chunk_m2<true, false>(k, bmean) : chunk_m2<false, false>(k, bmean);
     q = block_sum(q, sh);
     if (threadIdx.x == 0) { part[0] = cnt; part[1] = bmean; part[2] = q; }
 #endif
@@ -230,46 +329,16 @@ kf_cluster(const T *__restrict__ x, const T *__restrict__ w, const T *__restrict
 
     // Pass 2: write the chunk from shared memory (or a second read when it did not fit).
 #if FAMILY == 4
-    long long ch = -1, chEnd = 0;
-    float ca = 0.f, cb = 0.f;
-#endif
-    for (long long i = lo + (long long)threadIdx.x * VEC; i < hi; i += stride) {
-        const Pack<VEC> pk = cached ? cache[(i - lo) / VEC] : load_pack(xs, i, hi, vec_ok, 0.f);
-        Pack<VEC> out;
-#if FAMILY == 2 || FAMILY == 3
-        Pack<VEC> wp = load_pack(w, i, hi, vec_ok, 0.f);
-#endif
-#if FAMILY == 2
-        Pack<VEC> bp = load_pack(bias, i, hi, vec_ok, 0.f);
-#endif
-#pragma unroll
-        for (int j = 0; j < VEC; ++j) {
-            const float v = to_f(pk.v[j]);
-#if FAMILY == 0
-            out.v[j] = from_f(EXPF(v - a) * b);
-#elif FAMILY == 1
-            out.v[j] = from_f((v - a) - b);
-#elif FAMILY == 2
-            out.v[j] = from_f((v - a) * b * to_f(wp.v[j]) + to_f(bp.v[j]));
-#elif FAMILY == 3
-            out.v[j] = from_f(v * b * to_f(wp.v[j]));
+    const Chunk kw = {xs, ys, w, bias, cache, lo, hi, hw, ch0};
 #else
-            // Per-channel affine: the channel changes every hw elements of the group.
-            if (i + j >= chEnd && i + j < hi) {
-                ch = (i + j) / hw;
-                chEnd = (ch + 1) * hw;
-                ca = b * to_f(w[ch0 + ch]);
-                cb = to_f(bias[ch0 + ch]) - a * ca;
-            }
-            out.v[j] = from_f(v * ca + cb);
+    const Chunk kw = {xs, ys, w, bias, cache, lo, hi, 0, 0};
 #endif
-        }
-        if (vec_ok && i + VEC <= hi) {
-            *reinterpret_cast<Pack<VEC> *>(ys + i) = out;
-        } else {
-#pragma unroll
-            for (int j = 0; j < VEC; ++j) if (i + j < hi) ys[i + j] = out.v[j];
-        }
+    if (vec_ok) {
+        if (cached) chunk_write<true, true>(kw, a, b);
+        else chunk_write<true, false>(kw, a, b);
+    } else {
+        if (cached) chunk_write<false, true>(kw, a, b);
+        else chunk_write<false, false>(kw, a, b);
     }
     if (nct > 1) cl_wait();
 }
@@ -283,7 +352,8 @@ KernelTemplate clusterTemplate(const std::string &family)
     t.backend = "cuda";
     t.description = "a row (or group) read once: cut across a cluster of CL blocks, each chunk kept in shared memory, "
                     "partial statistics exchanged through distributed shared memory";
-    t.space = {{"cl", {1, 2, 4, 8}}, {"block", {128, 256, 512, 1024}}, {"vec", {1, 2, 4, 8}}, {"unroll", {1, 2, 4}}};
+    t.space = {{"cl", {1, 2, 4, 8}}, {"block", {128, 256, 512, 1024}}, {"vec", {1, 2, 4, 8}}, {"unroll", {1, 2, 4, 8}},
+               {"occ", {0, 1024, 1536, 2048}}};
     if (family == "softmax" || family == "log_softmax")
         t.space["fast_exp"] = {1, 0};
     t.valid = [](const J &p, const OperatorCard &card) {
@@ -303,6 +373,7 @@ KernelTemplate clusterTemplate(const std::string &family)
         std::string s = "// template cuda." + family + ".cluster\n";
         s += defineLine("FAMILY", std::to_string(familyCode(family))) + defineLine("BLOCK", p.at("block"));
         s += defineLine("VEC", p.at("vec")) + defineLine("UNROLL", p.at("unroll")) + defineLine("FAST_EXP", p.value("fast_exp", 1));
+        s += defineLine("OCC", p.value("occ", 0));
         s += defineLine("EPS", std::to_string(referenceEps(card)) + "f");
         return s + cudaPrelude(card.inputs.front().dtype) + kClusterKernel;
     };
@@ -317,7 +388,7 @@ KernelTemplate clusterTemplate(const std::string &family)
         int block = 128;
         while (block < 1024 && packs >= int64_t(block) * 16)
             block *= 2;
-        J p = {{"cl", cl}, {"block", block}, {"vec", vec}, {"unroll", 4}};
+        J p = {{"cl", cl}, {"block", block}, {"vec", vec}, {"unroll", 4}, {"occ", 0}};
         if (family == "softmax" || family == "log_softmax")
             p["fast_exp"] = 1;
         return p;

@@ -83,9 +83,7 @@ __device__ __forceinline__ void group_ms(float &m, float &s, float *sh, float *s
 __device__ __forceinline__ void load_vec(const T *p, long long i, long long n, bool vec_ok, float pad, float *out)
 {
     if (vec_ok && i + VEC <= n) {
-        const Pack<VEC> pk = *reinterpret_cast<const Pack<VEC> *>(p + i);
-#pragma unroll
-        for (int j = 0; j < VEC; ++j) out[j] = to_f(pk.v[j]);
+        load_floats<VEC>(p + i, out);
     } else {
 #pragma unroll
         for (int j = 0; j < VEC; ++j) out[j] = i + j < n ? to_f(p[i + j]) : pad;
@@ -95,10 +93,7 @@ __device__ __forceinline__ void load_vec(const T *p, long long i, long long n, b
 __device__ __forceinline__ void store_vec(T *p, long long i, long long n, bool vec_ok, const float *in)
 {
     if (vec_ok && i + VEC <= n) {
-        Pack<VEC> pk;
-#pragma unroll
-        for (int j = 0; j < VEC; ++j) pk.v[j] = from_f(in[j]);
-        *reinterpret_cast<Pack<VEC> *>(p + i) = pk;
+        store_floats<VEC>(p + i, in);
     } else {
 #pragma unroll
         for (int j = 0; j < VEC; ++j) if (i + j < n) p[i + j] = from_f(in[j]);
@@ -136,7 +131,13 @@ __device__ __forceinline__ void write_vec(T *yr, const T *w, const T *bias, long
     store_vec(yr, i, n, vec_ok, o);
 }
 
-extern "C" __global__ void __launch_bounds__(TPR * RPB)
+// OCC > 0 asks for that many resident threads per SM, capping registers per thread to get them.
+#if OCC > 0
+#define KF_BOUNDS __launch_bounds__(TPR * RPB, (OCC / (TPR * RPB) > 0 ? OCC / (TPR * RPB) : 1))
+#else
+#define KF_BOUNDS __launch_bounds__(TPR * RPB)
+#endif
+extern "C" __global__ void KF_BOUNDS
 kf_rows(const T *__restrict__ x, const T *__restrict__ w, const T *__restrict__ bias, T *__restrict__ y, long long rows, long long cols)
 {
     __shared__ float sh[RPB * WARPS], sh2[RPB * WARPS];
@@ -304,7 +305,8 @@ KernelTemplate rowsTemplate(const std::string &family)
     t.family = family;
     t.backend = "cuda";
     t.description = "TPR threads per row, RPB rows per block, VEC-wide loads, row cached in REG registers per thread when it fits";
-    t.space = {{"tpr", {32, 64, 128, 256, 512, 1024}}, {"rpb", {1, 2, 4, 8}}, {"vec", {1, 2, 4, 8}}, {"reg", {0, 4, 8, 16, 32}}};
+    t.space = {{"tpr", {32, 64, 128, 256, 512, 1024}}, {"rpb", {1, 2, 4, 8}}, {"vec", {1, 2, 4, 8}}, {"reg", {0, 4, 8, 16, 32}},
+               {"occ", {0, 1024, 1536, 2048}}};
     if (family == "softmax" || family == "log_softmax")
         t.space["fast_exp"] = {1, 0};
     t.valid = [](const J &p, const OperatorCard &card) {
@@ -324,6 +326,7 @@ KernelTemplate rowsTemplate(const std::string &family)
         s += defineLine("FAMILY", std::to_string(familyCode(family)));
         s += defineLine("TPR", p.at("tpr").dump()) + defineLine("RPB", p.at("rpb").dump()) + defineLine("VEC", p.at("vec").dump());
         s += defineLine("REG", p.at("reg").dump()) + defineLine("FAST_EXP", std::to_string(p.value("fast_exp", 1)));
+        s += defineLine("OCC", std::to_string(p.value("occ", 0)));
         s += defineLine("EPS", std::to_string(referenceEps(card)) + "f");
         return s + cudaPrelude(card.inputs.front().dtype) + kRowsKernel;
     };
@@ -331,7 +334,7 @@ KernelTemplate rowsTemplate(const std::string &family)
         const int vec = cudaVecFor(card);
         int tpr = 0, reg = 0;
         cudaRowSeed(card.shape.at("cols"), vec, tpr, reg);
-        J p = {{"tpr", tpr}, {"rpb", std::max(1, 128 / tpr)}, {"vec", vec}, {"reg", reg}};
+        J p = {{"tpr", tpr}, {"rpb", std::max(1, 128 / tpr)}, {"vec", vec}, {"reg", reg}, {"occ", 0}};
         if (family == "softmax" || family == "log_softmax")
             p["fast_exp"] = 1;
         return p;
