@@ -115,6 +115,59 @@ __device__ __forceinline__ Packed load_pack(const T *p, long long i, long long h
     return pk;
 }
 
+// Adds one pack to this thread's statistics: online (max, sum of exp) for softmax, else a sum of
+// values or of squares. Padding (-inf or 0) adds nothing.
+__device__ __forceinline__ void accumulate(const Packed &pk, float &m, float &s)
+{
+#if FAMILY <= 1
+    float pm = to_f(pk.v[0]);
+#pragma unroll
+    for (int j = 1; j < VEC; ++j) pm = fmaxf(pm, to_f(pk.v[j]));
+    if (pm != -KF_INF) {
+        if (pm > m) { s *= EXPF(m - pm); m = pm; }
+#pragma unroll
+        for (int j = 0; j < VEC; ++j) s += EXPF(to_f(pk.v[j]) - m);
+    }
+#elif FAMILY == 3
+#pragma unroll
+    for (int j = 0; j < VEC; ++j) { const float v = to_f(pk.v[j]); s += v * v; }
+#else
+#pragma unroll
+    for (int j = 0; j < VEC; ++j) s += to_f(pk.v[j]);
+#endif
+}
+
+__device__ __forceinline__ unsigned smem_addr(const void *p)
+{
+    unsigned long long s;
+    asm volatile("cvta.to.shared.u64 %0, %1;" : "=l"(s) : "l"((unsigned long long)p));
+    return (unsigned)s;
+}
+
+// Copies `bytes` (a multiple of 16, both addresses 16-byte aligned) from global to this block's shared
+// memory with the tensor-memory accelerator's bulk copy, and waits for it: one thread issues the copy,
+// so the whole chunk is in flight at once without staging through registers.
+__device__ __forceinline__ void bulk_load(void *dst, const void *src, unsigned bytes, unsigned long long *bar)
+{
+    const unsigned b = smem_addr(bar);
+    if (threadIdx.x == 0) {
+        asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" :: "r"(b) : "memory");
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+        asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+        asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" :: "r"(b), "r"(bytes) : "memory");
+        for (unsigned off = 0; off < bytes; off += 32768) {
+            const unsigned n = bytes - off < 32768 ? bytes - off : 32768;
+            asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+                         :: "r"(smem_addr(dst) + off), "l"((const char *)src + off), "r"(n), "r"(b) : "memory");
+        }
+    }
+    __syncthreads(); // the barrier is initialised before anyone waits on it
+    unsigned done = 0;
+    while (!done)
+        asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], 0; selp.u32 %0, 1, 0, p; }"
+                     : "=r"(done) : "r"(b) : "memory");
+}
+
 // Where a block's chunk lives and what pass 2 needs. Offsets are within the row or group.
 struct Chunk {
     const T *xs; T *ys; const T *w; const T *bias; const Raw *cache;
@@ -243,40 +296,40 @@ kf_cluster(const T *__restrict__ x, const T *__restrict__ w, const T *__restrict
     const long long stride = (long long)BLOCK * VEC;
     const float pad = FAMILY <= 1 ? -KF_INF : 0.f;
 
-    // Pass 1: read the chunk once, keep it, and accumulate this thread's statistics.
-#if FAMILY <= 1
+    // Pass 1: read the chunk once, keep it, and accumulate this thread's statistics. With the bulk
+    // copy, the register-staged path is only the fallback for unaligned shapes, so it is not unrolled.
+#define LOAD_UNROLL (TMA ? 1 : UNROLL)
     float m = -KF_INF, s = 0.f;
+#if TMA
+    __shared__ unsigned long long bar;
+    const bool bulk = cached && hi > lo && aligned_to(xs + lo, 16) && ((hi - lo) * sizeof(T)) % 16 == 0;
 #else
-    float s = 0.f;
+    const bool bulk = false;
 #endif
-    for (long long i0 = lo + (long long)threadIdx.x * VEC; i0 < hi; i0 += stride * UNROLL) {
-        // Packs past the chunk hold the padding, which adds nothing to the statistics.
-        Packed pk[UNROLL];
-#pragma unroll
-        for (int u = 0; u < UNROLL; ++u) {
-            if (i0 + u * stride < hi) pk[u] = load_pack(xs, i0 + u * stride, hi, vec_ok, pad);
-            else for (int j = 0; j < VEC; ++j) pk[u].v[j] = from_f(pad);
+    if (bulk) {
+#if TMA
+        bulk_load(cache, xs + lo, (unsigned)((hi - lo) * sizeof(T)), &bar);
+        for (long long i = lo + (long long)threadIdx.x * VEC; i < hi; i += stride) {
+            Packed pk;
+            pk.r = cache[(i - lo) / VEC];
+            accumulate(pk, m, s);
         }
-#pragma unroll
-        for (int u = 0; u < UNROLL; ++u) {
-            const long long i = i0 + u * stride;
-            if (cached && i < hi) cache[(i - lo) / VEC] = pk[u].r;
-#if FAMILY <= 1
-            float pm = to_f(pk[u].v[0]);
-#pragma unroll
-            for (int j = 1; j < VEC; ++j) pm = fmaxf(pm, to_f(pk[u].v[j]));
-            if (pm != -KF_INF) {
-                if (pm > m) { s *= EXPF(m - pm); m = pm; }
-#pragma unroll
-                for (int j = 0; j < VEC; ++j) s += EXPF(to_f(pk[u].v[j]) - m);
-            }
-#elif FAMILY == 3
-#pragma unroll
-            for (int j = 0; j < VEC; ++j) { const float v = to_f(pk[u].v[j]); s += v * v; }
-#else
-#pragma unroll
-            for (int j = 0; j < VEC; ++j) s += to_f(pk[u].v[j]);
 #endif
+    } else {
+        for (long long i0 = lo + (long long)threadIdx.x * VEC; i0 < hi; i0 += stride * LOAD_UNROLL) {
+            // Packs past the chunk hold the padding, which adds nothing to the statistics.
+            Packed pk[LOAD_UNROLL];
+#pragma unroll
+            for (int u = 0; u < LOAD_UNROLL; ++u) {
+                if (i0 + u * stride < hi) pk[u] = load_pack(xs, i0 + u * stride, hi, vec_ok, pad);
+                else for (int j = 0; j < VEC; ++j) pk[u].v[j] = from_f(pad);
+            }
+#pragma unroll
+            for (int u = 0; u < LOAD_UNROLL; ++u) {
+                const long long i = i0 + u * stride;
+                if (cached && i < hi) cache[(i - lo) / VEC] = pk[u].r;
+                accumulate(pk[u], m, s);
+            }
         }
     }
 
@@ -353,7 +406,7 @@ KernelTemplate clusterTemplate(const std::string &family)
     t.description = "a row (or group) read once: cut across a cluster of CL blocks, each chunk kept in shared memory, "
                     "partial statistics exchanged through distributed shared memory";
     t.space = {{"cl", {1, 2, 4, 8}}, {"block", {128, 256, 512, 1024}}, {"vec", {1, 2, 4, 8}}, {"unroll", {1, 2, 4, 8}},
-               {"occ", {0, 1024, 1536, 2048}}};
+               {"occ", {0, 1024, 1536, 2048}}, {"tma", {0, 1}}};
     if (family == "softmax" || family == "log_softmax")
         t.space["fast_exp"] = {1, 0};
     t.valid = [](const J &p, const OperatorCard &card) {
@@ -373,7 +426,7 @@ KernelTemplate clusterTemplate(const std::string &family)
         std::string s = "// template cuda." + family + ".cluster\n";
         s += defineLine("FAMILY", std::to_string(familyCode(family))) + defineLine("BLOCK", p.at("block"));
         s += defineLine("VEC", p.at("vec")) + defineLine("UNROLL", p.at("unroll")) + defineLine("FAST_EXP", p.value("fast_exp", 1));
-        s += defineLine("OCC", p.value("occ", 0));
+        s += defineLine("OCC", p.value("occ", 0)) + defineLine("TMA", p.value("tma", 0));
         s += defineLine("EPS", std::to_string(referenceEps(card)) + "f");
         return s + cudaPrelude(card.inputs.front().dtype) + kClusterKernel;
     };
