@@ -177,8 +177,8 @@ private slots:
             {"name":"b","grid":[1],"block":[2048],"args":[]}]})J", "kernel 1 'b' block.x = 2048");
         row("grid not a multiple of the cluster", R"J({"kernels":[{"name":"k","grid":["rows + 1"],"block":[32],"cluster":[2,1,1],"args":[]}]})J",
             "grid.x = 4097 is not a multiple of cluster.x = 2");
-        row("cluster too large", R"J({"kernels":[{"name":"k","grid":["rows"],"block":[32],"cluster":[16],"args":[]}]})J",
-            "cluster of 16 blocks; this device allows at most 8");
+        row("cluster too large", R"J({"kernels":[{"name":"k","grid":["rows"],"block":[32],"cluster":[32],"args":[]}]})J",
+            "cluster of 32 blocks; this device allows at most 16");
         row("cluster not an integer", R"J({"kernels":[{"name":"k","grid":["rows"],"block":[32],"cluster":["cols"],"args":[]}]})J",
             "cluster[0] = \"cols\" must be a positive integer");
         row("grid not a number", R"J({"kernels":[{"name":"k","grid":[1.5],"block":[32],"args":[]}]})J", "must be an integer or an expression");

@@ -62,7 +62,8 @@ DeviceInfo queryDevice(int index)
     d.limits.maxGrid = {attr(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X), attr(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y),
                         attr(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z)};
     d.limits.maxSharedPerBlockOptin = attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
-    d.limits.maxClusterBlocks = attr(CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH) ? 8 : 0;
+    // 8 blocks is the portable cluster size; sm_90 allows 16 to kernels that opt in (checkAgainstFunctions).
+    d.limits.maxClusterBlocks = attr(CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH) ? 16 : 0;
     // Workspaces: at most a quarter of the device, so verification keeps room for inputs and references.
     d.limits.maxWorkspaceBytes = int64_t(d.memoryBytes / 4);
     return d;
@@ -150,6 +151,12 @@ void checkAgainstFunctions(const ResolvedPlan &plan, const std::vector<CUfunctio
             throw Error(where + " needs " + std::to_string(a.staticShared) + " bytes of static and " + std::to_string(k.sharedBytes)
                         + " of dynamic shared memory; this device allows " + std::to_string(limits.maxSharedPerBlockOptin)
                         + " per block");
+        if (k.clusterBlocks() > 8) {
+            const CUresult r = cuFuncSetAttribute(functions[i], CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1);
+            if (r != CUDA_SUCCESS)
+                throw Error(where + " asks for clusters of " + std::to_string(k.clusterBlocks()) + " blocks, more than the portable 8, "
+                            + "and the device refused: " + errorName(r));
+        }
         if (int64_t(k.sharedBytes) > 48 * 1024 - a.staticShared) {
             const CUresult r = cuFuncSetAttribute(functions[i], CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, int(k.sharedBytes));
             if (r != CUDA_SUCCESS)

@@ -9,7 +9,8 @@
 //    "workspace":[{"name":"tmp","bytes":"rows*4"}]}
 //
 // "cluster":[2,1,1] (optional, constants) launches thread-block clusters of that shape (sm_90): the
-// grid must divide by it and a cluster has at most 8 blocks, the portable limit.
+// grid must divide by it and a cluster has at most 16 blocks (more than 8, the portable size, only
+// where the device allows it).
 //
 // Arguments: in:<input> / out:<output> / ws:<workspace> pass a device pointer; sym:<symbol> passes the
 // symbol's extent as a 64-bit integer; i64:<expr> and i32:<expr> pass an expression's value; f32:<number>
@@ -64,7 +65,7 @@ struct DeviceLimits {
     std::array<int64_t, 3> maxBlock{1024, 1024, 64};
     std::array<int64_t, 3> maxGrid{2147483647, 65535, 65535};
     int64_t maxSharedPerBlockOptin = 232448; // 227 KiB on sm_90
-    int maxClusterBlocks = 8;                // the portable cluster size; 0 where clusters are unsupported
+    int maxClusterBlocks = 16;               // sm_90's non-portable cluster size; 0 where clusters are unsupported
     int64_t maxWorkspaceBytes = int64_t(16) << 30;
 };
 

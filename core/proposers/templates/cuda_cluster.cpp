@@ -4,7 +4,7 @@
 // A row is cut into CL chunks, one per block of a thread-block cluster (CL = 1: a plain block per row).
 // Each block keeps its chunk in shared memory while it computes the chunk's statistics, the blocks of
 // a cluster exchange their partial statistics through distributed shared memory (sm_90), and each
-// block writes its chunk from shared memory. A 262144-wide float32 row (1 MiB) fits in a cluster of 8;
+// block writes its chunk from shared memory. A 262144-wide float32 row (1 MiB) fits in a cluster of 8 (or 16, sm_90's non-portable size);
 // a 64-channel-group of a diffusion activation in a cluster of 2 to 4. When a held-out shape's chunk
 // does not fit the shared memory the plan gave, the block re-reads its chunk instead (correct, slower).
 #include <algorithm>
@@ -405,7 +405,7 @@ KernelTemplate clusterTemplate(const std::string &family)
     t.backend = "cuda";
     t.description = "a row (or group) read once: cut across a cluster of CL blocks, each chunk kept in shared memory, "
                     "partial statistics exchanged through distributed shared memory";
-    t.space = {{"cl", {1, 2, 4, 8}}, {"block", {128, 256, 512, 1024}}, {"vec", {1, 2, 4, 8}}, {"unroll", {1, 2, 4, 8}},
+    t.space = {{"cl", {1, 2, 4, 8, 16}}, {"block", {128, 256, 512, 1024}}, {"vec", {1, 2, 4, 8}}, {"unroll", {1, 2, 4, 8}},
                {"occ", {0, 1024, 1536, 2048}}, {"tma", {0, 1}}};
     if (family == "softmax" || family == "log_softmax")
         t.space["fast_exp"] = {1, 0};
@@ -435,13 +435,15 @@ KernelTemplate clusterTemplate(const std::string &family)
         const int64_t len = segmentLength(card);
         // The smallest cluster whose chunks leave room for two or more blocks per SM.
         int cl = 1;
-        while (cl < 8 && chunkBytes(len, cl, vec, elem) > 96 * 1024)
+        while (cl < 16 && chunkBytes(len, cl, vec, elem) > 96 * 1024)
             cl *= 2;
         const int64_t packs = (len / cl + vec - 1) / vec;
         int block = 128;
-        while (block < 1024 && packs >= int64_t(block) * 16)
+        while (block < 1024 && packs > int64_t(block) * 16)
             block *= 2;
-        J p = {{"cl", cl}, {"block", block}, {"vec", vec}, {"unroll", 4}, {"occ", 0}};
+        // The bulk copy where every chunk is 16-byte aligned; unroll 8 for the register-staged neighbour.
+        const bool aligned = len * elem % 16 == 0;
+        J p = {{"cl", cl}, {"block", block}, {"vec", vec}, {"unroll", 8}, {"occ", 0}, {"tma", aligned ? 1 : 0}};
         if (family == "softmax" || family == "log_softmax")
             p["fast_exp"] = 1;
         return p;
