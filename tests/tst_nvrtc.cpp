@@ -256,11 +256,7 @@ extern "C" __global__ void local_array(const float *x, float *y, int k)
         // and names kernels the build has.
         QFETCH(QString, family);
         QFETCH(QString, shape);
-        ShapeBindings b;
-        for (const auto &kv : shape.split(QLatin1Char(','))) {
-            const auto parts = kv.split(QLatin1Char('='));
-            b[parts[0].toStdString()] = parts[1].toLongLong();
-        }
+        const ShapeBindings b = parseShape(shape.toStdString());
         NvrtcCompiler nv(m_cache.path().toStdString());
         int compiled = 0;
         std::string spills;

@@ -107,11 +107,7 @@ private slots:
     {
         QFETCH(QString, family);
         QFETCH(QString, shape);
-        ShapeBindings b;
-        for (const auto &kv : shape.split(QLatin1Char(','))) {
-            const auto parts = kv.split(QLatin1Char('='));
-            b[parts[0].toStdString()] = parts[1].toLongLong();
-        }
+        const ShapeBindings b = parseShape(shape.toStdString());
         for (DType dt : {DType::F32, DType::F16, DType::BF16}) {
             const auto card = makeCard(family.toStdString(), b, dt);
             int seeded = 0;

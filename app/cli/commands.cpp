@@ -81,29 +81,6 @@ std::string readFile(const std::string &path)
     return ss.str();
 }
 
-// "rows=4096,cols=1024" -> bindings
-ShapeBindings parseShape(const std::string &text)
-{
-    ShapeBindings b;
-    size_t pos = 0;
-    while (pos < text.size()) {
-        const auto comma = text.find(',', pos);
-        const auto item = text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
-        const auto eq = item.find('=');
-        if (eq == std::string::npos)
-            throw Error("a shape is written name=extent,name=extent (e.g. rows=4096,cols=1024), not '" + text + "'");
-        try {
-            b[item.substr(0, eq)] = std::stoll(item.substr(eq + 1));
-        } catch (...) {
-            throw Error("shape symbol '" + item.substr(0, eq) + "' needs a whole number, not '" + item.substr(eq + 1) + "'");
-        }
-        if (comma == std::string::npos)
-            break;
-        pos = comma + 1;
-    }
-    return b;
-}
-
 OperatorCard demoCard(const Options &o)
 {
     if (o.has("--family")) {

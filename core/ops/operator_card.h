@@ -74,6 +74,8 @@ void from_json(const nlohmann::json &j, OperatorCard &c);
 // or a shape missing one of the family's symbols.
 std::vector<std::string> cardFamilies();
 OperatorCard makeCard(const std::string &family, const ShapeBindings &shape, DType dtype = DType::F32);
+// "rows=4096,cols=1024" -> bindings; throws Error saying what is malformed.
+ShapeBindings parseShape(const std::string &text);
 OperatorCard makeSoftmaxCard(int64_t rows, int64_t cols, DType dtype = DType::F32);
 
 } // namespace kforge
