@@ -10,10 +10,19 @@
 
 namespace kforge::worker {
 
-// After verification: a candidate with failure reasons is Incorrect; a correct one that is not to be
-// benchmarked is NotFaster with that said. Returns true when the verdict is final.
+// After verification: each kind of trial failure becomes one reason (with the first trial that showed
+// it); a candidate with failure reasons is Incorrect; a correct one that is not to be benchmarked is
+// NotFaster with that said. Returns true when the verdict is final.
 inline bool finishVerification(Verdict &v, const EvalOptions &options)
 {
+    for (const auto &tr : v.trials)
+        if (!tr.passed) {
+            bool seen = false;
+            for (const auto &r : v.reasons)
+                seen = seen || r.code == tr.failure;
+            if (!seen)
+                v.reasons.push_back({tr.failure, tr.label + " (" + tr.shape + "): " + tr.detail});
+        }
     if (!v.reasons.empty()) {
         v.status = VerdictStatus::Incorrect;
         return true;

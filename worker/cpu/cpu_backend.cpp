@@ -162,14 +162,6 @@ public:
             tr.passed = tr.failure.empty();
             v.trials.push_back(tr);
         }
-        for (const auto &tr : v.trials)
-            if (!tr.passed) {
-                bool seen = false;
-                for (const auto &r : v.reasons)
-                    seen = seen || r.code == tr.failure;
-                if (!seen)
-                    v.reasons.push_back({tr.failure, tr.label + " (" + tr.shape + "): " + tr.detail});
-            }
         if (finishVerification(v, options))
             return v;
         current = card.shape;

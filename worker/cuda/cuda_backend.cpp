@@ -180,7 +180,6 @@ private:
                 break;
         }
         m_phases.verifyMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - verify0).count();
-        collectFailures(v);
         if (finishVerification(v, options))
             return v;
         const auto bench0 = std::chrono::steady_clock::now();
@@ -338,18 +337,6 @@ private:
         }
         tr.passed = true;
         return tr;
-    }
-
-    static void collectFailures(Verdict &v)
-    {
-        for (const auto &tr : v.trials)
-            if (!tr.passed) {
-                bool seen = false;
-                for (const auto &r : v.reasons)
-                    seen = seen || r.code == tr.failure;
-                if (!seen)
-                    v.reasons.push_back({tr.failure, tr.label + " (" + tr.shape + "): " + tr.detail});
-            }
     }
 
     struct InputSet {

@@ -58,13 +58,20 @@ __device__ __forceinline__ unsigned dyn_smem_bytes() { unsigned r; asm volatile(
 __device__ __forceinline__ void cl_arrive() { asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory"); }
 __device__ __forceinline__ void cl_wait() { asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory"); }
 
-// Reads a float from the same shared-memory variable in another block of the cluster.
-__device__ __forceinline__ float cl_load(const float *p, unsigned rank)
+__device__ __forceinline__ unsigned smem_addr(const void *p)
 {
     unsigned long long s;
     asm volatile("cvta.to.shared.u64 %0, %1;" : "=l"(s) : "l"((unsigned long long)p));
+    return (unsigned)s;
+}
+
+// Reads a float from the same shared-memory variable in block `rank` of the cluster (this block's own
+// copy directly when the cluster is one block).
+__device__ __forceinline__ float cl_load(const float *p, unsigned rank, unsigned nct)
+{
+    if (nct == 1) return *p;
     unsigned remote;
-    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"((unsigned)s), "r"(rank));
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(smem_addr(p)), "r"(rank));
     float v;
     asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(remote) : "memory");
     return v;
@@ -135,13 +142,6 @@ __device__ __forceinline__ void accumulate(const Packed &pk, float &m, float &s)
 #pragma unroll
     for (int j = 0; j < VEC; ++j) s += to_f(pk.v[j]);
 #endif
-}
-
-__device__ __forceinline__ unsigned smem_addr(const void *p)
-{
-    unsigned long long s;
-    asm volatile("cvta.to.shared.u64 %0, %1;" : "=l"(s) : "l"((unsigned long long)p));
-    return (unsigned)s;
 }
 
 // Copies `bytes` (a multiple of 16, both addresses 16-byte aligned) from global to this block's shared
@@ -354,20 +354,20 @@ kf_cluster(const T *__restrict__ x, const T *__restrict__ w, const T *__restrict
     if (nct > 1) { cl_arrive(); cl_wait(); } else { __syncthreads(); }
 #if FAMILY <= 1
     float M = -KF_INF, S = 0.f;
-    for (unsigned r = 0; r < nct; ++r) ms_merge(M, S, nct > 1 ? cl_load(&part[0], r) : part[0], nct > 1 ? cl_load(&part[1], r) : part[1]);
+    for (unsigned r = 0; r < nct; ++r) ms_merge(M, S, cl_load(&part[0], r, nct), cl_load(&part[1], r, nct));
     a = M;
     b = FAMILY == 0 ? 1.f / S : logf(S);
 #elif FAMILY == 3
     float Q = 0.f;
-    for (unsigned r = 0; r < nct; ++r) Q += nct > 1 ? cl_load(&part[0], r) : part[0];
+    for (unsigned r = 0; r < nct; ++r) Q += cl_load(&part[0], r, nct);
     b = rsqrtf(Q / (float)len + EPS);
 #else
     // Chan et al.'s pairwise merge of (count, mean, M2).
     float N = 0.f, MEAN = 0.f, M2 = 0.f;
     for (unsigned r = 0; r < nct; ++r) {
-        const float nb = nct > 1 ? cl_load(&part[0], r) : part[0];
+        const float nb = cl_load(&part[0], r, nct);
         if (nb == 0.f) continue;
-        const float mb = nct > 1 ? cl_load(&part[1], r) : part[1], qb = nct > 1 ? cl_load(&part[2], r) : part[2];
+        const float mb = cl_load(&part[1], r, nct), qb = cl_load(&part[2], r, nct);
         const float nn = N + nb, d = mb - MEAN;
         MEAN += d * (nb / nn);
         M2 += qb + d * d * (N * nb / nn);
