@@ -122,6 +122,21 @@ private slots:
         }
     }
 
+    void persistentGridUsesTheDevicesSmCount()
+    {
+        // sm_count is the device's, not the card's: the same plan gives a grid per device.
+        const auto card = makeSoftmaxCard(4096, 1000);
+        const auto plan = parseLaunchPlan(J::parse(R"J({"kernels":[{"name":"k","grid":["min(rows, sm_count * 4)"],"block":[256],
+            "args":["i64:sm_count"]}]})J"), card);
+        DeviceLimits small;
+        small.smCount = 10;
+        const auto r = resolveLaunchPlan(plan, card.shape, small);
+        QCOMPARE(r.kernels[0].grid[0], 40u);
+        QCOMPARE(r.kernels[0].args.at(0).value, int64_t(10));
+        QCOMPARE(resolveLaunchPlan(plan, {{"rows", 7}, {"cols", 33}}, small).kernels[0].grid[0], 7u);
+        QCOMPARE(resolveLaunchPlan(plan, card.shape).kernels[0].grid[0], 132u * 4); // Hopper's default
+    }
+
     void scalarArguments()
     {
         const auto card = makeSoftmaxCard(64, 256);

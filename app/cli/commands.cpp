@@ -4,6 +4,7 @@
 #include <random>
 #include <cstdio>
 #include <fstream>
+#include <optional>
 #include <iostream>
 #include <map>
 #include <sstream>
@@ -313,9 +314,10 @@ int templatesCommand(const Args &args)
     const Options o(args, {{"--help", false}, {"--family", true}, {"--backend", true}, {"--render", true}, {"--params", true},
                            {"--shape", true}, {"--dtype", true}, {"--rows", true}, {"--cols", true}, {"--launch-out", true}});
     if (o.has("--help")) {
-        std::puts("usage: kforge-cli templates [--family F] [--backend B]\n"
+        std::puts("usage: kforge-cli templates [--family F [--shape S] [--dtype D]] [--backend B]\n"
                   "       kforge-cli templates --render ID --params JSON --family F [--shape S] [--dtype D] [--launch-out FILE]\n\n"
-                  "Lists the offline generator's kernel templates and their tuning spaces, or renders one point\n"
+                  "Lists the offline generator's kernel templates and their tuning spaces (with a card's shape, each\n"
+                  "template's starting point for it), or renders one point\n"
                   "of one template for a card: the source goes to stdout, the CUDA launch plan to --launch-out.");
         return 0;
     }
@@ -346,12 +348,22 @@ int templatesCommand(const Args &args)
         }
         return 0;
     }
+    // With --shape (and one --family), each template's seed for that card, or why it declines it.
+    std::optional<OperatorCard> card;
+    if (o.has("--shape") && o.has("--family"))
+        card = demoCard(Options(Args{"--family", o.get("--family"), "--dtype", o.get("--dtype", "float32"), "--shape", o.get("--shape")},
+                                {{"--family", true}, {"--dtype", true}, {"--shape", true}}));
     for (const auto &f : cardFamilies())
         for (const char *backend : {"cpu", "cuda"}) {
             if ((o.has("--family") && o.get("--family") != f) || (o.has("--backend") && o.get("--backend") != backend))
                 continue;
             for (const auto *t : lib.forFamily(f, backend)) {
                 std::printf("%-28s %s\n", t->id.c_str(), t->description.c_str());
+                if (card && t->seed) {
+                    const auto seed = t->seed(*card);
+                    const bool ok = !t->valid || t->valid(seed, *card);
+                    std::printf("    %-12s %s%s\n", "seed", seed.dump().c_str(), ok ? "" : " (declines this card)");
+                }
                 for (const auto &[k, values] : t->space) {
                     std::string vs;
                     for (const auto &v : values)

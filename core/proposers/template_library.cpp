@@ -38,6 +38,7 @@ const TemplateLibrary &TemplateLibrary::builtin()
         addCudaRowTemplates(l);
         addCudaOtherTemplates(l);
         addCudaClusterTemplates(l);
+        addCudaPipeTemplates(l);
         return l;
     }();
     return lib;

@@ -52,5 +52,6 @@ void addCpuRowwiseTemplates(TemplateLibrary &lib);
 void addCudaRowTemplates(TemplateLibrary &lib);
 void addCudaOtherTemplates(TemplateLibrary &lib);
 void addCudaClusterTemplates(TemplateLibrary &lib);
+void addCudaPipeTemplates(TemplateLibrary &lib);
 
 } // namespace kforge

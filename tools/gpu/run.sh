@@ -9,7 +9,8 @@
 # compute-sanitizer runs with --report-api-errors no: the worker probes kernel parameters with
 # cuFuncGetParamInfo until it fails, which memcheck would list as API errors.
 #
-# Usage: tools/gpu/run.sh [all|build|tests|bench|check|templates|variants|profile|sanitizer]...   (default: all)
+# Usage: tools/gpu/run.sh [all|build|tests|bench|check|templates|variants|study|ncu|profile|sanitizer]...   (default: all)
+# (study and ncu are diagnostics, not part of all)
 # Output: $OUT/gpu-tests.log, $OUT/bench.log, and every log in $OUT/logs.tgz.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -23,6 +24,7 @@ pack() {
 trap pack EXIT
 steps=${*:-all}
 want() { [[ " $steps " == *" all "* || " $steps " == *" $1 "* ]]; }
+asked() { [[ " $steps " == *" $1 "* ]]; }  # diagnostics, run only when named
 summary=()
 note() { summary+=("$1"); echo "== $1"; }
 
@@ -101,6 +103,33 @@ if want variants; then
   bash bench/templates/variants.sh "$build" "$out/variants" "${KFORGE_VARIANTS:-bench/templates/variants-cluster.jsonl}" 2>&1 | tee "$out/variants.log"
   cp "$out/variants.log" "$final/"
   note "variants: $(grep -c ': accepted\|: not_faster\|: rejected\|: incorrect' "$out/variants.log") evaluated ($(( $(date +%s) - t0 )) s)"
+fi
+
+if asked study; then
+  # How the L2 flush method moves the times of memory-bound kernels (tools/gpu/flush_study.py).
+  t0=$(date +%s)
+  timeout 300 python3 tools/gpu/flush_study.py > "$out/flush-study.log" 2>&1
+  cp "$out/flush-study.log" "$final/"
+  note "flush study ($(( $(date +%s) - t0 )) s):"
+  summary+=("$(grep -E '^\|' "$out/flush-study.log" || tail -5 "$out/flush-study.log")")
+fi
+
+if asked ncu; then
+  # Nsight Compute on the kernels the variants step rendered: DRAM bytes and throughput, occupancy,
+  # top stalls of one launch each (the candidate's first benchmark launch after verification).
+  t0=$(date +%s)
+  for src in "$out"/variants/v*.cu; do
+    [[ -e $src ]] || continue
+    i=$(basename "$src" .cu); line=$(grep -v '^#' "${KFORGE_VARIANTS:-bench/templates/variants-cluster.jsonl}" | sed -n "${i#v}p")
+    read -r family shape dtype < <(python3 -c 'import json,sys; v=json.loads(sys.argv[1]); print(v["family"], v["shape"], v["dtype"])' "$line")
+    timeout 240 ncu --target-processes all --clock-control none -k regex:'^kf_(rows|cluster|eltwise|reduce|group_norm|split|cumsum|ce_)' -s 10 -c 1 \
+      --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__warps_active.avg.pct_of_peak_sustained_active,launch__occupancy_limit_registers,launch__occupancy_limit_shared_mem,launch__registers_per_thread,smsp__average_warp_latency_issue_stalled_long_scoreboard,smsp__average_warp_latency_issue_stalled_barrier \
+      "$build/app/kforge-cli" eval --backend cuda --source "$src" --launch "$out/variants/$i.launch.json" --family "$family" \
+      --shape "$shape" --dtype "$dtype" --samples 5 --worker "$worker" > "$out/ncu-$i.log" 2>&1
+    echo "== $i $line"; grep -E '^\s+(gpu__|dram__|sm__|launch__|smsp__)' "$out/ncu-$i.log"
+  done | tee "$out/ncu.log"
+  cp "$out/ncu.log" "$final/"
+  note "ncu on the variants ($(( $(date +%s) - t0 )) s)"
 fi
 
 if want profile; then

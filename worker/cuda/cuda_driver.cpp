@@ -66,6 +66,7 @@ DeviceInfo queryDevice(int index)
     d.limits.maxClusterBlocks = attr(CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH) ? 16 : 0;
     // Workspaces: at most a quarter of the device, so verification keeps room for inputs and references.
     d.limits.maxWorkspaceBytes = int64_t(d.memoryBytes / 4);
+    d.limits.smCount = d.sms;
     return d;
 }
 

@@ -262,6 +262,14 @@ std::string namesOf(const std::vector<TensorSpec> &ts)
 
 } // namespace
 
+// Expressions see the card's shape symbols and the device's SM count (for persistent grids).
+static ShapeBindings withDeviceSymbols(const ShapeBindings &shape, const DeviceLimits &limits)
+{
+    ShapeBindings s = shape;
+    s.emplace("sm_count", limits.smCount);
+    return s;
+}
+
 int64_t evalExpression(const std::string &expr, const ShapeBindings &symbols)
 {
     return Parser(expr, symbols).parse();
@@ -353,7 +361,7 @@ LaunchPlan parseLaunchPlan(const nlohmann::json &j, const OperatorCard &card)
             } else if (kind == "i64" || kind == "i32") {
                 arg.kind = kind == "i64" ? PlanArg::Kind::I64 : PlanArg::Kind::I32;
                 try {
-                    evalExpression(arg.name, card.shape); // fail early on a malformed expression
+                    evalExpression(arg.name, withDeviceSymbols(card.shape, DeviceLimits{})); // fail early on a malformed expression
                 } catch (const Error &e) {
                     throw Error("launch plan: " + where + " argument '" + text + "': " + e.what());
                 }
@@ -373,8 +381,9 @@ LaunchPlan parseLaunchPlan(const nlohmann::json &j, const OperatorCard &card)
     return plan;
 }
 
-ResolvedPlan resolveLaunchPlan(const LaunchPlan &plan, const ShapeBindings &shape, const DeviceLimits &limits)
+ResolvedPlan resolveLaunchPlan(const LaunchPlan &plan, const ShapeBindings &cardShape, const DeviceLimits &limits)
 {
+    const ShapeBindings shape = withDeviceSymbols(cardShape, limits);
     ResolvedPlan out;
     static const char *axis[3] = {"x", "y", "z"};
     for (const auto &w : plan.workspace) {

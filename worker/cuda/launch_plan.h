@@ -15,7 +15,8 @@
 // Arguments: in:<input> / out:<output> / ws:<workspace> pass a device pointer; sym:<symbol> passes the
 // symbol's extent as a 64-bit integer; i64:<expr> and i32:<expr> pass an expression's value; f32:<number>
 // passes a float. Expressions: integers, symbols, + - * / % (C semantics, 64-bit, overflow is an
-// error), parentheses, ceil_div(a, b), min(a, b, ...), max(a, b, ...).
+// error), parentheses, ceil_div(a, b), min(a, b, ...), max(a, b, ...). Besides the card's shape symbols,
+// expressions may name sm_count, the device's number of SMs (a persistent grid: "min(rows, sm_count * 4)").
 //
 // Pure C++: no CUDA, no torch, so it is tested everywhere.
 #include <array>
@@ -67,6 +68,7 @@ struct DeviceLimits {
     int64_t maxSharedPerBlockOptin = 232448; // 227 KiB on sm_90
     int maxClusterBlocks = 16;               // sm_90's non-portable cluster size; 0 where clusters are unsupported
     int64_t maxWorkspaceBytes = int64_t(16) << 30;
+    int64_t smCount = 132; // bound to the symbol sm_count in expressions
 };
 
 // Parses and checks the plan's structure against the card (kernel names, argument tensors, symbols,

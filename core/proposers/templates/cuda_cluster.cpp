@@ -54,16 +54,8 @@ const char *kClusterKernel = R"(
 __device__ __forceinline__ unsigned cl_rank() { unsigned r; asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r)); return r; }
 __device__ __forceinline__ unsigned cl_size() { unsigned r; asm volatile("mov.u32 %0, %%cluster_nctarank;" : "=r"(r)); return r; }
 __device__ __forceinline__ unsigned cl_id() { unsigned r; asm volatile("mov.u32 %0, %%clusterid.x;" : "=r"(r)); return r; }
-__device__ __forceinline__ unsigned dyn_smem_bytes() { unsigned r; asm volatile("mov.u32 %0, %%dynamic_smem_size;" : "=r"(r)); return r; }
 __device__ __forceinline__ void cl_arrive() { asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory"); }
 __device__ __forceinline__ void cl_wait() { asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory"); }
-
-__device__ __forceinline__ unsigned smem_addr(const void *p)
-{
-    unsigned long long s;
-    asm volatile("cvta.to.shared.u64 %0, %1;" : "=l"(s) : "l"((unsigned long long)p));
-    return (unsigned)s;
-}
 
 // Reads a float from the same shared-memory variable in block `rank` of the cluster (this block's own
 // copy directly when the cluster is one block).
@@ -75,29 +67,6 @@ __device__ __forceinline__ float cl_load(const float *p, unsigned rank, unsigned
     float v;
     asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(remote) : "memory");
     return v;
-}
-
-__device__ __forceinline__ float block_sum(float v, float *sh)
-{
-    v = warp_sum(v);
-    if (threadIdx.x % 32 == 0) sh[threadIdx.x / 32] = v;
-    __syncthreads();
-    v = 0.f;
-#pragma unroll
-    for (int i = 0; i < BLOCK / 32; ++i) v += sh[i];
-    __syncthreads();
-    return v;
-}
-
-__device__ __forceinline__ void block_ms(float &m, float &s, float *sh, float *sh2)
-{
-    warp_ms(m, s);
-    if (threadIdx.x % 32 == 0) { sh[threadIdx.x / 32] = m; sh2[threadIdx.x / 32] = s; }
-    __syncthreads();
-    m = -KF_INF; s = 0.f;
-#pragma unroll
-    for (int i = 0; i < BLOCK / 32; ++i) ms_merge(m, s, sh[i], sh2[i]);
-    __syncthreads();
 }
 
 // VEC elements as raw bits, for moving between global and shared memory without converting.
@@ -144,28 +113,16 @@ __device__ __forceinline__ void accumulate(const Packed &pk, float &m, float &s)
 #endif
 }
 
-// Copies `bytes` (a multiple of 16, both addresses 16-byte aligned) from global to this block's shared
-// memory with the tensor-memory accelerator's bulk copy, and waits for it: one thread issues the copy,
-// so the whole chunk is in flight at once without staging through registers.
+// Copies `bytes` from global to this block's shared memory with the bulk-copy engine and waits for it:
+// one thread issues the copy, so the whole chunk is in flight at once without staging through registers.
 __device__ __forceinline__ void bulk_load(void *dst, const void *src, unsigned bytes, unsigned long long *bar)
 {
-    const unsigned b = smem_addr(bar);
     if (threadIdx.x == 0) {
-        asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" :: "r"(b) : "memory");
-        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-        asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-        asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" :: "r"(b), "r"(bytes) : "memory");
-        for (unsigned off = 0; off < bytes; off += 32768) {
-            const unsigned n = bytes - off < 32768 ? bytes - off : 32768;
-            asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
-                         :: "r"(smem_addr(dst) + off), "l"((const char *)src + off), "r"(n), "r"(b) : "memory");
-        }
+        mbar_init(bar);
+        bulk_copy_in(dst, src, bytes, bar);
     }
     __syncthreads(); // the barrier is initialised before anyone waits on it
-    unsigned done = 0;
-    while (!done)
-        asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], 0; selp.u32 %0, 1, 0, p; }"
-                     : "=r"(done) : "r"(b) : "memory");
+    mbar_wait(bar, 0);
 }
 
 // Where a block's chunk lives and what pass 2 needs. Offsets are within the row or group.
@@ -428,7 +385,7 @@ KernelTemplate clusterTemplate(const std::string &family)
         s += defineLine("VEC", p.at("vec")) + defineLine("UNROLL", p.at("unroll")) + defineLine("FAST_EXP", p.value("fast_exp", 1));
         s += defineLine("OCC", p.value("occ", 0)) + defineLine("TMA", p.value("tma", 0));
         s += defineLine("EPS", std::to_string(referenceEps(card)) + "f");
-        return s + cudaPrelude(card.inputs.front().dtype) + kClusterKernel;
+        return s + cudaPrelude(card.inputs.front().dtype) + cudaBlockHelpers() + kClusterKernel;
     };
     t.seed = [family](const OperatorCard &card) {
         const int vec = cudaVecFor(card), elem = dtypeSize(card.inputs.front().dtype);

@@ -158,4 +158,86 @@ __device__ __forceinline__ void warp_ms(float &m, float &s)
     return s;
 }
 
+const char *cudaBlockHelpers()
+{
+    return R"(
+__device__ __forceinline__ unsigned dyn_smem_bytes() { unsigned r; asm volatile("mov.u32 %0, %%dynamic_smem_size;" : "=r"(r)); return r; }
+
+__device__ __forceinline__ unsigned smem_addr(const void *p)
+{
+    unsigned long long s;
+    asm volatile("cvta.to.shared.u64 %0, %1;" : "=l"(s) : "l"((unsigned long long)p));
+    return (unsigned)s;
+}
+
+// Reductions over the whole block (BLOCK threads); sh holds one float per warp. Every thread gets the
+// result; the trailing barrier lets sh be reused at once.
+__device__ __forceinline__ float block_sum(float v, float *sh)
+{
+    v = warp_sum(v);
+    if (threadIdx.x % 32 == 0) sh[threadIdx.x / 32] = v;
+    __syncthreads();
+    v = 0.f;
+#pragma unroll
+    for (int i = 0; i < BLOCK / 32; ++i) v += sh[i];
+    __syncthreads();
+    return v;
+}
+
+__device__ __forceinline__ float block_max(float v, float *sh)
+{
+    v = warp_max(v);
+    if (threadIdx.x % 32 == 0) sh[threadIdx.x / 32] = v;
+    __syncthreads();
+    v = -KF_INF;
+#pragma unroll
+    for (int i = 0; i < BLOCK / 32; ++i) v = fmaxf(v, sh[i]);
+    __syncthreads();
+    return v;
+}
+
+__device__ __forceinline__ void block_ms(float &m, float &s, float *sh, float *sh2)
+{
+    warp_ms(m, s);
+    if (threadIdx.x % 32 == 0) { sh[threadIdx.x / 32] = m; sh2[threadIdx.x / 32] = s; }
+    __syncthreads();
+    m = -KF_INF; s = 0.f;
+#pragma unroll
+    for (int i = 0; i < BLOCK / 32; ++i) ms_merge(m, s, sh[i], sh2[i]);
+    __syncthreads();
+}
+
+// The bulk-copy engine (cp.async.bulk, sm_90) with an mbarrier that counts the bytes in. One thread
+// initialises a barrier for one arrival, then per use arms it with the byte count and issues the copy
+// (16-byte aligned, a multiple of 16 bytes); everyone waits for the use's phase parity.
+__device__ __forceinline__ void mbar_init(unsigned long long *bar)
+{
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" :: "r"(smem_addr(bar)) : "memory");
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+}
+
+__device__ __forceinline__ void bulk_copy_in(void *dst, const void *src, unsigned bytes, unsigned long long *bar)
+{
+    const unsigned b = smem_addr(bar);
+    // Orders this block's earlier generic accesses to dst before the copy engine's writes.
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" :: "r"(b), "r"(bytes) : "memory");
+    for (unsigned off = 0; off < bytes; off += 32768) {
+        const unsigned n = bytes - off < 32768 ? bytes - off : 32768;
+        asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+                     :: "r"(smem_addr(dst) + off), "l"((const char *)src + off), "r"(n), "r"(b) : "memory");
+    }
+}
+
+__device__ __forceinline__ void mbar_wait(unsigned long long *bar, unsigned parity)
+{
+    const unsigned b = smem_addr(bar);
+    unsigned done = 0;
+    while (!done)
+        asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
+                     : "=r"(done) : "r"(b), "r"(parity) : "memory");
+}
+)";
+}
+
 } // namespace kforge

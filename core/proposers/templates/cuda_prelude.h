@@ -10,6 +10,9 @@ namespace kforge {
 
 // KF_DTYPE is 0 (float32), 1 (float16) or 2 (bfloat16).
 std::string cudaPrelude(DType dtype);
+// Block-wide helpers for kernels that define BLOCK (threads per block): block reductions, shared-memory
+// addresses, and the sm_90 bulk copy into shared memory with its mbarrier. Appended after the prelude.
+const char *cudaBlockHelpers();
 int cudaDtypeCode(DType dtype);
 // Elements per 16-byte load for the card's first input.
 int cudaVecFor(const OperatorCard &card);

@@ -1,0 +1,397 @@
+// `cuda.<family>.pipe` for softmax, log-softmax, layer norm and RMS norm: persistent blocks that stream
+// whole rows through a ring of STAGES shared-memory buffers filled by the bulk-copy engine.
+//
+// A block owns rows blockIdx.x, blockIdx.x + grid, ... While it reduces and writes one row, the copies
+// of its next STAGES - 1 rows are already in flight, so the memory system never waits on a block's
+// reduction or write phase (the rows and cluster templates load a row only once the block is free).
+// Each thread handles the same column packs of every row, so layer/RMS norm weights are loaded into its
+// registers once, not once per row. A thread keeps its packs of the row in registers (REGP packs) when
+// they fit, so softmax computes one exp per element; longer rows are re-read from shared memory.
+// Shapes the bulk copy cannot serve (a row that is not a multiple of 16 bytes, unaligned tensors, a row
+// too large for the plan's shared memory) take a plain block-per-row path: correct, not fast.
+#include <algorithm>
+#include <string>
+
+#include "proposers/template_library.h"
+#include "proposers/templates/cuda_prelude.h"
+
+namespace kforge {
+
+namespace {
+
+using J = nlohmann::json;
+
+// Shared memory per SM on sm_90 (228 KiB), and what the system reserves per resident block.
+constexpr int64_t kSmemPerSm = 233472;
+constexpr int64_t kSmemPerBlockReserved = 1024;
+constexpr int64_t kSmemPerBlockMax = 232448 - 1024; // the opt-in limit, less room for static buffers
+
+int familyCode(const std::string &f)
+{
+    return f == "softmax" ? 0 : f == "log_softmax" ? 1 : f == "layer_norm" ? 2 : 3;
+}
+
+int64_t stageBytes(int64_t cols, int elem)
+{
+    return (cols * elem + 127) / 128 * 128;
+}
+
+const char *kPipeKernel = R"(
+#if FAST_EXP
+#define EXPF __expf
+#else
+#define EXPF expf
+#endif
+#define VEC (16 / (int)sizeof(T))
+
+// VEC elements at i of src as floats: one 16-byte access (V), or element by element with `pad` past n.
+template<bool V> __device__ __forceinline__ void get(const T *src, long long i, long long n, float pad, float *f)
+{
+    if (V) {
+        load_floats<VEC>(src + i, f);
+    } else {
+#pragma unroll
+        for (int j = 0; j < VEC; ++j) f[j] = i + j < n ? to_f(src[i + j]) : pad;
+    }
+}
+
+// The VEC values in 16 raw bytes as floats.
+__device__ __forceinline__ void raw_floats(const uint4 &r, float *f)
+{
+#if KF_DTYPE == 0
+    f[0] = __uint_as_float(r.x); f[1] = __uint_as_float(r.y); f[2] = __uint_as_float(r.z); f[3] = __uint_as_float(r.w);
+#else
+    unpack2(r.x, f[0], f[1]); unpack2(r.y, f[2], f[3]); unpack2(r.z, f[4], f[5]); unpack2(r.w, f[6], f[7]);
+#endif
+}
+
+// The output for one element once the row statistics a and b are known.
+__device__ __forceinline__ float finish(float v, float a, float b, float wv, float bv)
+{
+#if FAMILY == 0
+    return EXPF(v - a) * b;       // a = max, b = 1 / sum
+#elif FAMILY == 1
+    return (v - a) - b;           // a = max, b = log(sum)
+#elif FAMILY == 2
+    return (v - a) * b * wv + bv; // a = mean, b = rstd
+#else
+    return v * b * wv;            // b = rsqrt(mean square + eps)
+#endif
+}
+
+// The row's statistics from n elements at src (shared memory with V, else global memory).
+template<bool V> __device__ void stream_stats(const T *src, long long n, float &a, float &b, float *sh, float *sh2)
+{
+    const long long stride = (long long)BLOCK * VEC;
+    float f[VEC];
+#if FAMILY <= 1
+    float m = -KF_INF, s = 0.f;
+    for (long long i = (long long)threadIdx.x * VEC; i < n; i += stride) {
+        get<V>(src, i, n, -KF_INF, f);
+        float pm = f[0];
+#pragma unroll
+        for (int j = 1; j < VEC; ++j) pm = fmaxf(pm, f[j]);
+        if (pm == -KF_INF) continue;
+        if (pm > m) { s = m == -KF_INF ? 0.f : s * EXPF(m - pm); m = pm; }
+#pragma unroll
+        for (int j = 0; j < VEC; ++j) s += EXPF(f[j] - m);
+    }
+    block_ms(m, s, sh, sh2);
+    a = m;
+    b = FAMILY == 0 ? 1.f / s : logf(s);
+#elif FAMILY == 2
+    float s = 0.f;
+    for (long long i = (long long)threadIdx.x * VEC; i < n; i += stride) {
+        get<V>(src, i, n, 0.f, f);
+#pragma unroll
+        for (int j = 0; j < VEC; ++j) s += f[j];
+    }
+    a = block_sum(s, sh) / (float)n;
+    float q = 0.f;
+    for (long long i = (long long)threadIdx.x * VEC; i < n; i += stride) {
+        get<V>(src, i, n, a, f);
+#pragma unroll
+        for (int j = 0; j < VEC; ++j) q += (f[j] - a) * (f[j] - a);
+    }
+    b = rsqrtf(block_sum(q, sh) / (float)n + EPS);
+#else
+    float q = 0.f;
+    for (long long i = (long long)threadIdx.x * VEC; i < n; i += stride) {
+        get<V>(src, i, n, 0.f, f);
+#pragma unroll
+        for (int j = 0; j < VEC; ++j) q += f[j] * f[j];
+    }
+    a = 0.f;
+    b = rsqrtf(block_sum(q, sh) / (float)n + EPS);
+#endif
+}
+
+// Writes the row's n outputs to dst from src, weights and bias read from global memory.
+template<bool V> __device__ void stream_write(const T *src, const T *w, const T *bias, T *dst, long long n, float a, float b)
+{
+    for (long long i = (long long)threadIdx.x * VEC; i < n; i += (long long)BLOCK * VEC) {
+        float f[VEC], wv[VEC], bv[VEC], o[VEC];
+        get<V>(src, i, n, 0.f, f);
+#if FAMILY >= 2
+        get<V>(w, i, n, 0.f, wv);
+#endif
+#if FAMILY == 2
+        get<V>(bias, i, n, 0.f, bv);
+#endif
+#pragma unroll
+        for (int j = 0; j < VEC; ++j) o[j] = finish(f[j], a, b, wv[j], bv[j]);
+        if (V) {
+            store_floats<VEC>(dst + i, o);
+        } else {
+#pragma unroll
+            for (int j = 0; j < VEC; ++j) if (i + j < n) dst[i + j] = from_f(o[j]);
+        }
+    }
+}
+
+// No minimum-blocks bound: asked for BPS blocks, ptxas spilled where without it it used fewer registers
+// than BPS blocks leave each thread. The seed sizes BPS to the registers instead.
+extern "C" __global__ void __launch_bounds__(BLOCK)
+kf_pipe(const T *__restrict__ x, const T *__restrict__ w, const T *__restrict__ bias, T *__restrict__ y, long long rows, long long cols)
+{
+    extern __shared__ __align__(128) unsigned char kf_smem[];
+    __shared__ unsigned long long full[STAGES];
+    __shared__ float sh[BLOCK / 32], sh2[BLOCK / 32];
+    const long long rowBytes = cols * (long long)sizeof(T);
+    const long long stage = (rowBytes + 127) / 128 * 128;
+    bool ok = rowBytes % 16 == 0 && aligned_to(x, 16) && aligned_to(y, 16) && STAGES * stage <= (long long)dyn_smem_bytes();
+#if FAMILY >= 2
+    ok = ok && aligned_to(w, 16);
+#endif
+#if FAMILY == 2
+    ok = ok && aligned_to(bias, 16);
+#endif
+    const long long G = gridDim.x;
+    if (!ok) {
+        for (long long row = blockIdx.x; row < rows; row += G) {
+            float a, b;
+            stream_stats<false>(x + row * cols, cols, a, b, sh, sh2);
+            stream_write<false>(x + row * cols, w, bias, y + row * cols, cols, a, b);
+        }
+        return;
+    }
+    const long long mine = blockIdx.x < rows ? (rows - blockIdx.x + G - 1) / G : 0; // rows this block owns
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < STAGES; ++s) mbar_init(&full[s]);
+        for (int s = 0; s < STAGES && s < mine; ++s)
+            bulk_copy_in(kf_smem + s * stage, x + (blockIdx.x + s * G) * cols, (unsigned)rowBytes, &full[s]);
+    }
+    __syncthreads(); // the barriers are initialised before anyone waits on them
+    const long long npk = cols / VEC;
+#if REGP > 0 && FAMILY >= 2
+    // This thread's weight (and bias) packs, as raw 16-byte words: the same columns in every row.
+    uint4 wr[REGP], br[REGP];
+    if (npk <= (long long)BLOCK * REGP) {
+#pragma unroll
+        for (int j = 0; j < REGP; ++j) {
+            const long long p = threadIdx.x + (long long)j * BLOCK;
+            if (p < npk) {
+                wr[j] = reinterpret_cast<const uint4 *>(w)[p];
+#if FAMILY == 2
+                br[j] = reinterpret_cast<const uint4 *>(bias)[p];
+#endif
+            }
+        }
+    }
+#endif
+    for (long long k = 0; k < mine; ++k) {
+        const int s = (int)(k % STAGES);
+        const long long row = blockIdx.x + k * G;
+        const T *xs = reinterpret_cast<const T *>(kf_smem + s * stage);
+        T *yr = y + row * cols;
+        // Refills this buffer with the row STAGES ahead, once every thread is done reading it.
+        auto refill = [&]() {
+            if (threadIdx.x == 0 && k + STAGES < mine)
+                bulk_copy_in(kf_smem + s * stage, x + (row + STAGES * G) * cols, (unsigned)rowBytes, &full[s]);
+        };
+        mbar_wait(&full[s], (unsigned)((k / STAGES) & 1));
+#if REGP > 0
+        if (npk <= (long long)BLOCK * REGP) {
+            float v[REGP * VEC];
+#pragma unroll
+            for (int j = 0; j < REGP; ++j) {
+                const long long p = threadIdx.x + (long long)j * BLOCK;
+                if (p < npk) load_floats<VEC>(xs + p * VEC, v + j * VEC);
+                else for (int q = 0; q < VEC; ++q) v[j * VEC + q] = FAMILY <= 1 ? -KF_INF : 0.f;
+            }
+            float a = 0.f, b = 0.f;
+#if FAMILY <= 1
+            float m = -KF_INF;
+#pragma unroll
+            for (int q = 0; q < REGP * VEC; ++q) m = fmaxf(m, v[q]);
+            m = block_max(m, sh); // its barrier follows every thread's reads of the buffer
+            refill();
+            float t = 0.f;
+#pragma unroll
+            for (int q = 0; q < REGP * VEC; ++q) {
+                const float e = v[q] == -KF_INF ? 0.f : EXPF(v[q] - m);
+                if (FAMILY == 0) v[q] = e;
+                t += e;
+            }
+            t = block_sum(t, sh);
+            a = m;
+            b = FAMILY == 0 ? 1.f / t : logf(t);
+#elif FAMILY == 2
+            float t = 0.f;
+#pragma unroll
+            for (int q = 0; q < REGP * VEC; ++q) t += v[q];
+            a = block_sum(t, sh) / (float)cols;
+            refill();
+            float qq = 0.f;
+#pragma unroll
+            for (int j = 0; j < REGP; ++j)
+                if (threadIdx.x + (long long)j * BLOCK < npk)
+                    for (int q = 0; q < VEC; ++q) qq += (v[j * VEC + q] - a) * (v[j * VEC + q] - a);
+            b = rsqrtf(block_sum(qq, sh) / (float)cols + EPS);
+#else
+            float qq = 0.f;
+#pragma unroll
+            for (int q = 0; q < REGP * VEC; ++q) qq += v[q] * v[q];
+            b = rsqrtf(block_sum(qq, sh) / (float)cols + EPS);
+            refill();
+#endif
+#pragma unroll
+            for (int j = 0; j < REGP; ++j) {
+                const long long p = threadIdx.x + (long long)j * BLOCK;
+                if (p >= npk) continue;
+                float o[VEC], wv[VEC], bv[VEC];
+#if FAMILY >= 2
+                raw_floats(wr[j], wv);
+#endif
+#if FAMILY == 2
+                raw_floats(br[j], bv);
+#endif
+#pragma unroll
+                for (int q = 0; q < VEC; ++q) {
+#if FAMILY == 0
+                    o[q] = v[j * VEC + q] * b;
+#elif FAMILY == 1
+                    o[q] = (v[j * VEC + q] - a) - b;
+#elif FAMILY == 2
+                    o[q] = (v[j * VEC + q] - a) * b * wv[q] + bv[q];
+#else
+                    o[q] = v[j * VEC + q] * b * wv[q];
+#endif
+                }
+                store_floats<VEC>(yr + p * VEC, o);
+            }
+            continue;
+        }
+#endif
+        float a, b;
+        stream_stats<true>(xs, cols, a, b, sh, sh2);
+        stream_write<true>(xs, w, bias, yr, cols, a, b);
+        __syncthreads();
+        refill();
+    }
+}
+)";
+
+KernelTemplate pipeTemplate(const std::string &family)
+{
+    KernelTemplate t;
+    t.id = "cuda." + family + ".pipe";
+    t.family = family;
+    t.backend = "cuda";
+    t.description = "persistent blocks streaming rows through a ring of shared-memory buffers filled by the bulk-copy engine, "
+                    "the next rows in flight while one is reduced and written";
+    t.space = {{"block", {64, 128, 256, 512, 1024}}, {"stages", {2, 3, 4, 6, 8}}, {"bps", {1, 2, 3, 4, 6, 8, 12, 16}},
+               {"regp", {0, 1, 2, 4, 8}}};
+    if (family == "softmax" || family == "log_softmax")
+        t.space["fast_exp"] = {1, 0};
+    t.valid = [](const J &p, const OperatorCard &card) {
+        const int block = p.at("block"), stages = p.at("stages"), bps = p.at("bps"), regp = p.at("regp");
+        const int elem = dtypeSize(card.inputs.front().dtype), vec = 16 / elem;
+        const int64_t cols = card.shape.at("cols");
+        // Only rows the bulk copy can serve; the plain path is a fallback for held-out shapes.
+        if (cols * elem % 16 != 0)
+            return false;
+        const int64_t smem = stages * stageBytes(cols, elem);
+        if (smem > kSmemPerBlockMax || bps * (smem + kSmemPerBlockReserved) > kSmemPerSm || block * bps > 2048)
+            return false;
+        const int64_t packs = cols / vec;
+        // Every thread has a pack; the register cache holds the row, and no smaller one would.
+        if (block > packs)
+            return false;
+        if (regp > 0 && (packs > int64_t(block) * regp || (regp > 1 && packs <= int64_t(block) * (regp / 2))))
+            return false;
+        return true;
+    };
+    t.render = [family](const J &p, const OperatorCard &card) {
+        std::string s = "// template cuda." + family + ".pipe\n";
+        s += defineLine("FAMILY", std::to_string(familyCode(family))) + defineLine("BLOCK", p.at("block"));
+        s += defineLine("STAGES", p.at("stages")) + defineLine("BPS", p.at("bps")) + defineLine("REGP", p.at("regp"));
+        s += defineLine("FAST_EXP", p.value("fast_exp", 1)) + defineLine("EPS", std::to_string(referenceEps(card)) + "f");
+        return s + cudaPrelude(card.inputs.front().dtype) + cudaBlockHelpers() + kPipeKernel;
+    };
+    t.seed = [family](const OperatorCard &card) {
+        const int elem = dtypeSize(card.inputs.front().dtype), vec = 16 / elem;
+        const int64_t cols = card.shape.at("cols"), packs = cols / vec, row = stageBytes(cols, elem);
+        // The fewest threads that hold the row in four packs each (two for the norms, whose threads also
+        // keep weight packs in registers), at most 1024.
+        const int64_t weights = family == "layer_norm" ? 2 : family == "rms_norm" ? 1 : 0;
+        const int target = weights ? 2 : 4;
+        int block = 64;
+        while (block < 1024 && packs > int64_t(block) * target)
+            block *= 2;
+        while (block > 64 && block > packs)
+            block /= 2;
+        int regp = 1;
+        while (regp < 8 && packs > int64_t(block) * regp)
+            regp *= 2;
+        if (packs > int64_t(block) * regp)
+            regp = 0;
+        // Blocks per SM as registers allow: the row's floats, the weight packs (4 registers each) and
+        // about 40 for the rest. Then enough stages for about 96 KiB of copies in flight per SM (STAGES - 1
+        // rows per block while it works on one), as shared memory allows.
+        const int64_t regs = 40 + int64_t(regp) * vec + weights * regp * 4;
+        int bps = int(std::clamp<int64_t>(65536 / (block * regs), 1, std::min(16, 2048 / block)));
+        int stages = int(std::clamp<int64_t>((96 * 1024 + bps * row - 1) / (bps * row) + 1, 2, 8));
+        auto fits = [&] { return stages * row <= kSmemPerBlockMax && bps * (stages * row + kSmemPerBlockReserved) <= kSmemPerSm; };
+        while (!fits() && stages > 2)
+            --stages;
+        while (!fits() && bps > 1)
+            --bps;
+        // Down to the space's values.
+        for (int v : {16, 12, 8, 6, 4, 3, 2, 1})
+            if (v <= bps) {
+                bps = v;
+                break;
+            }
+        if (stages == 5 || stages == 7)
+            --stages;
+        J p = {{"block", block}, {"stages", stages}, {"bps", bps}, {"regp", regp}};
+        if (family == "softmax" || family == "log_softmax")
+            p["fast_exp"] = 1;
+        return p;
+    };
+    t.launch = [family](const J &p, const OperatorCard &card) {
+        const int elem = dtypeSize(card.inputs.front().dtype);
+        const std::string smem = "min(" + std::to_string(int(p.at("stages"))) + " * ceil_div(cols * " + std::to_string(elem)
+                                 + ", 128) * 128, " + std::to_string(kSmemPerBlockMax) + ")";
+        const bool norm = family == "layer_norm" || family == "rms_norm";
+        J args = {"in:x", norm ? "in:weight" : "in:x", family == "layer_norm" ? "in:bias" : "in:x", "out:y", "sym:rows", "sym:cols"};
+        J k = {{"name", "kf_pipe"},
+               {"grid", {"min(rows, sm_count * " + std::to_string(int(p.at("bps"))) + ")", 1, 1}},
+               {"block", {p.at("block"), 1, 1}},
+               {"shared_bytes", smem},
+               {"args", args}};
+        return J{{"kernels", J::array({k})}, {"workspace", J::array()}};
+    };
+    return t;
+}
+
+} // namespace
+
+void addCudaPipeTemplates(TemplateLibrary &lib)
+{
+    for (const char *f : {"softmax", "log_softmax", "layer_norm", "rms_norm"})
+        lib.add(pipeTemplate(f));
+}
+
+} // namespace kforge
