@@ -96,6 +96,18 @@ std::vector<at::Tensor> callComposite(const OperatorCard &card, const std::vecto
     const std::string name = card.atenOp.substr(8);
     if (name == "rms_norm") {
         const double eps = card.referenceArgs.size() > 2 ? card.referenceArgs[2].value("double", 1e-6) : 1e-6;
+        // PyTorch 2.4 and later have aten::rms_norm (fused on CUDA): what a program calling
+        // F.rms_norm runs, so the baseline to beat. Older libtorch: the same formula from ATen ops.
+        static const auto fused = c10::Dispatcher::singleton().findSchema({"aten::rms_norm", ""});
+        if (fused) {
+            torch::jit::Stack stack;
+            stack.emplace_back(in.at(0));
+            stack.emplace_back(std::vector<int64_t>{in.at(0).size(-1)});
+            stack.emplace_back(in.at(1));
+            stack.emplace_back(eps);
+            fused->callBoxed(&stack);
+            return {stack.at(0).toTensor()};
+        }
         const auto x = in.at(0).to(at::kFloat);
         const auto y = x * at::rsqrt(x.pow(2).mean({-1}, true) + eps) * in.at(1).to(at::kFloat);
         return {y.to(in[0].scalar_type())};
