@@ -49,26 +49,6 @@ const char *kClusterKernel = R"(
 #define EXPF expf
 #endif
 
-// Cluster special registers and barriers (PTX ISA 7.8, sm_90). Launched without a cluster, a block is
-// a cluster of one.
-__device__ __forceinline__ unsigned cl_rank() { unsigned r; asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r)); return r; }
-__device__ __forceinline__ unsigned cl_size() { unsigned r; asm volatile("mov.u32 %0, %%cluster_nctarank;" : "=r"(r)); return r; }
-__device__ __forceinline__ unsigned cl_id() { unsigned r; asm volatile("mov.u32 %0, %%clusterid.x;" : "=r"(r)); return r; }
-__device__ __forceinline__ void cl_arrive() { asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory"); }
-__device__ __forceinline__ void cl_wait() { asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory"); }
-
-// Reads a float from the same shared-memory variable in block `rank` of the cluster (this block's own
-// copy directly when the cluster is one block).
-__device__ __forceinline__ float cl_load(const float *p, unsigned rank, unsigned nct)
-{
-    if (nct == 1) return *p;
-    unsigned remote;
-    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(smem_addr(p)), "r"(rank));
-    float v;
-    asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(remote) : "memory");
-    return v;
-}
-
 // VEC elements as raw bits, for moving between global and shared memory without converting.
 template<int BYTES> struct RawOf { typedef unsigned short t; };
 template<> struct RawOf<4> { typedef unsigned t; };

@@ -31,9 +31,15 @@ int familyCode(const std::string &f)
     return f == "softmax" ? 0 : f == "log_softmax" ? 1 : f == "layer_norm" ? 2 : 3;
 }
 
-int64_t stageBytes(int64_t cols, int elem)
+// Elements of a row each block of a CL-block cluster holds: whole 16-byte packs.
+int64_t chunkElems(int64_t cols, int cl, int vec)
 {
-    return (cols * elem + 127) / 128 * 128;
+    return ((cols + cl - 1) / cl + vec - 1) / vec * vec;
+}
+
+int64_t stageBytes(int64_t elems, int elem)
+{
+    return (elems * elem + 127) / 128 * 128;
 }
 
 const char *kPipeKernel = R"(
@@ -79,8 +85,12 @@ __device__ __forceinline__ float finish(float v, float a, float b, float wv, flo
 #endif
 }
 
-// The row's statistics from n elements at src (shared memory with V, else global memory).
-template<bool V> __device__ void stream_stats(const T *src, long long n, float &a, float &b, float *sh, float *sh2)
+// A block's statistics of its chunk of the row: (max, sum of exp(x - max)) for softmax, (count, mean,
+// sum of squared deviations) for layer norm, (sum of squares) for RMS norm.
+struct Part { float p0, p1, p2; };
+
+// The partial of n elements at src (V: 16-byte reads, from shared memory; else element by element).
+template<bool V> __device__ Part stream_part(const T *src, long long n, float *sh, float *sh2)
 {
     const long long stride = (long long)BLOCK * VEC;
     float f[VEC];
@@ -97,8 +107,7 @@ template<bool V> __device__ void stream_stats(const T *src, long long n, float &
         for (int j = 0; j < VEC; ++j) s += EXPF(f[j] - m);
     }
     block_ms(m, s, sh, sh2);
-    a = m;
-    b = FAMILY == 0 ? 1.f / s : logf(s);
+    return {m, s, 0.f};
 #elif FAMILY == 2
     float s = 0.f;
     for (long long i = (long long)threadIdx.x * VEC; i < n; i += stride) {
@@ -106,14 +115,14 @@ template<bool V> __device__ void stream_stats(const T *src, long long n, float &
 #pragma unroll
         for (int j = 0; j < VEC; ++j) s += f[j];
     }
-    a = block_sum(s, sh) / (float)n;
+    const float mean = block_sum(s, sh) / fmaxf((float)n, 1.f);
     float q = 0.f;
     for (long long i = (long long)threadIdx.x * VEC; i < n; i += stride) {
-        get<V>(src, i, n, a, f);
+        get<V>(src, i, n, mean, f);
 #pragma unroll
-        for (int j = 0; j < VEC; ++j) q += (f[j] - a) * (f[j] - a);
+        for (int j = 0; j < VEC; ++j) q += (f[j] - mean) * (f[j] - mean);
     }
-    b = rsqrtf(block_sum(q, sh) / (float)n + EPS);
+    return {(float)n, mean, block_sum(q, sh)};
 #else
     float q = 0.f;
     for (long long i = (long long)threadIdx.x * VEC; i < n; i += stride) {
@@ -121,12 +130,55 @@ template<bool V> __device__ void stream_stats(const T *src, long long n, float &
 #pragma unroll
         for (int j = 0; j < VEC; ++j) q += f[j] * f[j];
     }
-    a = 0.f;
-    b = rsqrtf(block_sum(q, sh) / (float)n + EPS);
+    return {0.f, 0.f, block_sum(q, sh)};
 #endif
 }
 
-// Writes the row's n outputs to dst from src, weights and bias read from global memory.
+// The row's statistics a and b (see finish) from this block's partial and, in a cluster, every other
+// block's: each posts its partial in `part` (this row's buffer of two, so one cluster barrier per row
+// suffices) and reads all of them through distributed shared memory in rank order, so all agree exactly.
+__device__ __forceinline__ void row_stats(Part pt, long long len, float *part, float &a, float &b)
+{
+#if CL > 1
+    if (threadIdx.x == 0) { part[0] = pt.p0; part[1] = pt.p1; part[2] = pt.p2; }
+    cl_arrive();
+    cl_wait();
+#if FAMILY <= 1
+    float M = -KF_INF, S = 0.f;
+    for (unsigned r = 0; r < CL; ++r) ms_merge(M, S, cl_load(&part[0], r, CL), cl_load(&part[1], r, CL));
+    pt.p0 = M; pt.p1 = S;
+#elif FAMILY == 2
+    // Chan et al.'s pairwise merge of (count, mean, M2).
+    float N = 0.f, MEAN = 0.f, M2 = 0.f;
+    for (unsigned r = 0; r < CL; ++r) {
+        const float nb = cl_load(&part[0], r, CL);
+        if (nb == 0.f) continue;
+        const float mb = cl_load(&part[1], r, CL), qb = cl_load(&part[2], r, CL);
+        const float nn = N + nb, d = mb - MEAN;
+        MEAN += d * (nb / nn);
+        M2 += qb + d * d * (N * nb / nn);
+        N = nn;
+    }
+    pt.p1 = MEAN; pt.p2 = M2;
+#else
+    float Q = 0.f;
+    for (unsigned r = 0; r < CL; ++r) Q += cl_load(&part[2], r, CL);
+    pt.p2 = Q;
+#endif
+#endif
+#if FAMILY <= 1
+    a = pt.p0;
+    b = FAMILY == 0 ? 1.f / pt.p1 : logf(pt.p1);
+#elif FAMILY == 2
+    a = pt.p1;
+    b = rsqrtf(pt.p2 / (float)len + EPS);
+#else
+    a = 0.f;
+    b = rsqrtf(pt.p2 / (float)len + EPS);
+#endif
+}
+
+// Writes n outputs to dst from src, weights and bias read from global memory.
 template<bool V> __device__ void stream_write(const T *src, const T *w, const T *bias, T *dst, long long n, float a, float b)
 {
     for (long long i = (long long)threadIdx.x * VEC; i < n; i += (long long)BLOCK * VEC) {
@@ -156,33 +208,44 @@ kf_pipe(const T *__restrict__ x, const T *__restrict__ w, const T *__restrict__ 
 {
     extern __shared__ __align__(128) unsigned char kf_smem[];
     __shared__ unsigned long long full[STAGES];
-    __shared__ float sh[BLOCK / 32], sh2[BLOCK / 32];
-    const long long rowBytes = cols * (long long)sizeof(T);
-    const long long stage = (rowBytes + 127) / 128 * 128;
-    bool ok = rowBytes % 16 == 0 && aligned_to(x, 16) && aligned_to(y, 16) && STAGES * stage <= (long long)dyn_smem_bytes();
+    __shared__ float sh[BLOCK / 32], sh2[BLOCK / 32], part[2][3];
+    // This block's chunk of every row: [lo, lo + clen). Clusters own rows cid, cid + G, ...
+    const long long per = ((cols + CL - 1) / CL + VEC - 1) / VEC * VEC;
+    const long long lo = CL > 1 ? (long long)cl_rank() * per : 0;
+    const long long clen = lo < cols ? (cols - lo < per ? cols - lo : per) : 0;
+    const long long cid = CL > 1 ? (long long)cl_id() : (long long)blockIdx.x;
+    const long long G = CL > 1 ? (long long)cl_count() : (long long)gridDim.x;
+    const long long stage = (per * (long long)sizeof(T) + 127) / 128 * 128;
+    bool ok = cols % VEC == 0 && aligned_to(x, 16) && aligned_to(y, 16) && STAGES * stage <= (long long)dyn_smem_bytes();
 #if FAMILY >= 2
     ok = ok && aligned_to(w, 16);
 #endif
 #if FAMILY == 2
     ok = ok && aligned_to(bias, 16);
 #endif
-    const long long G = gridDim.x;
+    const long long mine = cid < rows ? (rows - cid + G - 1) / G : 0; // rows this block (cluster) owns
     if (!ok) {
-        for (long long row = blockIdx.x; row < rows; row += G) {
+        for (long long k = 0; k < mine; ++k) {
+            const long long row = cid + k * G;
+            const T *src = x + row * cols + lo;
             float a, b;
-            stream_stats<false>(x + row * cols, cols, a, b, sh, sh2);
-            stream_write<false>(x + row * cols, w, bias, y + row * cols, cols, a, b);
+            row_stats(stream_part<false>(src, clen, sh, sh2), cols, part[k & 1], a, b);
+            stream_write<false>(src, w + lo, bias + lo, y + row * cols + lo, clen, a, b);
         }
+#if CL > 1
+        cl_arrive(); // no block leaves while another may still read its partials
+        cl_wait();
+#endif
         return;
     }
-    const long long mine = blockIdx.x < rows ? (rows - blockIdx.x + G - 1) / G : 0; // rows this block owns
+    const unsigned bytes = (unsigned)(clen * (long long)sizeof(T));
     if (threadIdx.x == 0) {
         for (int s = 0; s < STAGES; ++s) mbar_init(&full[s]);
         for (int s = 0; s < STAGES && s < mine; ++s)
-            bulk_copy_in(kf_smem + s * stage, x + (blockIdx.x + s * G) * cols, (unsigned)rowBytes, &full[s]);
+            bulk_copy_in(kf_smem + s * stage, x + (cid + s * G) * cols + lo, bytes, &full[s]);
     }
     __syncthreads(); // the barriers are initialised before anyone waits on them
-    const long long npk = cols / VEC;
+    const long long npk = clen / VEC;
 #if REGP > 0 && FAMILY >= 2
     // This thread's weight (and bias) packs, as raw 16-byte words: the same columns in every row.
     uint4 wr[REGP], br[REGP];
@@ -191,9 +254,9 @@ kf_pipe(const T *__restrict__ x, const T *__restrict__ w, const T *__restrict__ 
         for (int j = 0; j < REGP; ++j) {
             const long long p = threadIdx.x + (long long)j * BLOCK;
             if (p < npk) {
-                wr[j] = reinterpret_cast<const uint4 *>(w)[p];
+                wr[j] = reinterpret_cast<const uint4 *>(w + lo)[p];
 #if FAMILY == 2
-                br[j] = reinterpret_cast<const uint4 *>(bias)[p];
+                br[j] = reinterpret_cast<const uint4 *>(bias + lo)[p];
 #endif
             }
         }
@@ -201,15 +264,16 @@ kf_pipe(const T *__restrict__ x, const T *__restrict__ w, const T *__restrict__ 
 #endif
     for (long long k = 0; k < mine; ++k) {
         const int s = (int)(k % STAGES);
-        const long long row = blockIdx.x + k * G;
+        const long long row = cid + k * G;
         const T *xs = reinterpret_cast<const T *>(kf_smem + s * stage);
-        T *yr = y + row * cols;
+        T *yr = y + row * cols + lo;
         // Refills this buffer with the row STAGES ahead, once every thread is done reading it.
         auto refill = [&]() {
             if (threadIdx.x == 0 && k + STAGES < mine)
-                bulk_copy_in(kf_smem + s * stage, x + (row + STAGES * G) * cols, (unsigned)rowBytes, &full[s]);
+                bulk_copy_in(kf_smem + s * stage, x + (row + STAGES * G) * cols + lo, bytes, &full[s]);
         };
         mbar_wait(&full[s], (unsigned)((k / STAGES) & 1));
+        float a = 0.f, b = 0.f;
 #if REGP > 0
         if (npk <= (long long)BLOCK * REGP) {
             float v[REGP * VEC];
@@ -219,13 +283,12 @@ kf_pipe(const T *__restrict__ x, const T *__restrict__ w, const T *__restrict__ 
                 if (p < npk) load_floats<VEC>(xs + p * VEC, v + j * VEC);
                 else for (int q = 0; q < VEC; ++q) v[j * VEC + q] = FAMILY <= 1 ? -KF_INF : 0.f;
             }
-            float a = 0.f, b = 0.f;
 #if FAMILY <= 1
+            // One reduction of (max, sum of exp) pairs: each thread's exps are relative to its own max
+            // and rescaled once it knows the row's.
             float m = -KF_INF;
 #pragma unroll
             for (int q = 0; q < REGP * VEC; ++q) m = fmaxf(m, v[q]);
-            m = block_max(m, sh); // its barrier follows every thread's reads of the buffer
-            refill();
             float t = 0.f;
 #pragma unroll
             for (int q = 0; q < REGP * VEC; ++q) {
@@ -233,27 +296,30 @@ kf_pipe(const T *__restrict__ x, const T *__restrict__ w, const T *__restrict__ 
                 if (FAMILY == 0) v[q] = e;
                 t += e;
             }
-            t = block_sum(t, sh);
-            a = m;
-            b = FAMILY == 0 ? 1.f / t : logf(t);
+            float mb = m, sb = t;
+            block_ms(mb, sb, sh, sh2); // its barrier follows every thread's reads of the buffer
+            refill();
+            row_stats({mb, sb, 0.f}, cols, part[k & 1], a, b);
+            const float scale = FAMILY == 0 ? (m == -KF_INF ? 0.f : EXPF(m - a) * b) : 0.f;
 #elif FAMILY == 2
             float t = 0.f;
 #pragma unroll
             for (int q = 0; q < REGP * VEC; ++q) t += v[q];
-            a = block_sum(t, sh) / (float)cols;
+            const float mb = block_sum(t, sh) / fmaxf((float)clen, 1.f);
             refill();
             float qq = 0.f;
 #pragma unroll
             for (int j = 0; j < REGP; ++j)
                 if (threadIdx.x + (long long)j * BLOCK < npk)
-                    for (int q = 0; q < VEC; ++q) qq += (v[j * VEC + q] - a) * (v[j * VEC + q] - a);
-            b = rsqrtf(block_sum(qq, sh) / (float)cols + EPS);
+                    for (int q = 0; q < VEC; ++q) qq += (v[j * VEC + q] - mb) * (v[j * VEC + q] - mb);
+            row_stats({(float)clen, mb, block_sum(qq, sh)}, cols, part[k & 1], a, b);
 #else
             float qq = 0.f;
 #pragma unroll
             for (int q = 0; q < REGP * VEC; ++q) qq += v[q] * v[q];
-            b = rsqrtf(block_sum(qq, sh) / (float)cols + EPS);
+            const float qb = block_sum(qq, sh);
             refill();
+            row_stats({0.f, 0.f, qb}, cols, part[k & 1], a, b);
 #endif
 #pragma unroll
             for (int j = 0; j < REGP; ++j) {
@@ -269,7 +335,7 @@ kf_pipe(const T *__restrict__ x, const T *__restrict__ w, const T *__restrict__ 
 #pragma unroll
                 for (int q = 0; q < VEC; ++q) {
 #if FAMILY == 0
-                    o[q] = v[j * VEC + q] * b;
+                    o[q] = v[j * VEC + q] * scale;
 #elif FAMILY == 1
                     o[q] = (v[j * VEC + q] - a) - b;
 #elif FAMILY == 2
@@ -283,12 +349,15 @@ kf_pipe(const T *__restrict__ x, const T *__restrict__ w, const T *__restrict__ 
             continue;
         }
 #endif
-        float a, b;
-        stream_stats<true>(xs, cols, a, b, sh, sh2);
-        stream_write<true>(xs, w, bias, yr, cols, a, b);
+        row_stats(stream_part<true>(xs, clen, sh, sh2), cols, part[k & 1], a, b);
+        stream_write<true>(xs, w + lo, bias + lo, yr, clen, a, b);
         __syncthreads();
         refill();
     }
+#if CL > 1
+    cl_arrive(); // no block leaves while another may still read its partials
+    cl_wait();
+#endif
 }
 )";
 
@@ -298,24 +367,29 @@ KernelTemplate pipeTemplate(const std::string &family)
     t.id = "cuda." + family + ".pipe";
     t.family = family;
     t.backend = "cuda";
-    t.description = "persistent blocks streaming rows through a ring of shared-memory buffers filled by the bulk-copy engine, "
-                    "the next rows in flight while one is reduced and written";
-    t.space = {{"block", {64, 128, 256, 512, 1024}}, {"stages", {2, 3, 4, 6, 8}}, {"bps", {1, 2, 3, 4, 6, 8, 12, 16}},
-               {"regp", {0, 1, 2, 4, 8}}};
+    t.description = "persistent blocks (or clusters of CL blocks, each with a chunk of the row) streaming rows through a ring of "
+                    "shared-memory buffers filled by the bulk-copy engine, the next rows in flight while one is reduced and written";
+    t.space = {{"cl", {1, 2, 4, 8, 16}}, {"block", {64, 128, 256, 512, 1024}}, {"stages", {2, 3, 4, 6, 8}},
+               {"bps", {1, 2, 3, 4, 6, 8, 12, 16}}, {"fill", {100, 90, 75}}, {"regp", {0, 1, 2, 4, 8}}};
     if (family == "softmax" || family == "log_softmax")
         t.space["fast_exp"] = {1, 0};
     t.valid = [](const J &p, const OperatorCard &card) {
-        const int block = p.at("block"), stages = p.at("stages"), bps = p.at("bps"), regp = p.at("regp");
+        const int cl = p.value("cl", 1), block = p.at("block"), stages = p.at("stages"), bps = p.at("bps"), regp = p.at("regp");
+        const int fill = p.value("fill", 100);
         const int elem = dtypeSize(card.inputs.front().dtype), vec = 16 / elem;
-        const int64_t cols = card.shape.at("cols");
+        const int64_t cols = card.shape.at("cols"), per = chunkElems(cols, cl, vec);
         // Only rows the bulk copy can serve; the plain path is a fallback for held-out shapes.
         if (cols * elem % 16 != 0)
             return false;
-        const int64_t smem = stages * stageBytes(cols, elem);
+        // Every block of a cluster has part of the row; fewer clusters than SMs allow only for clusters
+        // (the scheduler may not fit as many large clusters as the SMs would hold blocks).
+        if ((cl - 1) * per >= cols || (fill < 100 && cl == 1))
+            return false;
+        const int64_t smem = stages * stageBytes(per, elem);
         if (smem > kSmemPerBlockMax || bps * (smem + kSmemPerBlockReserved) > kSmemPerSm || block * bps > 2048)
             return false;
-        const int64_t packs = cols / vec;
-        // Every thread has a pack; the register cache holds the row, and no smaller one would.
+        const int64_t packs = per / vec;
+        // Every thread has a pack; the register cache holds the chunk, and no smaller one would.
         if (block > packs)
             return false;
         if (regp > 0 && (packs > int64_t(block) * regp || (regp > 1 && packs <= int64_t(block) * (regp / 2))))
@@ -324,15 +398,20 @@ KernelTemplate pipeTemplate(const std::string &family)
     };
     t.render = [family](const J &p, const OperatorCard &card) {
         std::string s = "// template cuda." + family + ".pipe\n";
-        s += defineLine("FAMILY", std::to_string(familyCode(family))) + defineLine("BLOCK", p.at("block"));
+        s += defineLine("FAMILY", std::to_string(familyCode(family))) + defineLine("CL", p.value("cl", 1)) + defineLine("BLOCK", p.at("block"));
         s += defineLine("STAGES", p.at("stages")) + defineLine("BPS", p.at("bps")) + defineLine("REGP", p.at("regp"));
         s += defineLine("FAST_EXP", p.value("fast_exp", 1)) + defineLine("EPS", std::to_string(referenceEps(card)) + "f");
         return s + cudaPrelude(card.inputs.front().dtype) + cudaBlockHelpers() + kPipeKernel;
     };
     t.seed = [family](const OperatorCard &card) {
         const int elem = dtypeSize(card.inputs.front().dtype), vec = 16 / elem;
-        const int64_t cols = card.shape.at("cols"), packs = cols / vec, row = stageBytes(cols, elem);
-        // The fewest threads that hold the row in four packs each, at least 128 (on the H200, 64 threads
+        const int64_t cols = card.shape.at("cols");
+        // The smallest cluster whose chunks fit three buffers in one block's shared memory (two at 16).
+        int cl = 1;
+        while (cl < 16 && 3 * stageBytes(chunkElems(cols, cl, vec), elem) > kSmemPerBlockMax)
+            cl *= 2;
+        const int64_t per = chunkElems(cols, cl, vec), packs = per / vec, row = stageBytes(per, elem);
+        // The fewest threads that hold the chunk in four packs each, at least 128 (on the H200, 64 threads
         // with two packs more each lost 10% on a 2048-wide bf16 RMS norm), at most 1024.
         const int64_t weights = family == "layer_norm" ? 2 : family == "rms_norm" ? 1 : 0;
         int block = 128;
@@ -345,7 +424,7 @@ KernelTemplate pipeTemplate(const std::string &family)
             regp *= 2;
         if (packs > int64_t(block) * regp)
             regp = 0;
-        // Blocks per SM as registers allow: the row's floats, the weight packs (4 registers each) and
+        // Blocks per SM as registers allow: the chunk's floats, the weight packs (4 registers each) and
         // about 40 for the rest. Then enough stages for about 96 KiB of copies in flight per SM (STAGES - 1
         // rows per block while it works on one), as shared memory allows.
         const int64_t regs = 40 + int64_t(regp) * vec + weights * regp * 4;
@@ -364,22 +443,28 @@ KernelTemplate pipeTemplate(const std::string &family)
             }
         if (stages == 5 || stages == 7)
             --stages;
-        J p = {{"block", block}, {"stages", stages}, {"bps", bps}, {"regp", regp}};
+        J p = {{"cl", cl}, {"block", block}, {"stages", stages}, {"bps", bps}, {"fill", 100}, {"regp", regp}};
         if (family == "softmax" || family == "log_softmax")
             p["fast_exp"] = 1;
         return p;
     };
     t.launch = [family](const J &p, const OperatorCard &card) {
-        const int elem = dtypeSize(card.inputs.front().dtype);
-        const std::string smem = "min(" + std::to_string(int(p.at("stages"))) + " * ceil_div(cols * " + std::to_string(elem)
+        const int elem = dtypeSize(card.inputs.front().dtype), vec = 16 / elem, cl = p.value("cl", 1);
+        const std::string per = "ceil_div(ceil_div(cols, " + std::to_string(cl) + "), " + std::to_string(vec) + ") * " + std::to_string(vec);
+        const std::string smem = "min(" + std::to_string(int(p.at("stages"))) + " * ceil_div(" + per + " * " + std::to_string(elem)
                                  + ", 128) * 128, " + std::to_string(kSmemPerBlockMax) + ")";
+        // Clusters: as many as BPS blocks per SM (FILL percent of them) give, at most one per row.
+        const std::string clusters = "min(rows, max(1, sm_count * " + std::to_string(int(p.at("bps"))) + " * "
+                                     + std::to_string(p.value("fill", 100)) + " / " + std::to_string(100 * cl) + "))";
         const bool norm = family == "layer_norm" || family == "rms_norm";
         J args = {"in:x", norm ? "in:weight" : "in:x", family == "layer_norm" ? "in:bias" : "in:x", "out:y", "sym:rows", "sym:cols"};
         J k = {{"name", "kf_pipe"},
-               {"grid", {"min(rows, sm_count * " + std::to_string(int(p.at("bps"))) + ")", 1, 1}},
+               {"grid", {cl > 1 ? clusters + " * " + std::to_string(cl) : clusters, 1, 1}},
                {"block", {p.at("block"), 1, 1}},
                {"shared_bytes", smem},
                {"args", args}};
+        if (cl > 1)
+            k["cluster"] = {cl, 1, 1};
         return J{{"kernels", J::array({k})}, {"workspace", J::array()}};
     };
     return t;
