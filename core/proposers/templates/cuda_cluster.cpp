@@ -222,7 +222,7 @@ kf_cluster(const T *__restrict__ x, const T *__restrict__ w, const T *__restrict
 #endif
     extern __shared__ __align__(16) unsigned char kf_smem[];
     Raw *cache = reinterpret_cast<Raw *>(kf_smem);
-    __shared__ float sh[BLOCK / 32], sh2[BLOCK / 32], part[3];
+    __shared__ float sh[BLOCK / 32], sh2[BLOCK / 32], part[3], res[3];
 
     const unsigned rank = cl_rank(), nct = cl_size();
     const long long per = ((len + nct - 1) / nct + VEC - 1) / VEC * VEC;
@@ -289,29 +289,16 @@ kf_cluster(const T *__restrict__ x, const T *__restrict__ w, const T *__restrict
     // Combine the partials of every block of the cluster in rank order, so all blocks agree exactly.
     float a = 0.f, b = 0.f;
     if (nct > 1) { cl_arrive(); cl_wait(); } else { __syncthreads(); }
+    cl_merge(part, res, nct);
+    __syncthreads();
 #if FAMILY <= 1
-    float M = -KF_INF, S = 0.f;
-    for (unsigned r = 0; r < nct; ++r) ms_merge(M, S, cl_load(&part[0], r, nct), cl_load(&part[1], r, nct));
-    a = M;
-    b = FAMILY == 0 ? 1.f / S : logf(S);
+    a = res[0];
+    b = FAMILY == 0 ? 1.f / res[1] : logf(res[1]);
 #elif FAMILY == 3
-    float Q = 0.f;
-    for (unsigned r = 0; r < nct; ++r) Q += cl_load(&part[0], r, nct);
-    b = rsqrtf(Q / (float)len + EPS);
+    b = rsqrtf(res[0] / (float)len + EPS);
 #else
-    // Chan et al.'s pairwise merge of (count, mean, M2).
-    float N = 0.f, MEAN = 0.f, M2 = 0.f;
-    for (unsigned r = 0; r < nct; ++r) {
-        const float nb = cl_load(&part[0], r, nct);
-        if (nb == 0.f) continue;
-        const float mb = cl_load(&part[1], r, nct), qb = cl_load(&part[2], r, nct);
-        const float nn = N + nb, d = mb - MEAN;
-        MEAN += d * (nb / nn);
-        M2 += qb + d * d * (N * nb / nn);
-        N = nn;
-    }
-    a = MEAN;
-    b = rsqrtf(M2 / (float)len + EPS);
+    a = res[1];
+    b = rsqrtf(res[2] / (float)len + EPS);
 #endif
     // This block is done reading the others' partials; it waits for them to be done with its own
     // before it exits.

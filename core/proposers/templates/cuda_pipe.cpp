@@ -86,7 +86,7 @@ __device__ __forceinline__ float finish(float v, float a, float b, float wv, flo
 }
 
 // A block's statistics of its chunk of the row: (max, sum of exp(x - max)) for softmax, (count, mean,
-// sum of squared deviations) for layer norm, (sum of squares) for RMS norm.
+// sum of squared deviations) for layer norm, (sum of squares) for RMS norm: cl_merge's layout.
 struct Part { float p0, p1, p2; };
 
 // The partial of n elements at src (V: 16-byte reads, from shared memory; else element by element).
@@ -130,41 +130,22 @@ template<bool V> __device__ Part stream_part(const T *src, long long n, float *s
 #pragma unroll
         for (int j = 0; j < VEC; ++j) q += f[j] * f[j];
     }
-    return {0.f, 0.f, block_sum(q, sh)};
+    return {block_sum(q, sh), 0.f, 0.f};
 #endif
 }
 
 // The row's statistics a and b (see finish) from this block's partial and, in a cluster, every other
 // block's: each posts its partial in `part` (this row's buffer of two, so one cluster barrier per row
-// suffices) and reads all of them through distributed shared memory in rank order, so all agree exactly.
-__device__ __forceinline__ void row_stats(Part pt, long long len, float *part, float &a, float &b)
+// suffices) and cl_merge combines them into `res`.
+__device__ __forceinline__ void row_stats(Part pt, long long len, float *part, float *res, float &a, float &b)
 {
 #if CL > 1
     if (threadIdx.x == 0) { part[0] = pt.p0; part[1] = pt.p1; part[2] = pt.p2; }
     cl_arrive();
     cl_wait();
-#if FAMILY <= 1
-    float M = -KF_INF, S = 0.f;
-    for (unsigned r = 0; r < CL; ++r) ms_merge(M, S, cl_load(&part[0], r, CL), cl_load(&part[1], r, CL));
-    pt.p0 = M; pt.p1 = S;
-#elif FAMILY == 2
-    // Chan et al.'s pairwise merge of (count, mean, M2).
-    float N = 0.f, MEAN = 0.f, M2 = 0.f;
-    for (unsigned r = 0; r < CL; ++r) {
-        const float nb = cl_load(&part[0], r, CL);
-        if (nb == 0.f) continue;
-        const float mb = cl_load(&part[1], r, CL), qb = cl_load(&part[2], r, CL);
-        const float nn = N + nb, d = mb - MEAN;
-        MEAN += d * (nb / nn);
-        M2 += qb + d * d * (N * nb / nn);
-        N = nn;
-    }
-    pt.p1 = MEAN; pt.p2 = M2;
-#else
-    float Q = 0.f;
-    for (unsigned r = 0; r < CL; ++r) Q += cl_load(&part[2], r, CL);
-    pt.p2 = Q;
-#endif
+    cl_merge(part, res, CL);
+    __syncthreads();
+    pt.p0 = res[0]; pt.p1 = res[1]; pt.p2 = res[2];
 #endif
 #if FAMILY <= 1
     a = pt.p0;
@@ -174,7 +155,7 @@ __device__ __forceinline__ void row_stats(Part pt, long long len, float *part, f
     b = rsqrtf(pt.p2 / (float)len + EPS);
 #else
     a = 0.f;
-    b = rsqrtf(pt.p2 / (float)len + EPS);
+    b = rsqrtf(pt.p0 / (float)len + EPS);
 #endif
 }
 
@@ -208,7 +189,7 @@ kf_pipe(const T *__restrict__ x, const T *__restrict__ w, const T *__restrict__ 
 {
     extern __shared__ __align__(128) unsigned char kf_smem[];
     __shared__ unsigned long long full[STAGES];
-    __shared__ float sh[BLOCK / 32], sh2[BLOCK / 32], part[2][3];
+    __shared__ float sh[BLOCK / 32], sh2[BLOCK / 32], part[2][3], res[3];
     // This block's chunk of every row: [lo, lo + clen). Clusters own rows cid, cid + G, ...
     const long long per = ((cols + CL - 1) / CL + VEC - 1) / VEC * VEC;
     const long long lo = CL > 1 ? (long long)cl_rank() * per : 0;
@@ -229,7 +210,7 @@ kf_pipe(const T *__restrict__ x, const T *__restrict__ w, const T *__restrict__ 
             const long long row = cid + k * G;
             const T *src = x + row * cols + lo;
             float a, b;
-            row_stats(stream_part<false>(src, clen, sh, sh2), cols, part[k & 1], a, b);
+            row_stats(stream_part<false>(src, clen, sh, sh2), cols, part[k & 1], res, a, b);
             stream_write<false>(src, w + lo, bias + lo, y + row * cols + lo, clen, a, b);
         }
 #if CL > 1
@@ -284,11 +265,11 @@ kf_pipe(const T *__restrict__ x, const T *__restrict__ w, const T *__restrict__ 
                 else for (int q = 0; q < VEC; ++q) v[j * VEC + q] = FAMILY <= 1 ? -KF_INF : 0.f;
             }
 #if FAMILY <= 1
-            // One reduction of (max, sum of exp) pairs: each thread's exps are relative to its own max
-            // and rescaled once it knows the row's.
             float m = -KF_INF;
 #pragma unroll
             for (int q = 0; q < REGP * VEC; ++q) m = fmaxf(m, v[q]);
+            m = block_max(m, sh); // its barrier follows every thread's reads of the buffer
+            refill();
             float t = 0.f;
 #pragma unroll
             for (int q = 0; q < REGP * VEC; ++q) {
@@ -296,11 +277,9 @@ kf_pipe(const T *__restrict__ x, const T *__restrict__ w, const T *__restrict__ 
                 if (FAMILY == 0) v[q] = e;
                 t += e;
             }
-            float mb = m, sb = t;
-            block_ms(mb, sb, sh, sh2); // its barrier follows every thread's reads of the buffer
-            refill();
-            row_stats({mb, sb, 0.f}, cols, part[k & 1], a, b);
-            const float scale = FAMILY == 0 ? (m == -KF_INF ? 0.f : EXPF(m - a) * b) : 0.f;
+            row_stats({m, block_sum(t, sh), 0.f}, cols, part[k & 1], res, a, b);
+            // In a cluster, this block's exps are relative to its own max, not the row's.
+            const float scale = FAMILY == 0 ? (CL == 1 ? b : m == -KF_INF ? 0.f : EXPF(m - a) * b) : 0.f;
 #elif FAMILY == 2
             float t = 0.f;
 #pragma unroll
@@ -312,14 +291,14 @@ kf_pipe(const T *__restrict__ x, const T *__restrict__ w, const T *__restrict__ 
             for (int j = 0; j < REGP; ++j)
                 if (threadIdx.x + (long long)j * BLOCK < npk)
                     for (int q = 0; q < VEC; ++q) qq += (v[j * VEC + q] - mb) * (v[j * VEC + q] - mb);
-            row_stats({(float)clen, mb, block_sum(qq, sh)}, cols, part[k & 1], a, b);
+            row_stats({(float)clen, mb, block_sum(qq, sh)}, cols, part[k & 1], res, a, b);
 #else
             float qq = 0.f;
 #pragma unroll
             for (int q = 0; q < REGP * VEC; ++q) qq += v[q] * v[q];
             const float qb = block_sum(qq, sh);
             refill();
-            row_stats({0.f, 0.f, qb}, cols, part[k & 1], a, b);
+            row_stats({qb, 0.f, 0.f}, cols, part[k & 1], res, a, b);
 #endif
 #pragma unroll
             for (int j = 0; j < REGP; ++j) {
@@ -349,7 +328,7 @@ kf_pipe(const T *__restrict__ x, const T *__restrict__ w, const T *__restrict__ 
             continue;
         }
 #endif
-        row_stats(stream_part<true>(xs, clen, sh, sh2), cols, part[k & 1], a, b);
+        row_stats(stream_part<true>(xs, clen, sh, sh2), cols, part[k & 1], res, a, b);
         stream_write<true>(xs, w + lo, bias + lo, yr, clen, a, b);
         __syncthreads();
         refill();

@@ -250,6 +250,41 @@ __device__ __forceinline__ float cl_load(const float *p, unsigned rank, unsigned
     return v;
 }
 
+// In a cluster of nct blocks, each has posted its partial statistics in part[3] (softmax: max and sum
+// of exp; RMS norm: sum of squares; layer and group norm: count, mean and M2) and passed a cluster
+// barrier. The first warp reads them through distributed shared memory, a lane per block (every thread
+// reading every block's partial serialized hundreds of remote loads per thread), and merges them in
+// rank order, so every block gets exactly the same result. It lands in res[3]; the caller syncs the
+// block before reading it.
+__device__ __forceinline__ void cl_merge(const float *part, float *res, unsigned nct)
+{
+    if (threadIdx.x >= 32) return;
+    const unsigned lane = threadIdx.x;
+    float q0 = 0.f, q1 = 0.f, q2 = 0.f;
+    if (lane < nct) { q0 = cl_load(&part[0], lane, nct); q1 = cl_load(&part[1], lane, nct); q2 = cl_load(&part[2], lane, nct); }
+#if FAMILY <= 1
+    float M = -KF_INF, S = 0.f;
+    for (unsigned r = 0; r < nct; ++r) ms_merge(M, S, __shfl_sync(0xffffffffu, q0, r), __shfl_sync(0xffffffffu, q1, r));
+    if (lane == 0) { res[0] = M; res[1] = S; }
+#elif FAMILY == 3
+    float Q = 0.f;
+    for (unsigned r = 0; r < nct; ++r) Q += __shfl_sync(0xffffffffu, q0, r);
+    if (lane == 0) res[0] = Q;
+#else
+    // Chan et al.'s pairwise merge of (count, mean, M2).
+    float N = 0.f, MEAN = 0.f, M2 = 0.f;
+    for (unsigned r = 0; r < nct; ++r) {
+        const float nb = __shfl_sync(0xffffffffu, q0, r), mb = __shfl_sync(0xffffffffu, q1, r), qb = __shfl_sync(0xffffffffu, q2, r);
+        if (nb == 0.f) continue;
+        const float nn = N + nb, d = mb - MEAN;
+        MEAN += d * (nb / nn);
+        M2 += qb + d * d * (N * nb / nn);
+        N = nn;
+    }
+    if (lane == 0) { res[0] = N; res[1] = MEAN; res[2] = M2; }
+#endif
+}
+
 __device__ __forceinline__ void mbar_wait(unsigned long long *bar, unsigned parity)
 {
     const unsigned b = smem_addr(bar);
