@@ -390,11 +390,17 @@ KernelTemplate pipeTemplate(const std::string &family)
         while (cl < 16 && 3 * stageBytes(chunkElems(cols, cl, vec), elem) > kSmemPerBlockMax)
             cl *= 2;
         const int64_t per = chunkElems(cols, cl, vec), packs = per / vec, row = stageBytes(per, elem);
-        // The fewest threads that hold the chunk in four packs each, at least 128 (on the H200, 64 threads
-        // with two packs more each lost 10% on a 2048-wide bf16 RMS norm), at most 1024.
+        // The fewest threads that hold the chunk in four packs each, at least 128, at most 1024. Softmax
+        // starts from eight packs on at most 256 threads. (H200: a 2048-wide bf16 RMS norm lost 10% with
+        // 64 threads of 4 packs against 128 of 2; a 4096-wide bf16 softmax gained 2% with 64 threads of 8.)
         const int64_t weights = family == "layer_norm" ? 2 : family == "rms_norm" ? 1 : 0;
-        int block = 128;
-        while (block < 1024 && packs > int64_t(block) * 4)
+        const bool soft = !weights;
+        int block = soft ? 64 : 128, target = soft ? 8 : 4;
+        while (soft && block < 256 && packs > int64_t(block) * 8)
+            block *= 2;
+        if (packs > int64_t(block) * target)
+            target = 4;
+        while (block < 1024 && packs > int64_t(block) * target)
             block *= 2;
         while (block > 64 && block > packs)
             block /= 2;
@@ -422,7 +428,9 @@ KernelTemplate pipeTemplate(const std::string &family)
             }
         if (stages == 5 || stages == 7)
             --stages;
-        J p = {{"cl", cl}, {"block", block}, {"stages", stages}, {"bps", bps}, {"fill", 100}, {"regp", regp}};
+        // Not every SM can host a block of a 16-block cluster at once: at 16, 90% of the clusters the SMs
+        // would hold (H200: 2.6x faster than asking for all of them, which ran a second wave).
+        J p = {{"cl", cl}, {"block", block}, {"stages", stages}, {"bps", bps}, {"fill", cl >= 16 ? 90 : 100}, {"regp", regp}};
         if (family == "softmax" || family == "log_softmax")
             p["fast_exp"] = 1;
         return p;

@@ -12,12 +12,12 @@ int cudaVecFor(const OperatorCard &card)
     return 16 / dtypeSize(card.inputs.front().dtype);
 }
 
-void cudaRowSeed(int64_t cols, int vec, int &tpr, int &reg)
+void cudaRowSeed(int64_t cols, int vec, int maxReg, int &tpr, int &reg)
 {
     tpr = 1024;
     reg = 0;
     for (int t : {32, 64, 128, 256, 512, 1024})
-        if (int64_t(t) * 32 >= cols) {
+        if (int64_t(t) * maxReg >= cols) {
             tpr = t;
             break;
         }

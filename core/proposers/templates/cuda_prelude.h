@@ -17,7 +17,7 @@ int cudaDtypeCode(DType dtype);
 // Elements per 16-byte load for the card's first input.
 int cudaVecFor(const OperatorCard &card);
 // Threads per row and register-cache size an expert would start from for a row of `cols` elements:
-// the fewest threads per row (from 32) that hold the row in at most 32 registers each.
-void cudaRowSeed(int64_t cols, int vec, int &tpr, int &reg);
+// the fewest threads per row (from 32) that hold the row in at most maxReg registers each.
+void cudaRowSeed(int64_t cols, int vec, int maxReg, int &tpr, int &reg);
 
 } // namespace kforge

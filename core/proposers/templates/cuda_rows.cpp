@@ -333,7 +333,10 @@ KernelTemplate rowsTemplate(const std::string &family)
     t.seed = [family](const OperatorCard &card) {
         const int vec = cudaVecFor(card);
         int tpr = 0, reg = 0;
-        cudaRowSeed(card.shape.at("cols"), vec, tpr, reg);
+        // Norms hold 16 values per thread, softmax 32: on the H200 a 4096-wide float32 layer norm ran
+        // 1.3% faster with 256 threads of 16 than with 128 of 32, while softmax was at the roofline.
+        const bool norm = family == "layer_norm" || family == "rms_norm";
+        cudaRowSeed(card.shape.at("cols"), vec, norm ? 16 : 32, tpr, reg);
         J p = {{"tpr", tpr}, {"rpb", std::max(1, 128 / tpr)}, {"vec", vec}, {"reg", reg}, {"occ", 0}};
         if (family == "softmax" || family == "log_softmax")
             p["fast_exp"] = 1;
