@@ -114,6 +114,13 @@ if asked study; then
   summary+=("$(grep -E '^\|' "$out/flush-study.log" || tail -5 "$out/flush-study.log")")
 fi
 
+if asked placement; then
+  timeout 200 python3 tools/gpu/placement_study.py > "$out/placement.log" 2>&1
+  cp "$out/placement.log" "$final/"
+  note "placement study:"
+  summary+=("$(cat "$out/placement.log")")
+fi
+
 if asked ncu; then
   # Nsight Compute on the kernels the variants step rendered: DRAM bytes and throughput, occupancy,
   # top stalls of one launch each (the candidate's first benchmark launch after verification).
