@@ -73,33 +73,9 @@ __device__ __forceinline__ void unpack2(unsigned w, float &lo, float &hi)
 }
 #endif
 
-// EVICT (a template parameter) sets the cache policy of a kernel's streamed input loads: 0 the default,
-// 1 no L1 allocation, 2 also first to leave L2 (a createpolicy cache hint).
-#ifndef EVICT
-#define EVICT 0
-#endif
-
-// N elements at p (aligned to N elements, at most 16 bytes) as floats, in one vector load. S: p is the
-// streamed input in global memory, loaded with the EVICT policy.
-template<int N, bool S = false> __device__ __forceinline__ void load_floats(const T *p, float *o)
+// N elements at p (aligned to N elements, at most 16 bytes) as floats, in one vector load.
+template<int N> __device__ __forceinline__ void load_floats(const T *p, float *o)
 {
-    if constexpr (S && EVICT > 0 && N * sizeof(T) == 16) {
-        unsigned a, b, c, d;
-#if EVICT == 1
-        asm("ld.global.nc.L1::no_allocate.v4.b32 {%0, %1, %2, %3}, [%4];" : "=r"(a), "=r"(b), "=r"(c), "=r"(d) : "l"(p));
-#else
-        unsigned long long pol;
-        asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(pol));
-        asm("ld.global.nc.L1::no_allocate.L2::cache_hint.v4.b32 {%0, %1, %2, %3}, [%4], %5;"
-            : "=r"(a), "=r"(b), "=r"(c), "=r"(d) : "l"(p), "l"(pol));
-#endif
-#if KF_DTYPE == 0
-        o[0] = __uint_as_float(a); o[1] = __uint_as_float(b); o[2] = __uint_as_float(c); o[3] = __uint_as_float(d);
-#else
-        unpack2(a, o[0], o[1]); unpack2(b, o[2], o[3]); unpack2(c, o[4], o[5]); unpack2(d, o[6], o[7]);
-#endif
-        return;
-    }
 #if KF_DTYPE == 0
     if constexpr (N == 4) { const float4 v = *reinterpret_cast<const float4 *>(p); o[0] = v.x; o[1] = v.y; o[2] = v.z; o[3] = v.w; }
     else if constexpr (N == 2) { const float2 v = *reinterpret_cast<const float2 *>(p); o[0] = v.x; o[1] = v.y; }

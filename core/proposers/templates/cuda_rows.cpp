@@ -80,11 +80,10 @@ __device__ __forceinline__ void group_ms(float &m, float &s, float *sh, float *s
 }
 
 // Loads VEC elements at i (as one pack when allowed), padding past the end of the row.
-template<bool S = false>
 __device__ __forceinline__ void load_vec(const T *p, long long i, long long n, bool vec_ok, float pad, float *out)
 {
     if (vec_ok && i + VEC <= n) {
-        load_floats<VEC, S>(p + i, out);
+        load_floats<VEC>(p + i, out);
     } else {
 #pragma unroll
         for (int j = 0; j < VEC; ++j) out[j] = i + j < n ? to_f(p[i + j]) : pad;
@@ -155,7 +154,7 @@ kf_rows(const T *__restrict__ x, const T *__restrict__ w, const T *__restrict__ 
     if (cols <= (long long)TPR * REG) {
         float v[REG];
 #pragma unroll
-        for (int k = 0; k < REG; k += VEC) load_vec<true>(xr, (long long)(k / VEC) * TPR * VEC + lane * VEC, n, vec_ok, pad, v + k);
+        for (int k = 0; k < REG; k += VEC) load_vec(xr, (long long)(k / VEC) * TPR * VEC + lane * VEC, n, vec_ok, pad, v + k);
 #if FAMILY <= 1
         float m = -KF_INF;
 #pragma unroll
@@ -201,7 +200,7 @@ kf_rows(const T *__restrict__ x, const T *__restrict__ w, const T *__restrict__ 
 #if FAMILY <= 1
     float m = -KF_INF, s = 0.f;
     for (long long i = (long long)lane * VEC; i < n; i += (long long)TPR * VEC) {
-        load_vec<true>(xr, i, n, vec_ok, -KF_INF, t);
+        load_vec(xr, i, n, vec_ok, -KF_INF, t);
         float cm = t[0];
 #pragma unroll
         for (int j = 1; j < VEC; ++j) cm = fmaxf(cm, t[j]);
@@ -216,14 +215,14 @@ kf_rows(const T *__restrict__ x, const T *__restrict__ w, const T *__restrict__ 
 #elif FAMILY == 2
     float s = 0.f;
     for (long long i = (long long)lane * VEC; i < n; i += (long long)TPR * VEC) {
-        load_vec<true>(xr, i, n, vec_ok, 0.f, t);
+        load_vec(xr, i, n, vec_ok, 0.f, t);
 #pragma unroll
         for (int j = 0; j < VEC; ++j) s += t[j];
     }
     a = group_sum(s, sh) / (float)cols;
     float q = 0.f;
     for (long long i = (long long)lane * VEC; i < n; i += (long long)TPR * VEC) {
-        load_vec<true>(xr, i, n, vec_ok, 0.f, t);
+        load_vec(xr, i, n, vec_ok, 0.f, t);
 #pragma unroll
         for (int j = 0; j < VEC; ++j) if (i + j < n) q += (t[j] - a) * (t[j] - a);
     }
@@ -231,14 +230,14 @@ kf_rows(const T *__restrict__ x, const T *__restrict__ w, const T *__restrict__ 
 #else
     float q = 0.f;
     for (long long i = (long long)lane * VEC; i < n; i += (long long)TPR * VEC) {
-        load_vec<true>(xr, i, n, vec_ok, 0.f, t);
+        load_vec(xr, i, n, vec_ok, 0.f, t);
 #pragma unroll
         for (int j = 0; j < VEC; ++j) q += t[j] * t[j];
     }
     b = rsqrtf(group_sum(q, sh) / (float)cols + EPS);
 #endif
     for (long long i = (long long)lane * VEC; i < n; i += (long long)TPR * VEC) {
-        load_vec<true>(xr, i, n, vec_ok, 0.f, t);
+        load_vec(xr, i, n, vec_ok, 0.f, t);
         write_vec(yr, w, bias, i, n, vec_ok, wvec_ok, t, a, b, false);
     }
 }
@@ -327,7 +326,7 @@ KernelTemplate rowsTemplate(const std::string &family)
         s += defineLine("FAMILY", std::to_string(familyCode(family)));
         s += defineLine("TPR", p.at("tpr").dump()) + defineLine("RPB", p.at("rpb").dump()) + defineLine("VEC", p.at("vec").dump());
         s += defineLine("REG", p.at("reg").dump()) + defineLine("FAST_EXP", std::to_string(p.value("fast_exp", 1)));
-        s += defineLine("OCC", std::to_string(p.value("occ", 0))) + defineLine("EVICT", p.value("evict", 0));
+        s += defineLine("OCC", std::to_string(p.value("occ", 0)));
         s += defineLine("EPS", std::to_string(referenceEps(card)) + "f");
         return s + cudaPrelude(card.inputs.front().dtype) + kRowsKernel;
     };
