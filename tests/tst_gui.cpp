@@ -43,6 +43,7 @@ Verdict correctVerdict(VerdictStatus status, double speedup)
         v.candidate.samplesUs.push_back(b / speedup);
     v.speedup = speedup;
     v.noise = 0.04;
+    v.rooflineUs = 8.4;
     v.worker = "kforge-worker@test";
     if (status == VerdictStatus::NotFaster)
         v.reasons = {{reason::NotFaster, "does not clear the noise band"}};
@@ -209,6 +210,16 @@ private slots:
         QCOMPARE(table->item(1, 2)->text(), QStringLiteral("no"));
         QCOMPARE(table->item(1, 5)->text(), QStringLiteral("mismatch: max rel error 0.3 at row 17"));
         QCOMPARE(w.inspector()->verdictPane()->timingTable()->rowCount(), 2); // candidate and baseline
+    }
+
+    void verdictShowsTheRooflineFraction()
+    {
+        // The accepted node: baseline median 21 us, candidate 21 / 1.8 = 11.67 us, floor 8.4 us.
+        MainWindow w;
+        QCOMPARE(w.openSession(m_session.path), QString());
+        w.context()->select(m_session.ids["accepted"]);
+        const QString text = w.inspector()->verdictPane()->statusText();
+        QVERIFY2(text.contains(QStringLiteral("roofline floor 8.4 µs: this kernel at 72%, the baseline at 40% of it")), qPrintable(text));
     }
 
     void refusesFileThatIsNotASession_data()

@@ -98,8 +98,18 @@ void VerdictPane::showDetail(const NodeDetail &d)
     const auto speed = speedupText(n.status, v.speedup);
     if (!speed.isEmpty())
         head += QStringLiteral("&nbsp; <b>%1</b> vs baseline, noise band ±%2%").arg(speed, number(v.noise * 100, 1));
-    if (v.rooflineUs > 0)
+    if (v.rooflineUs > 0) {
+        // The floor is the card's fewest bytes at the measured copy bandwidth; each side's median as a
+        // fraction of it says how much is left to gain.
         head += QStringLiteral("<br>roofline floor %1 µs").arg(number(v.rooflineUs, 1));
+        QStringList at;
+        if (v.candidate.summary.median > 0)
+            at << QStringLiteral("this kernel at %1%").arg(qRound(100 * v.rooflineUs / v.candidate.summary.median));
+        if (v.baseline.summary.median > 0)
+            at << QStringLiteral("the baseline at %1%").arg(qRound(100 * v.rooflineUs / v.baseline.summary.median));
+        if (!at.isEmpty())
+            head += QStringLiteral(": ") + at.join(QStringLiteral(", ")) + QStringLiteral(" of it");
+    }
     if (!v.worker.empty())
         head += QStringLiteral("<br>evaluated by %1").arg(QString::fromStdString(v.worker).toHtmlEscaped());
     for (const auto &dec : d.decisions)
