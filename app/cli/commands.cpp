@@ -322,14 +322,16 @@ int templatesCommand(const Args &args)
         return 0;
     }
     const auto &lib = TemplateLibrary::builtin();
+    // The card a point is rendered for, or seeds are listed for: --family, --dtype (float32), --shape.
+    const auto cardOf = [&](const std::string &family, const std::string &shape) {
+        return demoCard(Options(Args{"--family", family, "--dtype", o.get("--dtype", "float32"), "--shape", shape},
+                                {{"--family", true}, {"--dtype", true}, {"--shape", true}}));
+    };
     if (o.has("--render")) {
         const auto *t = lib.find(o.get("--render"));
         if (!t)
             throw Error("no template '" + o.get("--render") + "' (see 'kforge-cli templates')");
-        Options cardOpts(Args{"--family", o.get("--family", t->family), "--dtype", o.get("--dtype", "float32"), "--shape",
-                              o.get("--shape", "rows=" + o.get("--rows", "256") + ",cols=" + o.get("--cols", "1024"))},
-                         {{"--family", true}, {"--dtype", true}, {"--shape", true}});
-        const auto card = demoCard(cardOpts);
+        const auto card = cardOf(o.get("--family", t->family), o.get("--shape", "rows=" + o.get("--rows", "256") + ",cols=" + o.get("--cols", "1024")));
         nlohmann::json params;
         try {
             params = nlohmann::json::parse(o.get("--params", "{}"));
@@ -351,8 +353,7 @@ int templatesCommand(const Args &args)
     // With --shape (and one --family), each template's seed for that card, or why it declines it.
     std::optional<OperatorCard> card;
     if (o.has("--shape") && o.has("--family"))
-        card = demoCard(Options(Args{"--family", o.get("--family"), "--dtype", o.get("--dtype", "float32"), "--shape", o.get("--shape")},
-                                {{"--family", true}, {"--dtype", true}, {"--shape", true}}));
+        card = cardOf(o.get("--family"), o.get("--shape"));
     for (const auto &f : cardFamilies())
         for (const char *backend : {"cpu", "cuda"}) {
             if ((o.has("--family") && o.get("--family") != f) || (o.has("--backend") && o.get("--backend") != backend))

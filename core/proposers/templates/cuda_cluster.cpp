@@ -23,11 +23,6 @@ using J = nlohmann::json;
 // reduction buffers.
 constexpr int64_t kChunkSmemCap = 232448 - 1024;
 
-int familyCode(const std::string &f)
-{
-    return f == "softmax" ? 0 : f == "log_softmax" ? 1 : f == "layer_norm" ? 2 : f == "rms_norm" ? 3 : 4;
-}
-
 // Elements in the row or group one cluster normalizes.
 int64_t segmentLength(const OperatorCard &card)
 {
@@ -353,7 +348,7 @@ KernelTemplate clusterTemplate(const std::string &family)
     };
     t.render = [family](const J &p, const OperatorCard &card) {
         std::string s = "// template cuda." + family + ".cluster\n";
-        s += defineLine("FAMILY", std::to_string(familyCode(family))) + defineLine("BLOCK", p.at("block"));
+        s += defineLine("FAMILY", std::to_string(cudaNormFamilyCode(family))) + defineLine("BLOCK", p.at("block"));
         s += defineLine("VEC", p.at("vec")) + defineLine("UNROLL", p.at("unroll")) + defineLine("FAST_EXP", p.value("fast_exp", 1));
         s += defineLine("OCC", p.value("occ", 0)) + defineLine("TMA", p.value("tma", 0));
         s += defineLine("EPS", std::to_string(referenceEps(card)) + "f");
@@ -384,19 +379,7 @@ KernelTemplate clusterTemplate(const std::string &family)
         const std::string segs = group ? "n * groups" : "rows";
         const std::string smem = "min(ceil_div(ceil_div(" + len + ", " + std::to_string(cl) + "), " + std::to_string(vec) + ") * "
                                  + std::to_string(vec * elem) + ", " + std::to_string(kChunkSmemCap) + ")";
-        const bool norm = family == "layer_norm" || family == "rms_norm" || group;
-        J args = {"in:x", norm ? "in:weight" : "in:x", family == "layer_norm" || group ? "in:bias" : "in:x", "out:y"};
-        for (const char *sym : group ? std::vector<const char *>{"sym:n", "sym:c", "sym:hw", "sym:groups"}
-                                     : std::vector<const char *>{"sym:rows", "sym:cols"})
-            args.push_back(sym);
-        J k = {{"name", "kf_cluster"},
-               {"grid", {segs + " * " + std::to_string(cl), 1, 1}},
-               {"block", {p.at("block"), 1, 1}},
-               {"shared_bytes", smem},
-               {"args", args}};
-        if (cl > 1)
-            k["cluster"] = {cl, 1, 1};
-        return J{{"kernels", J::array({k})}, {"workspace", J::array()}};
+        return cudaOneKernelPlan("kf_cluster", {segs + " * " + std::to_string(cl), 1, 1}, p.at("block"), cudaNormArgs(family), smem, cl);
     };
     return t;
 }

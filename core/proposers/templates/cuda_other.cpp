@@ -16,13 +16,6 @@ bool vecFits(const J &p, const OperatorCard &card)
     return p.value("vec", 1) * dtypeSize(card.inputs.front().dtype) <= 16;
 }
 
-J plan(const std::string &kernel, J grid, int block, J args, J workspace = J::array())
-{
-    return J{{"kernels", J::array({{{"name", kernel}, {"grid", std::move(grid)}, {"block", {block, 1, 1}}, {"shared_bytes", "0"},
-                                    {"args", std::move(args)}}})},
-             {"workspace", std::move(workspace)}};
-}
-
 // Block-wide sums of two values; every thread gets the totals.
 const char *kBlockSum2 = R"(
 __device__ __forceinline__ void block_sum2(float &a, float &b)
@@ -333,7 +326,7 @@ void addCudaOtherTemplates(TemplateLibrary &lib)
                  kGroupNorm, [](const J &p, const OperatorCard &) {
                      const int gb = p.at("grid_blocks");
                      J grid = {gb == 0 ? std::string("n * groups") : "min(n * groups, " + std::to_string(gb) + ")", 1, 1};
-                     return plan("kf_group_norm", grid, p.at("block"), {"in:x", "in:weight", "in:bias", "out:y", "sym:n", "sym:c", "sym:hw", "sym:groups"});
+                     return cudaOneKernelPlan("kf_group_norm", grid, p.at("block"), cudaNormArgs("group_norm"));
                  }));
 
     const std::vector<std::pair<std::string, int>> acts = {{"gelu", 0}, {"gelu_tanh", 1}, {"silu", 2}, {"relu", 3}, {"add_gelu", 4}};
@@ -349,7 +342,7 @@ void addCudaOtherTemplates(TemplateLibrary &lib)
                          const std::string blocks = "ceil_div(rows * cols, " + std::to_string(block * vec) + ")";
                          const int cap = p.at("grid_cap");
                          J grid = {cap == 0 ? blocks : "min(" + blocks + ", " + std::to_string(cap) + ")", 1, 1};
-                         return plan("kf_eltwise", grid, block, {"in:x", code == 4 ? "in:residual" : "in:x", "out:y", "sym:rows", "sym:cols"});
+                         return cudaOneKernelPlan("kf_eltwise", grid, block, {"in:x", code == 4 ? "in:residual" : "in:x", "out:y", "sym:rows", "sym:cols"});
                      }));
     }
 
@@ -368,7 +361,7 @@ void addCudaOtherTemplates(TemplateLibrary &lib)
                      },
                      kReduce, [](const J &p, const OperatorCard &) {
                          const int tpr = p.at("tpr"), rpb = p.at("rpb");
-                         return plan("kf_reduce", {"ceil_div(rows, " + std::to_string(rpb) + ")", 1, 1}, tpr * rpb,
+                         return cudaOneKernelPlan("kf_reduce", {"ceil_div(rows, " + std::to_string(rpb) + ")", 1, 1}, tpr * rpb,
                                      {"in:x", "out:y", "sym:rows", "sym:cols"});
                      }));
     }
@@ -376,7 +369,7 @@ void addCudaOtherTemplates(TemplateLibrary &lib)
     lib.add(make("cumsum", "block_scan", "a block per row scanning BLOCK*VEC elements per step with a running carry",
                  [](const OperatorCard &) { return J{{"block", 512}, {"vec", 4}}; },
                  {{"block", {128, 256, 512, 1024}}, {"vec", {1, 2, 4, 8}}}, nullptr, nullptr, kScan,
-                 [](const J &p, const OperatorCard &) { return plan("kf_cumsum", {"rows", 1, 1}, p.at("block"), {"in:x", "out:y", "sym:rows", "sym:cols"}); }));
+                 [](const J &p, const OperatorCard &) { return cudaOneKernelPlan("kf_cumsum", {"rows", 1, 1}, p.at("block"), {"in:x", "out:y", "sym:rows", "sym:cols"}); }));
 
     lib.add(make("cross_entropy", "two_pass", "a block per row for log-sum-exp minus the target logit, then one block for the mean",
                  [](const OperatorCard &card) { return J{{"block", 1024}, {"vec", cudaVecFor(card)}}; },

@@ -26,11 +26,6 @@ constexpr int64_t kSmemPerSm = 233472;
 constexpr int64_t kSmemPerBlockReserved = 1024;
 constexpr int64_t kSmemPerBlockMax = 232448 - 1024; // the opt-in limit, less room for static buffers
 
-int familyCode(const std::string &f)
-{
-    return f == "softmax" ? 0 : f == "log_softmax" ? 1 : f == "layer_norm" ? 2 : 3;
-}
-
 // Elements of a row each block of a CL-block cluster holds: whole 16-byte packs.
 int64_t chunkElems(int64_t cols, int cl, int vec)
 {
@@ -381,7 +376,7 @@ KernelTemplate pipeTemplate(const std::string &family)
     };
     t.render = [family](const J &p, const OperatorCard &card) {
         std::string s = "// template cuda." + family + ".pipe\n";
-        s += defineLine("FAMILY", std::to_string(familyCode(family))) + defineLine("CL", p.value("cl", 1)) + defineLine("BLOCK", p.at("block"));
+        s += defineLine("FAMILY", std::to_string(cudaNormFamilyCode(family))) + defineLine("CL", p.value("cl", 1)) + defineLine("BLOCK", p.at("block"));
         s += defineLine("STAGES", p.at("stages")) + defineLine("BPS", p.at("bps")) + defineLine("REGP", p.at("regp"));
         s += defineLine("FAST_EXP", p.value("fast_exp", 1)) + defineLine("EPS", std::to_string(referenceEps(card)) + "f");
         return s + cudaPrelude(card.inputs.front().dtype) + cudaBlockHelpers() + kPipeKernel;
@@ -447,16 +442,8 @@ KernelTemplate pipeTemplate(const std::string &family)
         // Clusters: as many as BPS blocks per SM (FILL percent of them) give, at most one per row.
         const std::string clusters = "min(rows, max(1, sm_count * " + std::to_string(int(p.at("bps"))) + " * "
                                      + std::to_string(p.value("fill", 100)) + " / " + std::to_string(100 * cl) + "))";
-        const bool norm = family == "layer_norm" || family == "rms_norm";
-        J args = {"in:x", norm ? "in:weight" : "in:x", family == "layer_norm" ? "in:bias" : "in:x", "out:y", "sym:rows", "sym:cols"};
-        J k = {{"name", "kf_pipe"},
-               {"grid", {cl > 1 ? clusters + " * " + std::to_string(cl) : clusters, 1, 1}},
-               {"block", {p.at("block"), 1, 1}},
-               {"shared_bytes", smem},
-               {"args", args}};
-        if (cl > 1)
-            k["cluster"] = {cl, 1, 1};
-        return J{{"kernels", J::array({k})}, {"workspace", J::array()}};
+        return cudaOneKernelPlan("kf_pipe", {cl > 1 ? clusters + " * " + std::to_string(cl) : clusters, 1, 1}, p.at("block"),
+                                 cudaNormArgs(family), smem, cl);
     };
     return t;
 }

@@ -7,6 +7,32 @@ int cudaDtypeCode(DType dtype)
     return dtype == DType::F16 ? 1 : dtype == DType::BF16 ? 2 : 0;
 }
 
+int cudaNormFamilyCode(const std::string &f)
+{
+    return f == "softmax" ? 0 : f == "log_softmax" ? 1 : f == "layer_norm" ? 2 : f == "rms_norm" ? 3 : 4;
+}
+
+nlohmann::json cudaNormArgs(const std::string &family)
+{
+    if (family == "group_norm")
+        return {"in:x", "in:weight", "in:bias", "out:y", "sym:n", "sym:c", "sym:hw", "sym:groups"};
+    const bool norm = family == "layer_norm" || family == "rms_norm";
+    return {"in:x", norm ? "in:weight" : "in:x", family == "layer_norm" ? "in:bias" : "in:x", "out:y", "sym:rows", "sym:cols"};
+}
+
+nlohmann::json cudaOneKernelPlan(const std::string &name, nlohmann::json grid, nlohmann::json block, nlohmann::json args,
+                                 const std::string &sharedBytes, int cluster, nlohmann::json workspace)
+{
+    nlohmann::json k = {{"name", name},
+                        {"grid", std::move(grid)},
+                        {"block", {std::move(block), 1, 1}},
+                        {"shared_bytes", sharedBytes},
+                        {"args", std::move(args)}};
+    if (cluster > 1)
+        k["cluster"] = {cluster, 1, 1};
+    return {{"kernels", nlohmann::json::array({std::move(k)})}, {"workspace", std::move(workspace)}};
+}
+
 int cudaVecFor(const OperatorCard &card)
 {
     return 16 / dtypeSize(card.inputs.front().dtype);

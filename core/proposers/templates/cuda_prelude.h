@@ -20,4 +20,15 @@ int cudaVecFor(const OperatorCard &card);
 // the fewest threads per row (from 32) that hold the row in at most maxReg registers each.
 void cudaRowSeed(int64_t cols, int vec, int maxReg, int &tpr, int &reg);
 
+// The FAMILY code the normalization kernels switch on: softmax 0, log-softmax 1, layer norm 2, RMS norm
+// 3, group norm 4.
+int cudaNormFamilyCode(const std::string &family);
+// A normalization kernel's arguments: x, weight, bias, y, then rows, cols (group norm: n, c, hw, groups);
+// x stands in for a weight or bias the family does not have.
+nlohmann::json cudaNormArgs(const std::string &family);
+// A launch plan of one kernel with a 1-D block, optionally in clusters of `cluster` blocks along x.
+nlohmann::json cudaOneKernelPlan(const std::string &name, nlohmann::json grid, nlohmann::json block, nlohmann::json args,
+                                 const std::string &sharedBytes = "0", int cluster = 1,
+                                 nlohmann::json workspace = nlohmann::json::array());
+
 } // namespace kforge

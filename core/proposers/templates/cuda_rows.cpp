@@ -20,11 +20,6 @@ namespace {
 
 using J = nlohmann::json;
 
-int familyCode(const std::string &f)
-{
-    return f == "softmax" ? 0 : f == "log_softmax" ? 1 : f == "layer_norm" ? 2 : 3;
-}
-
 const char *kRowsKernel = R"(
 #define WARPS (TPR / 32)
 #if FAST_EXP
@@ -323,7 +318,7 @@ KernelTemplate rowsTemplate(const std::string &family)
     };
     t.render = [family](const J &p, const OperatorCard &card) {
         std::string s = "// template cuda." + family + ".rows\n";
-        s += defineLine("FAMILY", std::to_string(familyCode(family)));
+        s += defineLine("FAMILY", std::to_string(cudaNormFamilyCode(family)));
         s += defineLine("TPR", p.at("tpr").dump()) + defineLine("RPB", p.at("rpb").dump()) + defineLine("VEC", p.at("vec").dump());
         s += defineLine("REG", p.at("reg").dump()) + defineLine("FAST_EXP", std::to_string(p.value("fast_exp", 1)));
         s += defineLine("OCC", std::to_string(p.value("occ", 0)));
@@ -344,14 +339,7 @@ KernelTemplate rowsTemplate(const std::string &family)
     };
     t.launch = [family](const J &p, const OperatorCard &) {
         const int tpr = p.at("tpr"), rpb = p.at("rpb");
-        const bool norm = family == "layer_norm" || family == "rms_norm";
-        J args = {"in:x", norm ? "in:weight" : "in:x", family == "layer_norm" ? "in:bias" : "in:x", "out:y", "sym:rows", "sym:cols"};
-        return J{{"kernels", J::array({{{"name", "kf_rows"},
-                                        {"grid", {"ceil_div(rows, " + std::to_string(rpb) + ")", 1, 1}},
-                                        {"block", {tpr * rpb, 1, 1}},
-                                        {"shared_bytes", "0"},
-                                        {"args", args}}})},
-                 {"workspace", J::array()}};
+        return cudaOneKernelPlan("kf_rows", {"ceil_div(rows, " + std::to_string(rpb) + ")", 1, 1}, tpr * rpb, cudaNormArgs(family));
     };
     return t;
 }
@@ -371,7 +359,7 @@ KernelTemplate splitTemplate(const std::string &family)
     };
     t.render = [family](const J &p, const OperatorCard &card) {
         std::string s = "// template cuda." + family + ".split\n";
-        s += defineLine("FAMILY", std::to_string(familyCode(family))) + defineLine("CHUNK", p.at("chunk").dump());
+        s += defineLine("FAMILY", std::to_string(cudaNormFamilyCode(family))) + defineLine("CHUNK", p.at("chunk").dump());
         s += defineLine("BLOCK", p.at("block").dump()) + defineLine("FAST_EXP", p.at("fast_exp").dump());
         return s + cudaPrelude(card.inputs.front().dtype) + kSplitKernel;
     };
