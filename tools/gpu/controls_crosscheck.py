@@ -25,7 +25,7 @@ def events_median(fn, flush, reps=100, warmup=10):
     times = []
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     for _ in range(reps):
-        flush.sum(dim=0, keepdim=True, out=sink)  # flush L2 by reading, as the kforge worker does
+        torch.sum(flush, dim=0, keepdim=True, out=sink)  # flush L2 by reading, as the kforge worker does
         torch.cuda._sleep(100_000)  # keep the GPU busy while the host enqueues the timed call
         start.record()
         fn()

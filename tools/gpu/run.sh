@@ -9,8 +9,8 @@
 # compute-sanitizer runs with --report-api-errors no: the worker probes kernel parameters with
 # cuFuncGetParamInfo until it fails, which memcheck would list as API errors.
 #
-# Usage: tools/gpu/run.sh [all|build|tests|bench|check|templates|variants|study|ncu|profile|sanitizer]...   (default: all)
-# (study and ncu are diagnostics, not part of all)
+# Usage: tools/gpu/run.sh [all|build|tests|bench|check|templates|variants|study|placement|inductor|ncu|profile|sanitizer]...   (default: all)
+# (study, placement, inductor and ncu are diagnostics, not part of all)
 # Output: $OUT/gpu-tests.log, $OUT/bench.log, and every log in $OUT/logs.tgz.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -121,6 +121,33 @@ if asked placement; then
   summary+=("$(cat "$out/placement.log")")
 fi
 
+if asked inductor; then
+  # Ours beside torch.compile's kernels in one timer (tools/gpu/inductor_study.py), Inductor's sources,
+  # Nsight Compute on both, and how many clusters the GPU co-schedules (tools/gpu/cluster_probe.cu).
+  t0=$(date +%s)
+  nvcc -arch=sm_90 -o "$out/cluster_probe" tools/gpu/cluster_probe.cu && "$out/cluster_probe" > "$out/cluster-probe.log" 2>&1
+  mkdir -p "$out/study-kernels" "$final/inductor"
+  # KFORGE_STUDY_DIR: kernels already rendered (and perhaps edited by hand) instead of the list.
+  [[ -n ${KFORGE_STUDY_DIR:-} ]] && cp "$KFORGE_STUDY_DIR"/* "$out/study-kernels/"
+  i=0
+  [[ -z ${KFORGE_STUDY_DIR:-} ]] && while IFS= read -r line; do
+    [[ -z $line || $line == \#* ]] && continue
+    i=$((i + 1))
+    read -r case_ family shape dtype tid params < <(python3 -c 'import json,sys; v=json.loads(sys.argv[1]); print(v["case"], v["family"], v["shape"], v["dtype"], v["template"], json.dumps(v["params"], separators=(",",":")))' "$line")
+    "$build/app/kforge-cli" templates --render "$tid" --params "$params" --family "$family" --shape "$shape" --dtype "$dtype" \
+      --launch-out "$out/study-kernels/$case_-$i.launch.json" > "$out/study-kernels/$case_-$i.cu"
+    echo "$case_-$i: $tid $params"
+  done < "${KFORGE_STUDY:-bench/templates/study-inductor.jsonl}" > "$final/inductor/kernels.txt"
+  timeout 400 python3 tools/gpu/inductor_study.py "$final/inductor" --kernels "$out/study-kernels" > "$out/study.log" 2>&1
+  cp "$out/study.log" "$final/inductor/"
+  timeout 300 ncu --profile-from-start off --clock-control none -k regex:'^(triton|kf_)' \
+    --section SpeedOfLight --section LaunchStats --section Occupancy --section WarpStateStats --section MemoryWorkloadAnalysis \
+    python3 tools/gpu/inductor_study.py "$out/inductor-profile" --profile --kernels "$out/study-kernels" > "$final/inductor/ncu.log" 2>&1
+  tar czf "$final/inductor.tgz" -C "$final" inductor && rm -rf "$final/inductor"
+  note "inductor study ($(( $(date +%s) - t0 )) s):"
+  summary+=("$(head -12 "$out/cluster-probe.log")" "$(grep -E '^\||error|skipped' "$out/study.log")")
+fi
+
 if asked ncu; then
   # Nsight Compute on the kernels the variants step rendered: DRAM bytes and throughput, occupancy,
   # top stalls of one launch each (the candidate's first benchmark launch after verification).
@@ -129,11 +156,12 @@ if asked ncu; then
     [[ -e $src ]] || continue
     i=$(basename "$src" .cu); line=$(grep -v '^#' "${KFORGE_VARIANTS:-bench/templates/variants-cluster.jsonl}" | sed -n "${i#v}p")
     read -r family shape dtype < <(python3 -c 'import json,sys; v=json.loads(sys.argv[1]); print(v["family"], v["shape"], v["dtype"])' "$line")
-    timeout 240 ncu --target-processes all --clock-control none -k regex:'^kf_(rows|cluster|eltwise|reduce|group_norm|split|cumsum|ce_)' -s 10 -c 1 \
+    timeout 240 ncu --target-processes all --clock-control none -k regex:'^kf_(rows|cluster|pipe|eltwise|reduce|group_norm|split|cumsum|ce_)' -s 10 -c 1 \
+      --section SpeedOfLight --section LaunchStats --section Occupancy --section WarpStateStats \
       --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__warps_active.avg.pct_of_peak_sustained_active,launch__occupancy_limit_registers,launch__occupancy_limit_shared_mem,launch__registers_per_thread,smsp__average_warp_latency_issue_stalled_long_scoreboard,smsp__average_warp_latency_issue_stalled_barrier \
       "$build/app/kforge-cli" eval --backend cuda --source "$src" --launch "$out/variants/$i.launch.json" --family "$family" \
       --shape "$shape" --dtype "$dtype" --samples 5 --worker "$worker" > "$out/ncu-$i.log" 2>&1
-    echo "== $i $line"; grep -E '^\s+(gpu__|dram__|sm__|launch__|smsp__)' "$out/ncu-$i.log"
+    echo "== $i $line"; grep -E '^\s+(gpu__|dram__|sm__|launch__|smsp__)|^    [A-Z][A-Za-z ]+ +[a-z%/]' "$out/ncu-$i.log"
   done | tee "$out/ncu.log"
   cp "$out/ncu.log" "$final/"
   note "ncu on the variants ($(( $(date +%s) - t0 )) s)"

@@ -99,9 +99,38 @@ __device__ __forceinline__ void unpack2(unsigned w, float &lo, float &hi)
 }
 #endif
 
-// N elements at p (aligned to N elements, at most 16 bytes) as floats, in one vector load.
-template<int N> __device__ __forceinline__ void load_floats(const T *p, float *o)
+// A load's cache hint: KEEP for data read again soon (evict-last in L1 and, by a createpolicy cache
+// hint, in L2), LAST_USE for its final read (evict-first in both), else none.
+enum { HINT_NONE = 0, HINT_KEEP = 1, HINT_LAST_USE = 2 };
+
+template<int H> __device__ __forceinline__ void ld_hint_v4(const void *p, unsigned &a, unsigned &b, unsigned &c, unsigned &d)
 {
+    unsigned long long pol;
+    if constexpr (H == HINT_KEEP) {
+        asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(pol));
+        asm("ld.global.L1::evict_last.L2::cache_hint.v4.b32 {%0, %1, %2, %3}, [%4], %5;"
+            : "=r"(a), "=r"(b), "=r"(c), "=r"(d) : "l"(p), "l"(pol));
+    } else {
+        asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(pol));
+        asm("ld.global.L1::evict_first.L2::cache_hint.v4.b32 {%0, %1, %2, %3}, [%4], %5;"
+            : "=r"(a), "=r"(b), "=r"(c), "=r"(d) : "l"(p), "l"(pol));
+    }
+}
+
+// N elements at p (aligned to N elements, at most 16 bytes) as floats, in one vector load; H is the
+// cache hint (16-byte loads only).
+template<int N, int H = HINT_NONE> __device__ __forceinline__ void load_floats(const T *p, float *o)
+{
+    if constexpr (H != HINT_NONE && N * sizeof(T) == 16) {
+        unsigned a, b, c, d;
+        ld_hint_v4<H>(p, a, b, c, d);
+#if KF_DTYPE == 0
+        o[0] = __uint_as_float(a); o[1] = __uint_as_float(b); o[2] = __uint_as_float(c); o[3] = __uint_as_float(d);
+#else
+        unpack2(a, o[0], o[1]); unpack2(b, o[2], o[3]); unpack2(c, o[4], o[5]); unpack2(d, o[6], o[7]);
+#endif
+        return;
+    }
 #if KF_DTYPE == 0
     if constexpr (N == 4) { const float4 v = *reinterpret_cast<const float4 *>(p); o[0] = v.x; o[1] = v.y; o[2] = v.z; o[3] = v.w; }
     else if constexpr (N == 2) { const float2 v = *reinterpret_cast<const float2 *>(p); o[0] = v.x; o[1] = v.y; }

@@ -4,7 +4,9 @@
 // `cuda.<family>.rows`: a group of TPR threads per row (a warp, or several warps with a shared-memory
 // combine), RPB rows per block, VEC-element (up to 16-byte) loads when the row length and pointers
 // allow, and the row kept in REG registers per thread when it fits, so it is read from memory once.
-// Rows that do not fit stream through twice; the second read mostly hits L2.
+// Rows that do not fit stream through twice; the second read mostly hits L2. HINT 1 marks the reads as
+// torch.compile's kernels do: evict-last for the statistics pass and the weights, evict-first for the
+// final re-read.
 //
 // `cuda.<softmax|log_softmax>.split`: rows of hundreds of thousands of elements are cut into chunks
 // across blocks: one kernel writes each chunk's (max, sum) to a workspace, a second combines a row's
@@ -22,6 +24,10 @@ using J = nlohmann::json;
 
 const char *kRowsKernel = R"(
 #define WARPS (TPR / 32)
+// HINT 1 reads as torch.compile's Triton kernels do: the statistics pass keeps the row in L1 and L2
+// (evict-last), the write pass re-reads it for the last time (evict-first), the weights stay.
+#define H_STATS (HINT ? HINT_KEEP : HINT_NONE)
+#define H_REREAD (HINT ? HINT_LAST_USE : HINT_NONE)
 #if FAST_EXP
 #define EXPF __expf
 #else
@@ -74,11 +80,50 @@ __device__ __forceinline__ void group_ms(float &m, float &s, float *sh, float *s
 #endif
 }
 
-// Loads VEC elements at i (as one pack when allowed), padding past the end of the row.
+// Count, mean and sum of squared deviations: b merged into a (Chan et al.).
+__device__ __forceinline__ void mv_merge(float &n, float &mean, float &m2, float nb, float meanb, float m2b)
+{
+    const float t = n + nb;
+    if (t == 0.f) return;
+    const float d = meanb - mean, f = nb / t;
+    mean += d * f;
+    m2 += m2b + d * d * n * f;
+    n = t;
+}
+
+// (count, mean, M2) merged across a warp; the butterfly merges in a different order on each lane, so
+// every lane takes lane 0's result.
+__device__ __forceinline__ void warp_mv(float &n, float &mean, float &m2)
+{
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1)
+        mv_merge(n, mean, m2, __shfl_xor_sync(0xffffffffu, n, o), __shfl_xor_sync(0xffffffffu, mean, o), __shfl_xor_sync(0xffffffffu, m2, o));
+    n = __shfl_sync(0xffffffffu, n, 0); mean = __shfl_sync(0xffffffffu, mean, 0); m2 = __shfl_sync(0xffffffffu, m2, 0);
+}
+
+// The row's (count, mean, M2) from each thread's; every thread of the row gets the same values.
+__device__ __forceinline__ void group_mv(float &n, float &mean, float &m2, float *sh, float *sh2, float *sh3)
+{
+    warp_mv(n, mean, m2);
+#if WARPS > 1
+    const int sub = threadIdx.x / TPR, w = (threadIdx.x % TPR) / 32, l = threadIdx.x % 32;
+    if (l == 0) { sh[sub * WARPS + w] = n; sh2[sub * WARPS + w] = mean; sh3[sub * WARPS + w] = m2; }
+    __syncthreads();
+    // Each warp merges the row's warp partials, a lane each, rather than every thread all of them.
+    n = l < WARPS ? sh[sub * WARPS + l] : 0.f;
+    mean = l < WARPS ? sh2[sub * WARPS + l] : 0.f;
+    m2 = l < WARPS ? sh3[sub * WARPS + l] : 0.f;
+    warp_mv(n, mean, m2);
+    __syncthreads();
+#endif
+}
+
+// Loads VEC elements at i (as one pack when allowed, with cache hint H), padding past the end of the row.
+template<int H = HINT_NONE>
 __device__ __forceinline__ void load_vec(const T *p, long long i, long long n, bool vec_ok, float pad, float *out)
 {
     if (vec_ok && i + VEC <= n) {
-        load_floats<VEC>(p + i, out);
+        load_floats<VEC, H>(p + i, out);
     } else {
 #pragma unroll
         for (int j = 0; j < VEC; ++j) out[j] = i + j < n ? to_f(p[i + j]) : pad;
@@ -116,15 +161,88 @@ __device__ __forceinline__ void write_vec(T *yr, const T *w, const T *bias, long
 {
     float wv[VEC], bv[VEC], o[VEC];
 #if FAMILY >= 2
-    load_vec(w, i, n, wvec_ok, 0.f, wv);
+    load_vec<H_STATS>(w, i, n, wvec_ok, 0.f, wv);
 #endif
 #if FAMILY == 2
-    load_vec(bias, i, n, wvec_ok, 0.f, bv);
+    load_vec<H_STATS>(bias, i, n, wvec_ok, 0.f, bv);
 #endif
 #pragma unroll
     for (int j = 0; j < VEC; ++j) o[j] = i + j < n ? finish(t[j], a, b, wv[j], bv[j], e) : 0.f;
     store_vec(yr, i, n, vec_ok, o);
 }
+
+#if REG > 0
+// The row in REG registers per thread: read once, reduced, written. EXACT: the row is TPR * REG
+// elements in aligned packs, so no element needs a bounds check (a row past the end, n = 0, only
+// takes part in the barriers).
+template<bool EXACT>
+__device__ __forceinline__ void row_in_registers(const T *xr, const T *w, const T *bias, T *yr, long long n, long long cols,
+                                                 int lane, bool vec_ok, bool wvec_ok, float *sh)
+{
+    const float pad = FAMILY <= 1 ? -KF_INF : 0.f;
+    float a = 0.f, b = 0.f;
+    float v[REG];
+#pragma unroll
+    for (int k = 0; k < REG; k += VEC) {
+        const int i = (k / VEC) * TPR * VEC + lane * VEC;
+        if (EXACT) load_floats<VEC, H_STATS>(xr + i, v + k);
+        else load_vec<H_STATS>(xr, i, n, vec_ok, pad, v + k);
+    }
+#if FAMILY <= 1
+    float m = -KF_INF;
+#pragma unroll
+    for (int k = 0; k < REG; ++k) m = fmaxf(m, v[k]);
+    m = group_max(m, sh);
+    // Keep exp(v - max) in place: the output is then one multiply per element.
+    float s = 0.f;
+#pragma unroll
+    for (int k = 0; k < REG; ++k) {
+        if (FAMILY == 0) { v[k] = v[k] == -KF_INF ? 0.f : EXPF(v[k] - m); s += v[k]; }
+        else s += v[k] == -KF_INF ? 0.f : EXPF(v[k] - m);
+    }
+    s = group_sum(s, sh);
+    a = m;
+    b = FAMILY == 0 ? 1.f / s : logf(s);
+#elif FAMILY == 2
+    float s = 0.f;
+#pragma unroll
+    for (int k = 0; k < REG; ++k) s += v[k];
+    a = group_sum(s, sh) / (float)cols;
+    float q = 0.f;
+#pragma unroll
+    for (int k = 0; k < REG; ++k) {
+        const long long i = (long long)(k / VEC) * TPR * VEC + lane * VEC + k % VEC;
+        const float d = EXACT || i < n ? v[k] - a : 0.f;
+        q += d * d;
+    }
+    b = rsqrtf(group_sum(q, sh) / (float)cols + EPS);
+#else
+    float q = 0.f;
+#pragma unroll
+    for (int k = 0; k < REG; ++k) q += v[k] * v[k];
+    b = rsqrtf(group_sum(q, sh) / (float)cols + EPS);
+#endif
+    if (EXACT && n == 0) return;
+#pragma unroll
+    for (int k = 0; k < REG; k += VEC) {
+        const int i = (k / VEC) * TPR * VEC + lane * VEC;
+        if (EXACT) {
+            float wv[VEC], bv[VEC], o[VEC];
+#if FAMILY >= 2
+            load_floats<VEC, H_STATS>(w + i, wv);
+#endif
+#if FAMILY == 2
+            load_floats<VEC, H_STATS>(bias + i, bv);
+#endif
+#pragma unroll
+            for (int j = 0; j < VEC; ++j) o[j] = finish(v[k + j], a, b, wv[j], bv[j], true);
+            store_floats<VEC>(yr + i, o);
+        } else {
+            write_vec(yr, w, bias, i, n, vec_ok, wvec_ok, v + k, a, b, true);
+        }
+    }
+}
+#endif
 
 // OCC > 0 asks for that many resident threads per SM, capping registers per thread to get them.
 #if OCC > 0
@@ -135,7 +253,7 @@ __device__ __forceinline__ void write_vec(T *yr, const T *w, const T *bias, long
 extern "C" __global__ void KF_BOUNDS
 kf_rows(const T *__restrict__ x, const T *__restrict__ w, const T *__restrict__ bias, T *__restrict__ y, long long rows, long long cols)
 {
-    __shared__ float sh[RPB * WARPS], sh2[RPB * WARPS];
+    __shared__ float sh[RPB * WARPS], sh2[RPB * WARPS], sh3[RPB * WARPS];
     const int lane = threadIdx.x % TPR;
     const long long row = (long long)blockIdx.x * RPB + threadIdx.x / TPR;
     const long long n = row < rows ? cols : 0; // a row past the end takes part in barriers only
@@ -143,59 +261,21 @@ kf_rows(const T *__restrict__ x, const T *__restrict__ w, const T *__restrict__ 
     T *yr = y + (row < rows ? row : 0) * cols;
     const bool vec_ok = VEC > 1 && cols % VEC == 0 && aligned_to(x, VEC * sizeof(T)) && aligned_to(y, VEC * sizeof(T));
     const bool wvec_ok = vec_ok && aligned_to(w, VEC * sizeof(T)) && aligned_to(bias, VEC * sizeof(T));
-    const float pad = FAMILY <= 1 ? -KF_INF : 0.f;
     float a = 0.f, b = 0.f;
 #if REG > 0
     if (cols <= (long long)TPR * REG) {
-        float v[REG];
-#pragma unroll
-        for (int k = 0; k < REG; k += VEC) load_vec(xr, (long long)(k / VEC) * TPR * VEC + lane * VEC, n, vec_ok, pad, v + k);
-#if FAMILY <= 1
-        float m = -KF_INF;
-#pragma unroll
-        for (int k = 0; k < REG; ++k) m = fmaxf(m, v[k]);
-        m = group_max(m, sh);
-        // Keep exp(v - max) in place: the output is then one multiply per element.
-        float s = 0.f;
-#pragma unroll
-        for (int k = 0; k < REG; ++k) {
-            if (FAMILY == 0) { v[k] = v[k] == -KF_INF ? 0.f : EXPF(v[k] - m); s += v[k]; }
-            else s += v[k] == -KF_INF ? 0.f : EXPF(v[k] - m);
-        }
-        s = group_sum(s, sh);
-        a = m;
-        b = FAMILY == 0 ? 1.f / s : logf(s);
-#elif FAMILY == 2
-        float s = 0.f;
-#pragma unroll
-        for (int k = 0; k < REG; ++k) s += v[k];
-        a = group_sum(s, sh) / (float)cols;
-        float q = 0.f;
-#pragma unroll
-        for (int k = 0; k < REG; ++k) {
-            const long long i = (long long)(k / VEC) * TPR * VEC + lane * VEC + k % VEC;
-            const float d = i < n ? v[k] - a : 0.f;
-            q += d * d;
-        }
-        b = rsqrtf(group_sum(q, sh) / (float)cols + EPS);
-#else
-        float q = 0.f;
-#pragma unroll
-        for (int k = 0; k < REG; ++k) q += v[k] * v[k];
-        b = rsqrtf(group_sum(q, sh) / (float)cols + EPS);
-#endif
-#pragma unroll
-        for (int k = 0; k < REG; k += VEC)
-            write_vec(yr, w, bias, (long long)(k / VEC) * TPR * VEC + lane * VEC, n, vec_ok, wvec_ok, v + k, a, b, true);
+        // A row that fills the registers exactly, in aligned packs, needs no bounds checks.
+        if (cols == (long long)TPR * REG && vec_ok && wvec_ok) row_in_registers<true>(xr, w, bias, yr, n, cols, lane, vec_ok, wvec_ok, sh);
+        else row_in_registers<false>(xr, w, bias, yr, n, cols, lane, vec_ok, wvec_ok, sh);
         return;
     }
 #endif
-    // Streaming: statistics in one or two passes over the row, then the write pass.
+    // Streaming: one statistics pass over the row, then the write pass (which re-reads it, mostly from cache).
     float t[VEC];
 #if FAMILY <= 1
     float m = -KF_INF, s = 0.f;
     for (long long i = (long long)lane * VEC; i < n; i += (long long)TPR * VEC) {
-        load_vec(xr, i, n, vec_ok, -KF_INF, t);
+        load_vec<H_STATS>(xr, i, n, vec_ok, -KF_INF, t);
         float cm = t[0];
 #pragma unroll
         for (int j = 1; j < VEC; ++j) cm = fmaxf(cm, t[j]);
@@ -208,31 +288,35 @@ kf_rows(const T *__restrict__ x, const T *__restrict__ w, const T *__restrict__ 
     a = m;
     b = FAMILY == 0 ? 1.f / s : logf(s);
 #elif FAMILY == 2
-    float s = 0.f;
+    // Mean and variance in one pass: each pack's mean and squared deviations, merged (Welford/Chan),
+    // which stays accurate when the mean is large against the spread.
+    float cnt = 0.f, mean = 0.f, m2 = 0.f;
     for (long long i = (long long)lane * VEC; i < n; i += (long long)TPR * VEC) {
-        load_vec(xr, i, n, vec_ok, 0.f, t);
+        load_vec<H_STATS>(xr, i, n, vec_ok, 0.f, t);
+        const float c = i + VEC <= n ? (float)VEC : (float)(n - i);
+        float ps = 0.f;
 #pragma unroll
-        for (int j = 0; j < VEC; ++j) s += t[j];
-    }
-    a = group_sum(s, sh) / (float)cols;
-    float q = 0.f;
-    for (long long i = (long long)lane * VEC; i < n; i += (long long)TPR * VEC) {
-        load_vec(xr, i, n, vec_ok, 0.f, t);
+        for (int j = 0; j < VEC; ++j) ps += t[j]; // padding is 0
+        const float pm = ps / c;
+        float pq = 0.f;
 #pragma unroll
-        for (int j = 0; j < VEC; ++j) if (i + j < n) q += (t[j] - a) * (t[j] - a);
+        for (int j = 0; j < VEC; ++j) if (i + j < n) pq += (t[j] - pm) * (t[j] - pm);
+        mv_merge(cnt, mean, m2, c, pm, pq);
     }
-    b = rsqrtf(group_sum(q, sh) / (float)cols + EPS);
+    group_mv(cnt, mean, m2, sh, sh2, sh3);
+    a = mean;
+    b = rsqrtf(m2 / (float)cols + EPS);
 #else
     float q = 0.f;
     for (long long i = (long long)lane * VEC; i < n; i += (long long)TPR * VEC) {
-        load_vec(xr, i, n, vec_ok, 0.f, t);
+        load_vec<H_STATS>(xr, i, n, vec_ok, 0.f, t);
 #pragma unroll
         for (int j = 0; j < VEC; ++j) q += t[j] * t[j];
     }
     b = rsqrtf(group_sum(q, sh) / (float)cols + EPS);
 #endif
     for (long long i = (long long)lane * VEC; i < n; i += (long long)TPR * VEC) {
-        load_vec(xr, i, n, vec_ok, 0.f, t);
+        load_vec<H_REREAD>(xr, i, n, vec_ok, 0.f, t);
         write_vec(yr, w, bias, i, n, vec_ok, wvec_ok, t, a, b, false);
     }
 }
@@ -301,7 +385,7 @@ KernelTemplate rowsTemplate(const std::string &family)
     t.backend = "cuda";
     t.description = "TPR threads per row, RPB rows per block, VEC-wide loads, row cached in REG registers per thread when it fits";
     t.space = {{"tpr", {32, 64, 128, 256, 512, 1024}}, {"rpb", {1, 2, 4, 8}}, {"vec", {1, 2, 4, 8}}, {"reg", {0, 4, 8, 16, 32}},
-               {"occ", {0, 1024, 1536, 2048}}};
+               {"occ", {0, 1024, 1536, 2048}}, {"hint", {0, 1}}};
     if (family == "softmax" || family == "log_softmax")
         t.space["fast_exp"] = {1, 0};
     t.valid = [](const J &p, const OperatorCard &card) {
@@ -321,7 +405,7 @@ KernelTemplate rowsTemplate(const std::string &family)
         s += defineLine("FAMILY", std::to_string(cudaNormFamilyCode(family)));
         s += defineLine("TPR", p.at("tpr").dump()) + defineLine("RPB", p.at("rpb").dump()) + defineLine("VEC", p.at("vec").dump());
         s += defineLine("REG", p.at("reg").dump()) + defineLine("FAST_EXP", std::to_string(p.value("fast_exp", 1)));
-        s += defineLine("OCC", std::to_string(p.value("occ", 0)));
+        s += defineLine("OCC", std::to_string(p.value("occ", 0))) + defineLine("HINT", std::to_string(p.value("hint", 0)));
         s += defineLine("EPS", std::to_string(referenceEps(card)) + "f");
         return s + cudaPrelude(card.inputs.front().dtype) + kRowsKernel;
     };
@@ -332,7 +416,9 @@ KernelTemplate rowsTemplate(const std::string &family)
         // 1.3% faster with 256 threads of 16 than with 128 of 32, while softmax was at the roofline.
         const bool norm = family == "layer_norm" || family == "rms_norm";
         cudaRowSeed(card.shape.at("cols"), vec, norm ? 16 : 32, tpr, reg);
-        J p = {{"tpr", tpr}, {"rpb", std::max(1, 128 / tpr)}, {"vec", vec}, {"reg", reg}, {"occ", 0}};
+        // Norms read with torch.compile's cache hints (HINT 1): a 4096-wide float32 layer norm ran in
+        // 126.0 us with them and 130.8 us without, RMS norm 125.3 against 130.2 (H200, one timer).
+        J p = {{"tpr", tpr}, {"rpb", std::max(1, 128 / tpr)}, {"vec", vec}, {"reg", reg}, {"occ", 0}, {"hint", norm ? 1 : 0}};
         if (family == "softmax" || family == "log_softmax")
             p["fast_exp"] = 1;
         return p;
