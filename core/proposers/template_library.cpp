@@ -39,6 +39,7 @@ const TemplateLibrary &TemplateLibrary::builtin()
         addCudaOtherTemplates(l);
         addCudaClusterTemplates(l);
         addCudaPipeTemplates(l);
+        addCudaRowGroupTemplates(l);
         return l;
     }();
     return lib;

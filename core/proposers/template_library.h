@@ -52,6 +52,7 @@ void addCpuRowwiseTemplates(TemplateLibrary &lib);
 void addCudaRowTemplates(TemplateLibrary &lib);
 void addCudaOtherTemplates(TemplateLibrary &lib);
 void addCudaClusterTemplates(TemplateLibrary &lib);
+void addCudaRowGroupTemplates(TemplateLibrary &lib);
 void addCudaPipeTemplates(TemplateLibrary &lib);
 
 } // namespace kforge

@@ -44,28 +44,6 @@ const char *kClusterKernel = R"(
 #define EXPF expf
 #endif
 
-// VEC elements as raw bits, for moving between global and shared memory without converting.
-template<int BYTES> struct RawOf { typedef unsigned short t; };
-template<> struct RawOf<4> { typedef unsigned t; };
-template<> struct RawOf<8> { typedef uint2 t; };
-template<> struct RawOf<16> { typedef uint4 t; };
-typedef typename RawOf<VEC * sizeof(T)>::t Raw;
-union Packed { Raw r; T v[VEC]; };
-
-// One pack at segment offset i: a vector load when allowed, else element by element with `pad` past
-// the end of the chunk.
-__device__ __forceinline__ Packed load_pack(const T *p, long long i, long long hi, bool vec_ok, float pad)
-{
-    Packed pk;
-    if (vec_ok && i + VEC <= hi) {
-        pk.r = *reinterpret_cast<const Raw *>(p + i);
-    } else {
-#pragma unroll
-        for (int j = 0; j < VEC; ++j) pk.v[j] = i + j < hi ? p[i + j] : from_f(pad);
-    }
-    return pk;
-}
-
 // Adds one pack to this thread's statistics: online (max, sum of exp) for softmax, else a sum of
 // values or of squares. Padding (-inf or 0) adds nothing.
 __device__ __forceinline__ void accumulate(const Packed &pk, float &m, float &s)
@@ -352,7 +330,7 @@ KernelTemplate clusterTemplate(const std::string &family)
         s += defineLine("VEC", p.at("vec")) + defineLine("UNROLL", p.at("unroll")) + defineLine("FAST_EXP", p.value("fast_exp", 1));
         s += defineLine("OCC", p.value("occ", 0)) + defineLine("TMA", p.value("tma", 0));
         s += defineLine("EPS", std::to_string(referenceEps(card)) + "f");
-        return s + cudaPrelude(card.inputs.front().dtype) + cudaBlockHelpers() + kClusterKernel;
+        return s + cudaPrelude(card.inputs.front().dtype) + cudaBlockHelpers() + cudaPackHelpers() + kClusterKernel;
     };
     t.seed = [family](const OperatorCard &card) {
         const int vec = cudaVecFor(card), elem = dtypeSize(card.inputs.front().dtype);

@@ -13,6 +13,8 @@ std::string cudaPrelude(DType dtype);
 // Block-wide helpers for kernels that define BLOCK (threads per block): block reductions, shared-memory
 // addresses, and the sm_90 bulk copy into shared memory with its mbarrier. Appended after the prelude.
 const char *cudaBlockHelpers();
+// VEC-element packs as raw bits (Raw, Packed) and load_pack: for staging rows in shared memory unconverted.
+const char *cudaPackHelpers();
 int cudaDtypeCode(DType dtype);
 // Elements per 16-byte load for the card's first input.
 int cudaVecFor(const OperatorCard &card);
