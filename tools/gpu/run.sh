@@ -156,9 +156,9 @@ if asked ncu; then
     [[ -e $src ]] || continue
     i=$(basename "$src" .cu); line=$(grep -v '^#' "${KFORGE_VARIANTS:-bench/templates/variants-cluster.jsonl}" | sed -n "${i#v}p")
     read -r family shape dtype < <(python3 -c 'import json,sys; v=json.loads(sys.argv[1]); print(v["family"], v["shape"], v["dtype"])' "$line")
-    timeout 240 ncu --target-processes all --clock-control none -k regex:'^kf_(rows|cluster|pipe|eltwise|reduce|group_norm|split|cumsum|ce_)' -s 10 -c 1 \
+    timeout 240 ncu --target-processes all --clock-control none -k regex:'^kf_(rows|cluster|pipe|eltwise|reduce|group_norm|split|cumsum|ce_|rowgroup$)' -s 10 -c 1 \
       --section SpeedOfLight --section LaunchStats --section Occupancy --section WarpStateStats \
-      --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__warps_active.avg.pct_of_peak_sustained_active,launch__occupancy_limit_registers,launch__occupancy_limit_shared_mem,launch__registers_per_thread,smsp__average_warp_latency_issue_stalled_long_scoreboard,smsp__average_warp_latency_issue_stalled_barrier \
+      --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__warps_active.avg.pct_of_peak_sustained_active,launch__occupancy_limit_registers,launch__occupancy_limit_shared_mem,launch__registers_per_thread,smsp__average_warp_latency_issue_stalled_long_scoreboard,smsp__average_warp_latency_issue_stalled_barrier,smsp__average_warp_latency_issue_stalled_sleeping,smsp__average_warp_latency_issue_stalled_membar,smsp__average_warp_latency_issue_stalled_lg_throttle,smsp__average_warp_latency_issue_stalled_drain,sm__cycles_active.avg \
       "$build/app/kforge-cli" eval --backend cuda --source "$src" --launch "$out/variants/$i.launch.json" --family "$family" \
       --shape "$shape" --dtype "$dtype" --samples 5 --worker "$worker" > "$out/ncu-$i.log" 2>&1
     echo "== $i $line"; grep -E '^\s+(gpu__|dram__|sm__|launch__|smsp__)|^    [A-Z][A-Za-z ]+ +[a-z%/]' "$out/ncu-$i.log"
