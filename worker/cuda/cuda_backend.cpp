@@ -537,11 +537,15 @@ private:
             }
         }
         char buf[320];
-        if (v.rooflineUs > 0 && v.candidate.summary.median < v.rooflineUs) {
+        // The floor is at cuMemcpy's rate, which a kernel that reads and writes in one pass can beat a
+        // little: on the H200 torch.compile's layer norm ran at 102-103% of it and ours at 103%. Only
+        // a margin past that is impossible.
+        constexpr double kFloorMargin = 0.93;
+        if (v.rooflineUs > 0 && v.candidate.summary.median < v.rooflineUs * kFloorMargin) {
             std::snprintf(buf, sizeof buf,
-                          "the candidate's median %.2f us is below the roofline floor %.2f us (%.0f bytes at the measured copy bandwidth of %.0f GB/s): "
-                          "the measurement is being fooled",
-                          v.candidate.summary.median, v.rooflineUs, bytes, m_bandwidth / 1e9);
+                          "the candidate's median %.2f us is below the roofline floor %.2f us (%.0f bytes at the measured copy bandwidth of %.0f GB/s) "
+                          "by more than %.0f%%: the measurement is being fooled",
+                          v.candidate.summary.median, v.rooflineUs, bytes, m_bandwidth / 1e9, (1 - kFloorMargin) * 100);
             v.status = VerdictStatus::Suspect;
             v.reasons.push_back({reason::BelowRoofline, buf});
             return;
