@@ -5,7 +5,7 @@
 // (max, sum of exp) to a workspace and counts itself in the row's counter; once all SPLIT have posted
 // it merges them and writes its chunk. The cluster template does the same through distributed shared
 // memory, but a cluster must fit in one GPC, so on the H200 only 21 clusters of 16 (336 of 396 block
-// slots) run at once and the SMs idle 14% of the time; plain blocks fill every slot.
+// slots) run at once and the SMs idle 13-14% of the time; plain blocks fill every slot.
 //
 // Waiting on other blocks assumes they run at the same time. The blocks of a row are consecutive in
 // the grid, so they are dispatched together, but nothing guarantees it: a block that has waited long
