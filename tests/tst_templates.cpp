@@ -131,6 +131,47 @@ private slots:
         }
     }
 
+    // The row-group template only takes rows too long for one block, cut into chunks of at most 32 KiB
+    // when the split allows; its plan zeroes the row counters before the main kernel runs.
+    void rowGroupTakesOnlyLongRows_data()
+    {
+        QTest::addColumn<QString>("family");
+        QTest::addColumn<QString>("shape");
+        QTest::addColumn<int>("dtype");
+        QTest::addColumn<int>("split"); // 0: declines the card
+        QTest::newRow("softmax 4096 float32") << "softmax" << "rows=16384,cols=4096" << int(DType::F32) << 0;
+        QTest::newRow("log_softmax 32000 bfloat16 (64 KB rows)") << "log_softmax" << "rows=4096,cols=32000" << int(DType::BF16) << 0;
+        QTest::newRow("log_softmax 262144 float32") << "log_softmax" << "rows=1024,cols=262144" << int(DType::F32) << 32;
+        QTest::newRow("log_softmax 262144 bfloat16") << "log_softmax" << "rows=1024,cols=262144" << int(DType::BF16) << 16;
+        QTest::newRow("softmax 1048576 float32 (64 KiB chunks)") << "softmax" << "rows=64,cols=1048576" << int(DType::F32) << 64;
+        QTest::newRow("softmax 8000000 float32 (chunks past shared memory)") << "softmax" << "rows=2,cols=8000000" << int(DType::F32) << 0;
+    }
+
+    void rowGroupTakesOnlyLongRows()
+    {
+        QFETCH(QString, family);
+        QFETCH(QString, shape);
+        QFETCH(int, dtype);
+        QFETCH(int, split);
+        const auto card = makeCard(family.toStdString(), parseShape(shape.toStdString()), DType(dtype));
+        const auto *t = TemplateLibrary::builtin().find("cuda." + family.toStdString() + ".rowgroup");
+        QVERIFY(t);
+        const auto p = t->seed(card);
+        QCOMPARE(t->valid(p, card), split > 0);
+        if (split == 0)
+            return;
+        QCOMPARE(p.at("split").get<int>(), split);
+        const auto plan = t->launch(p, card);
+        const auto &k = plan.at("kernels");
+        QCOMPARE(k.size(), size_t(2));
+        QCOMPARE(k[0].at("name").get<std::string>(), std::string("kf_rowgroup_reset"));
+        QCOMPARE(k[1].at("name").get<std::string>(), std::string("kf_rowgroup"));
+        QCOMPARE(k[1].at("grid")[0].get<std::string>(), "rows * " + std::to_string(split));
+        QCOMPARE(plan.at("workspace")[0].at("bytes").get<std::string>(), "rows * " + std::to_string(split) + " * 8");
+        QCOMPARE(plan.at("workspace")[1].at("bytes").get<std::string>(), std::string("rows * 4"));
+        QVERIFY(t->render(p, card).find("#define SPLIT " + std::to_string(split)) != std::string::npos);
+    }
+
     void unknownFamilyIsRefused()
     {
         QVERIFY_THROWS_EXCEPTION(Error, makeCard("convolution", {{"rows", 1}}));
