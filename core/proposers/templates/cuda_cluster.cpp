@@ -19,22 +19,12 @@ namespace {
 
 using J = nlohmann::json;
 
-// Shared memory a block may use for its chunk: the device's opt-in limit less room for the static
-// reduction buffers.
-constexpr int64_t kChunkSmemCap = 232448 - 1024;
-
 // Elements in the row or group one cluster normalizes.
 int64_t segmentLength(const OperatorCard &card)
 {
     if (card.family == "group_norm")
         return card.shape.at("c") / std::max<int64_t>(1, card.shape.at("groups")) * card.shape.at("hw");
     return card.shape.at("cols");
-}
-
-int64_t chunkBytes(int64_t len, int cl, int vec, int elem)
-{
-    const int64_t per = (len + cl - 1) / cl;
-    return (per + vec - 1) / vec * vec * elem;
 }
 
 const char *kClusterKernel = R"(
@@ -313,12 +303,12 @@ KernelTemplate clusterTemplate(const std::string &family)
         if (vec * elem > 16)
             return false;
         // A chunk that does not fit shared memory would be read twice: that is the rows template's job.
-        if (chunkBytes(len, cl, vec, elem) > kChunkSmemCap)
+        if (cudaChunkBytes(len, cl, vec, elem) > kCudaChunkSmemCap)
             return false;
         // A cluster only for segments too long for fewer blocks: on the H200 every cluster whose halves
         // held 48 KiB or less lost to the smaller cluster (4096-wide rows 1.2-12x slower at 8 and 16
         // blocks, a 16384x8192 bf16 layer norm 1.7x slower at 2).
-        if (cl > 1 && chunkBytes(len, cl / 2, vec, elem) <= 48 * 1024)
+        if (cl > 1 && cudaChunkBytes(len, cl / 2, vec, elem) <= 48 * 1024)
             return false;
         // More threads, or more blocks, than a chunk has packs only idle.
         const int64_t packs = (len / cl + vec - 1) / vec;
@@ -337,7 +327,7 @@ KernelTemplate clusterTemplate(const std::string &family)
         const int64_t len = segmentLength(card);
         // The smallest cluster whose chunks leave room for two or more blocks per SM.
         int cl = 1;
-        while (cl < 16 && chunkBytes(len, cl, vec, elem) > 96 * 1024)
+        while (cl < 16 && cudaChunkBytes(len, cl, vec, elem) > 96 * 1024)
             cl *= 2;
         const int64_t packs = (len / cl + vec - 1) / vec;
         int block = 128;
@@ -355,9 +345,8 @@ KernelTemplate clusterTemplate(const std::string &family)
         const bool group = family == "group_norm";
         const std::string len = group ? "c / groups * hw" : "cols";
         const std::string segs = group ? "n * groups" : "rows";
-        const std::string smem = "min(ceil_div(ceil_div(" + len + ", " + std::to_string(cl) + "), " + std::to_string(vec) + ") * "
-                                 + std::to_string(vec * elem) + ", " + std::to_string(kChunkSmemCap) + ")";
-        return cudaOneKernelPlan("kf_cluster", {segs + " * " + std::to_string(cl), 1, 1}, p.at("block"), cudaNormArgs(family), smem, cl);
+        return cudaOneKernelPlan("kf_cluster", {segs + " * " + std::to_string(cl), 1, 1}, p.at("block"), cudaNormArgs(family),
+                                 cudaChunkSmemExpr(len, cl, vec, elem), cl);
     };
     return t;
 }

@@ -33,6 +33,18 @@ nlohmann::json cudaOneKernelPlan(const std::string &name, nlohmann::json grid, n
     return {{"kernels", nlohmann::json::array({std::move(k)})}, {"workspace", std::move(workspace)}};
 }
 
+int64_t cudaChunkBytes(int64_t len, int parts, int vec, int elem)
+{
+    const int64_t per = (len + parts - 1) / parts;
+    return (per + vec - 1) / vec * vec * elem;
+}
+
+std::string cudaChunkSmemExpr(const std::string &len, int parts, int vec, int elem)
+{
+    return "min(ceil_div(ceil_div(" + len + ", " + std::to_string(parts) + "), " + std::to_string(vec) + ") * " + std::to_string(vec * elem)
+           + ", " + std::to_string(kCudaChunkSmemCap) + ")";
+}
+
 int cudaVecFor(const OperatorCard &card)
 {
     return 16 / dtypeSize(card.inputs.front().dtype);

@@ -25,6 +25,14 @@ void cudaRowSeed(int64_t cols, int vec, int maxReg, int &tpr, int &reg);
 // The FAMILY code the normalization kernels switch on: softmax 0, log-softmax 1, layer norm 2, RMS norm
 // 3, group norm 4.
 int cudaNormFamilyCode(const std::string &family);
+
+// Shared memory a block may give its chunk of a row: the device's opt-in limit (sm_90) less room for
+// static reduction buffers.
+constexpr int64_t kCudaChunkSmemCap = 232448 - 1024;
+// Bytes of one of `parts` chunks of a len-element segment, each rounded up to whole VEC-element packs.
+int64_t cudaChunkBytes(int64_t len, int parts, int vec, int elem);
+// The same as a launch-plan expression over the segment length `len` (e.g. "cols"), capped at kCudaChunkSmemCap.
+std::string cudaChunkSmemExpr(const std::string &len, int parts, int vec, int elem);
 // A normalization kernel's arguments: x, weight, bias, y, then rows, cols (group norm: n, c, hw, groups);
 // x stands in for a weight or bias the family does not have.
 nlohmann::json cudaNormArgs(const std::string &family);

@@ -23,14 +23,6 @@ namespace {
 
 using J = nlohmann::json;
 
-constexpr int64_t kChunkSmemCap = 232448 - 1024; // the opt-in limit less room for static shared memory
-
-int64_t chunkBytes(int64_t cols, int split, int vec, int elem)
-{
-    const int64_t per = (cols + split - 1) / split;
-    return (per + vec - 1) / vec * vec * elem;
-}
-
 const char *kRowGroupKernel = R"(
 #if FAST_EXP
 #define EXPF __expf
@@ -195,11 +187,11 @@ KernelTemplate rowGroupTemplate(const std::string &family)
         const int split = p.at("split"), vec = p.at("vec"), block = p.at("block");
         const int elem = dtypeSize(card.inputs.front().dtype);
         const int64_t cols = card.shape.count("cols") ? card.shape.at("cols") : 0;
-        if (vec * elem > 16 || chunkBytes(cols, split, vec, elem) > kChunkSmemCap)
+        if (vec * elem > 16 || cudaChunkBytes(cols, split, vec, elem) > kCudaChunkSmemCap)
             return false;
         // Only for rows too long for one block's shared memory to hold comfortably (the rows and
         // cluster templates serve the rest), in chunks of at least 8 KiB with a pack for every thread.
-        if (cols * elem <= 96 * 1024 || chunkBytes(cols, split, vec, elem) < 8 * 1024)
+        if (cols * elem <= 96 * 1024 || cudaChunkBytes(cols, split, vec, elem) < 8 * 1024)
             return false;
         return (cols / split + vec - 1) / vec >= block;
     };
@@ -217,7 +209,7 @@ KernelTemplate rowGroupTemplate(const std::string &family)
         // best in 32 chunks (622 us; 16 chunks 661 us, 48 chunks 923 us; eight or two packs in flight slower).
         int split = 64;
         for (int s : {4, 8, 12, 16, 24, 32, 48, 64})
-            if (chunkBytes(cols, s, vec, elem) <= 32 * 1024) {
+            if (cudaChunkBytes(cols, s, vec, elem) <= 32 * 1024) {
                 split = s;
                 break;
             }
@@ -226,8 +218,7 @@ KernelTemplate rowGroupTemplate(const std::string &family)
     t.launch = [](const J &p, const OperatorCard &card) {
         const int split = p.at("split"), vec = p.at("vec"), elem = dtypeSize(card.inputs.front().dtype);
         const std::string sp = std::to_string(split);
-        const std::string smem = "min(ceil_div(ceil_div(cols, " + sp + "), " + std::to_string(vec) + ") * " + std::to_string(vec * elem)
-                                 + ", " + std::to_string(kChunkSmemCap) + ")";
+        const std::string smem = cudaChunkSmemExpr("cols", split, vec, elem);
         J reset = {{"name", "kf_rowgroup_reset"}, {"grid", {"ceil_div(rows, 256)", 1, 1}}, {"block", {256, 1, 1}},
                    {"shared_bytes", "0"}, {"args", {"ws:count", "sym:rows"}}};
         J main = {{"name", "kf_rowgroup"}, {"grid", {"rows * " + sp, 1, 1}}, {"block", {p.at("block"), 1, 1}},
