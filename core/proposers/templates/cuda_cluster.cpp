@@ -286,16 +286,11 @@ kf_cluster(const T *__restrict__ x, const T *__restrict__ w, const T *__restrict
 
 KernelTemplate clusterTemplate(const std::string &family)
 {
-    KernelTemplate t;
-    t.id = "cuda." + family + ".cluster";
-    t.family = family;
-    t.backend = "cuda";
-    t.description = "a row (or group) read once: cut across a cluster of CL blocks, each chunk kept in shared memory, "
-                    "partial statistics exchanged through distributed shared memory";
-    t.space = {{"cl", {1, 2, 4, 8, 16}}, {"block", {128, 256, 512, 1024}}, {"vec", {1, 2, 4, 8}}, {"unroll", {1, 2, 4, 8}},
-               {"occ", {0, 1024, 1536, 2048}}, {"tma", {0, 1}}};
-    if (family == "softmax" || family == "log_softmax")
-        t.space["fast_exp"] = {1, 0};
+    KernelTemplate t = cudaNormTemplate(family, "cluster",
+                                        "a row (or group) read once: cut across a cluster of CL blocks, each chunk kept in shared "
+                                        "memory, partial statistics exchanged through distributed shared memory",
+                                        {{"cl", {1, 2, 4, 8, 16}}, {"block", {128, 256, 512, 1024}}, {"vec", {1, 2, 4, 8}},
+                                         {"unroll", {1, 2, 4, 8}}, {"occ", {0, 1024, 1536, 2048}}, {"tma", {0, 1}}});
     t.valid = [](const J &p, const OperatorCard &card) {
         const int cl = p.at("cl"), vec = p.at("vec"), block = p.at("block");
         const int elem = dtypeSize(card.inputs.front().dtype);
@@ -336,7 +331,7 @@ KernelTemplate clusterTemplate(const std::string &family)
         // The bulk copy where every chunk is 16-byte aligned; unroll 8 for the register-staged neighbour.
         const bool aligned = len * elem % 16 == 0;
         J p = {{"cl", cl}, {"block", block}, {"vec", vec}, {"unroll", 8}, {"occ", 0}, {"tma", aligned ? 1 : 0}};
-        if (family == "softmax" || family == "log_softmax")
+        if (cudaSoftmaxFamily(family))
             p["fast_exp"] = 1;
         return p;
     };

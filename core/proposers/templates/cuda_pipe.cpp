@@ -24,13 +24,7 @@ using J = nlohmann::json;
 // Shared memory per SM on sm_90 (228 KiB), and what the system reserves per resident block.
 constexpr int64_t kSmemPerSm = 233472;
 constexpr int64_t kSmemPerBlockReserved = 1024;
-constexpr int64_t kSmemPerBlockMax = 232448 - 1024; // the opt-in limit, less room for static buffers
-
-// Elements of a row each block of a CL-block cluster holds: whole 16-byte packs.
-int64_t chunkElems(int64_t cols, int cl, int vec)
-{
-    return ((cols + cl - 1) / cl + vec - 1) / vec * vec;
-}
+constexpr int64_t kSmemPerBlockMax = kCudaChunkSmemCap;
 
 int64_t stageBytes(int64_t elems, int elem)
 {
@@ -337,21 +331,17 @@ kf_pipe(const T *__restrict__ x, const T *__restrict__ w, const T *__restrict__ 
 
 KernelTemplate pipeTemplate(const std::string &family)
 {
-    KernelTemplate t;
-    t.id = "cuda." + family + ".pipe";
-    t.family = family;
-    t.backend = "cuda";
-    t.description = "persistent blocks (or clusters of CL blocks, each with a chunk of the row) streaming rows through a ring of "
-                    "shared-memory buffers filled by the bulk-copy engine, the next rows in flight while one is reduced and written";
-    t.space = {{"cl", {1, 2, 4, 8, 16}}, {"block", {64, 128, 256, 512, 1024}}, {"stages", {2, 3, 4, 6, 8}},
-               {"bps", {1, 2, 3, 4, 6, 8, 12, 16}}, {"fill", {100, 90, 75}}, {"regp", {0, 1, 2, 4, 8}}};
-    if (family == "softmax" || family == "log_softmax")
-        t.space["fast_exp"] = {1, 0};
+    KernelTemplate t = cudaNormTemplate(family, "pipe",
+                                        "persistent blocks (or clusters of CL blocks, each with a chunk of the row) streaming rows "
+                                        "through a ring of shared-memory buffers filled by the bulk-copy engine, the next rows in "
+                                        "flight while one is reduced and written",
+                                        {{"cl", {1, 2, 4, 8, 16}}, {"block", {64, 128, 256, 512, 1024}}, {"stages", {2, 3, 4, 6, 8}},
+                                         {"bps", {1, 2, 3, 4, 6, 8, 12, 16}}, {"fill", {100, 90, 75}}, {"regp", {0, 1, 2, 4, 8}}});
     t.valid = [](const J &p, const OperatorCard &card) {
         const int cl = p.value("cl", 1), block = p.at("block"), stages = p.at("stages"), bps = p.at("bps"), regp = p.at("regp");
         const int fill = p.value("fill", 100);
         const int elem = dtypeSize(card.inputs.front().dtype), vec = 16 / elem;
-        const int64_t cols = card.shape.at("cols"), per = chunkElems(cols, cl, vec);
+        const int64_t cols = card.shape.at("cols"), per = cudaChunkElems(cols, cl, vec);
         // Only rows the bulk copy can serve; the plain path is a fallback for held-out shapes.
         if (cols * elem % 16 != 0)
             return false;
@@ -361,7 +351,7 @@ KernelTemplate pipeTemplate(const std::string &family)
             return false;
         // A cluster only where half as many blocks could not keep three buffers of their chunk (the seed's
         // rule): on the H200 a cluster of 2 ran a 4096-wide bf16 softmax 1.4x slower than one block per row.
-        if (cl > 1 && 3 * stageBytes(chunkElems(cols, cl / 2, vec), elem) <= kSmemPerBlockMax)
+        if (cl > 1 && 3 * stageBytes(cudaChunkElems(cols, cl / 2, vec), elem) <= kSmemPerBlockMax)
             return false;
         const int64_t smem = stages * stageBytes(per, elem);
         if (smem > kSmemPerBlockMax || bps * (smem + kSmemPerBlockReserved) > kSmemPerSm || block * bps > 2048)
@@ -386,9 +376,9 @@ KernelTemplate pipeTemplate(const std::string &family)
         const int64_t cols = card.shape.at("cols");
         // The smallest cluster whose chunks fit three buffers in one block's shared memory (two at 16).
         int cl = 1;
-        while (cl < 16 && 3 * stageBytes(chunkElems(cols, cl, vec), elem) > kSmemPerBlockMax)
+        while (cl < 16 && 3 * stageBytes(cudaChunkElems(cols, cl, vec), elem) > kSmemPerBlockMax)
             cl *= 2;
-        const int64_t per = chunkElems(cols, cl, vec), packs = per / vec, row = stageBytes(per, elem);
+        const int64_t per = cudaChunkElems(cols, cl, vec), packs = per / vec, row = stageBytes(per, elem);
         // The fewest threads that hold the chunk in four packs each, at least 128, at most 1024. Softmax
         // starts from eight packs on at most 256 threads. (H200: a 2048-wide bf16 RMS norm lost 10% with
         // 64 threads of 4 packs against 128 of 2; a 4096-wide bf16 softmax gained 2% with 64 threads of 8.)
@@ -430,7 +420,7 @@ KernelTemplate pipeTemplate(const std::string &family)
         // Not every SM can host a block of a 16-block cluster at once: at 16, 90% of the clusters the SMs
         // would hold (H200: 2.6x faster than asking for all of them, which ran a second wave).
         J p = {{"cl", cl}, {"block", block}, {"stages", stages}, {"bps", bps}, {"fill", cl >= 16 ? 90 : 100}, {"regp", regp}};
-        if (family == "softmax" || family == "log_softmax")
+        if (cudaSoftmaxFamily(family))
             p["fast_exp"] = 1;
         return p;
     };

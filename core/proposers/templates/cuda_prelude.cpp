@@ -12,6 +12,25 @@ int cudaNormFamilyCode(const std::string &f)
     return f == "softmax" ? 0 : f == "log_softmax" ? 1 : f == "layer_norm" ? 2 : f == "rms_norm" ? 3 : 4;
 }
 
+bool cudaSoftmaxFamily(const std::string &family)
+{
+    return family == "softmax" || family == "log_softmax";
+}
+
+KernelTemplate cudaNormTemplate(const std::string &family, const std::string &kind, std::string description,
+                                std::map<std::string, std::vector<nlohmann::json>> space)
+{
+    KernelTemplate t;
+    t.id = "cuda." + family + "." + kind;
+    t.family = family;
+    t.backend = "cuda";
+    t.description = std::move(description);
+    t.space = std::move(space);
+    if (cudaSoftmaxFamily(family))
+        t.space["fast_exp"] = {1, 0};
+    return t;
+}
+
 nlohmann::json cudaNormArgs(const std::string &family)
 {
     if (family == "group_norm")
@@ -33,10 +52,14 @@ nlohmann::json cudaOneKernelPlan(const std::string &name, nlohmann::json grid, n
     return {{"kernels", nlohmann::json::array({std::move(k)})}, {"workspace", std::move(workspace)}};
 }
 
+int64_t cudaChunkElems(int64_t len, int parts, int vec)
+{
+    return ((len + parts - 1) / parts + vec - 1) / vec * vec;
+}
+
 int64_t cudaChunkBytes(int64_t len, int parts, int vec, int elem)
 {
-    const int64_t per = (len + parts - 1) / parts;
-    return (per + vec - 1) / vec * vec * elem;
+    return cudaChunkElems(len, parts, vec) * elem;
 }
 
 std::string cudaChunkSmemExpr(const std::string &len, int parts, int vec, int elem)

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "ops/operator_card.h"
+#include "proposers/template_library.h"
 
 namespace kforge {
 
@@ -25,11 +26,19 @@ void cudaRowSeed(int64_t cols, int vec, int maxReg, int &tpr, int &reg);
 // The FAMILY code the normalization kernels switch on: softmax 0, log-softmax 1, layer norm 2, RMS norm
 // 3, group norm 4.
 int cudaNormFamilyCode(const std::string &family);
+// Softmax and log-softmax: the families whose kernels take the FAST_EXP knob.
+bool cudaSoftmaxFamily(const std::string &family);
+// A row-wise family's CUDA template "cuda.<family>.<kind>" with its description and tuning space; the
+// softmax families also get fast_exp. The caller adds valid, render, seed and launch.
+KernelTemplate cudaNormTemplate(const std::string &family, const std::string &kind, std::string description,
+                                std::map<std::string, std::vector<nlohmann::json>> space);
 
 // Shared memory a block may give its chunk of a row: the device's opt-in limit (sm_90) less room for
 // static reduction buffers.
 constexpr int64_t kCudaChunkSmemCap = 232448 - 1024;
-// Bytes of one of `parts` chunks of a len-element segment, each rounded up to whole VEC-element packs.
+// Elements of one of `parts` chunks of a len-element segment, rounded up to whole VEC-element packs,
+// and the same in bytes.
+int64_t cudaChunkElems(int64_t len, int parts, int vec);
 int64_t cudaChunkBytes(int64_t len, int parts, int vec, int elem);
 // The same as a launch-plan expression over the segment length `len` (e.g. "cols"), capped at kCudaChunkSmemCap.
 std::string cudaChunkSmemExpr(const std::string &len, int parts, int vec, int elem);

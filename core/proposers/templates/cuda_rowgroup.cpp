@@ -175,14 +175,11 @@ kf_rowgroup(const T *__restrict__ x, T *__restrict__ y, float2 *__restrict__ par
 
 KernelTemplate rowGroupTemplate(const std::string &family)
 {
-    KernelTemplate t;
-    t.id = "cuda." + family + ".rowgroup";
-    t.family = family;
-    t.backend = "cuda";
-    t.description = "a long row cut across SPLIT plain blocks, each chunk kept in shared memory, partial statistics "
-                    "exchanged through a workspace and a per-row counter";
-    t.space = {{"split", {4, 8, 12, 16, 24, 32, 48, 64}}, {"block", {128, 256, 512, 1024}}, {"vec", {1, 2, 4, 8}},
-               {"unroll", {1, 2, 4, 8}}, {"tma", {0, 1}}, {"fast_exp", {1, 0}}};
+    KernelTemplate t = cudaNormTemplate(family, "rowgroup",
+                                        "a long row cut across SPLIT plain blocks, each chunk kept in shared memory, partial "
+                                        "statistics exchanged through a workspace and a per-row counter",
+                                        {{"split", {4, 8, 12, 16, 24, 32, 48, 64}}, {"block", {128, 256, 512, 1024}},
+                                         {"vec", {1, 2, 4, 8}}, {"unroll", {1, 2, 4, 8}}, {"tma", {0, 1}}});
     t.valid = [](const J &p, const OperatorCard &card) {
         const int split = p.at("split"), vec = p.at("vec"), block = p.at("block");
         const int elem = dtypeSize(card.inputs.front().dtype);

@@ -379,15 +379,10 @@ extern "C" __global__ void __launch_bounds__(BLOCK) kf_split_write(const T *__re
 
 KernelTemplate rowsTemplate(const std::string &family)
 {
-    KernelTemplate t;
-    t.id = "cuda." + family + ".rows";
-    t.family = family;
-    t.backend = "cuda";
-    t.description = "TPR threads per row, RPB rows per block, VEC-wide loads, row cached in REG registers per thread when it fits";
-    t.space = {{"tpr", {32, 64, 128, 256, 512, 1024}}, {"rpb", {1, 2, 4, 8}}, {"vec", {1, 2, 4, 8}}, {"reg", {0, 4, 8, 16, 32}},
-               {"occ", {0, 1024, 1536, 2048}}, {"hint", {0, 1}}};
-    if (family == "softmax" || family == "log_softmax")
-        t.space["fast_exp"] = {1, 0};
+    KernelTemplate t = cudaNormTemplate(
+        family, "rows", "TPR threads per row, RPB rows per block, VEC-wide loads, row cached in REG registers per thread when it fits",
+        {{"tpr", {32, 64, 128, 256, 512, 1024}}, {"rpb", {1, 2, 4, 8}}, {"vec", {1, 2, 4, 8}}, {"reg", {0, 4, 8, 16, 32}},
+         {"occ", {0, 1024, 1536, 2048}}, {"hint", {0, 1}}});
     t.valid = [](const J &p, const OperatorCard &card) {
         const int tpr = p.at("tpr"), rpb = p.at("rpb"), vec = p.at("vec"), reg = p.at("reg");
         const int elem = dtypeSize(card.inputs.front().dtype);
@@ -419,7 +414,7 @@ KernelTemplate rowsTemplate(const std::string &family)
         // Norms read with torch.compile's cache hints (HINT 1): a 4096-wide float32 layer norm ran in
         // 126.0 us with them and 130.8 us without, RMS norm 125.3 against 130.2 (H200, one timer).
         J p = {{"tpr", tpr}, {"rpb", std::max(1, 128 / tpr)}, {"vec", vec}, {"reg", reg}, {"occ", 0}, {"hint", norm ? 1 : 0}};
-        if (family == "softmax" || family == "log_softmax")
+        if (cudaSoftmaxFamily(family))
             p["fast_exp"] = 1;
         return p;
     };
@@ -432,12 +427,10 @@ KernelTemplate rowsTemplate(const std::string &family)
 
 KernelTemplate splitTemplate(const std::string &family)
 {
-    KernelTemplate t;
-    t.id = "cuda." + family + ".split";
-    t.family = family;
-    t.backend = "cuda";
-    t.description = "a row split into CHUNK-element chunks across blocks; chunk statistics in a workspace, combined by a second kernel";
-    t.space = {{"chunk", {2048, 4096, 8192, 16384, 32768}}, {"block", {128, 256, 512, 1024}}, {"fast_exp", {1, 0}}};
+    KernelTemplate t = cudaNormTemplate(family, "split",
+                                        "a row split into CHUNK-element chunks across blocks; chunk statistics in a workspace, "
+                                        "combined by a second kernel",
+                                        {{"chunk", {2048, 4096, 8192, 16384, 32768}}, {"block", {128, 256, 512, 1024}}});
     t.valid = [](const J &p, const OperatorCard &card) {
         const auto cols = card.shape.count("cols") ? card.shape.at("cols") : 0;
         // Splitting only pays when a row alone can fill several blocks.
