@@ -167,9 +167,26 @@ private slots:
         QCOMPARE(k[0].at("name").get<std::string>(), std::string("kf_rowgroup_reset"));
         QCOMPARE(k[1].at("name").get<std::string>(), std::string("kf_rowgroup"));
         QCOMPARE(k[1].at("grid")[0].get<std::string>(), "rows * " + std::to_string(split));
+        // One 64-bit slot per chunk and a counter per row, all reset by the first kernel.
         QCOMPARE(plan.at("workspace")[0].at("bytes").get<std::string>(), "rows * " + std::to_string(split) + " * 8");
         QCOMPARE(plan.at("workspace")[1].at("bytes").get<std::string>(), std::string("rows * 4"));
+        QCOMPARE(k[0].at("args")[2].get<std::string>(), "i64:rows * " + std::to_string(split));
+        QCOMPARE(k[0].at("grid")[0].get<std::string>(), "ceil_div(rows * " + std::to_string(split) + ", 256)");
         QVERIFY(t->render(p, card).find("#define SPLIT " + std::to_string(split)) != std::string::npos);
+    }
+
+    void rowGroupPrunesOverfullSMs()
+    {
+        const auto card = makeCard("softmax", parseShape("rows=1024,cols=262144"), DType::F32);
+        const auto *t = TemplateLibrary::builtin().find("cuda.softmax.rowgroup");
+        QVERIFY(t);
+        auto p = t->seed(card);
+        p["block"] = 512;
+        p["minb"] = 4;
+        QVERIFY(t->valid(p, card)); // 2048 threads: a full SM
+        QVERIFY(t->render(p, card).find("#define MINB 4") != std::string::npos);
+        p["minb"] = 5;
+        QVERIFY(!t->valid(p, card)); // more threads than an SM runs
     }
 
     void unknownFamilyIsRefused()

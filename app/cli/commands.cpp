@@ -445,7 +445,8 @@ int checkTemplatesCommand(const Args &args)
     if (o.has("--help")) {
         std::puts("usage: kforge-cli check-templates [--backend cpu|cuda] [--dtypes float32,float16,bfloat16] [--family F]\n\n"
                   "Verifies the first valid point of every template of the backend, for every family and dtype, through\n"
-                  "the guard (no benchmark), and prints one line per case and a final 'N passed, M failed' line.\n"
+                  "the guard (no benchmark), and prints one line per case and a final 'N passed, M failed' line. Templates\n"
+                  "whose blocks wait for each other are also checked at their seed on a long row, with and without waiting.\n"
                   "Exit status 0 only when every case passed.");
         return 0;
     }
@@ -480,10 +481,20 @@ int checkTemplatesCommand(const Args &args)
                                                               : ShapeBindings{{"rows", 200}, {"cols", 4096}};
         // Templates only for rows too long for one block (the row-group ones) get a long, ragged row.
         const ShapeBindings longShape = {{"rows", 16}, {"cols", 150001}};
+        const ShapeBindings alignedLongShape = {{"rows", 16}, {"cols", 150016}};
         const bool softmax = family == "softmax" || family == "log_softmax";
         for (DType dt : dtypes) {
             const auto shortCard = makeCard(family, shape, dt);
             const std::optional<OperatorCard> longCard = softmax ? std::optional(makeCard(family, longShape, dt)) : std::nullopt;
+            const std::optional<OperatorCard> alignedLongCard = softmax ? std::optional(makeCard(family, alignedLongShape, dt)) : std::nullopt;
+            auto check = [&](const OperatorCard &card, const Candidate &c, const std::string &id, const std::string &what) {
+                const auto v = pool.evaluate(card, c, eo);
+                const bool ok = v.correct();
+                (ok ? passed : failed)++;
+                std::printf("%s %-14s %-9s %-30s %s %s\n", ok ? "PASS" : "FAIL", family.c_str(), dtypeName(dt).c_str(), id.c_str(),
+                            what.c_str(), ok ? "" : (v.reasons.empty() ? statusName(v.status) : v.reasons.front().message).substr(0, 300).c_str());
+                std::fflush(stdout);
+            };
             for (const auto *t : TemplateLibrary::builtin().forFamily(family, backend)) {
                 const OperatorCard *card = &shortCard;
                 auto point = firstValidPoint(*t, *card);
@@ -496,12 +507,20 @@ int checkTemplatesCommand(const Args &args)
                     continue;
                 }
                 TemplateProposer proposer(backend);
-                const auto v = pool.evaluate(*card, proposer.render(*t, *point, *card).candidate, eo);
-                const bool ok = v.correct();
-                (ok ? passed : failed)++;
-                std::printf("%s %-14s %-9s %-30s %s %s\n", ok ? "PASS" : "FAIL", family.c_str(), dtypeName(dt).c_str(), t->id.c_str(),
-                            point->dump().c_str(), ok ? "" : (v.reasons.empty() ? statusName(v.status) : v.reasons.front().message).substr(0, 300).c_str());
-                std::fflush(stdout);
+                const auto candidate = proposer.render(*t, *point, *card).candidate;
+                check(*card, candidate, t->id, point->dump());
+                // Kernels whose blocks wait for each other: also their seed on a long row the vector
+                // paths serve, once as it is and once with no waiting at all, so that the path where a
+                // block gives up on the others and reads the whole row itself is verified too.
+                if (alignedLongCard && candidate.source.find("KF_SPIN_LIMIT") != std::string::npos) {
+                    const auto seed = t->seed(*alignedLongCard);
+                    if (!t->valid(seed, *alignedLongCard))
+                        continue;
+                    auto c = proposer.render(*t, seed, *alignedLongCard).candidate;
+                    check(*alignedLongCard, c, t->id, "seed " + seed.dump());
+                    c.source = "#define KF_SPIN_LIMIT 0\n" + c.source;
+                    check(*alignedLongCard, c, t->id, "seed " + seed.dump() + ", no waiting");
+                }
             }
         }
     }

@@ -73,34 +73,44 @@ class Nvrtc:
 
     def kernel(self, src_path, plan_path, rows, cols):
         plan = json.load(open(plan_path))
-        if len(plan["kernels"]) != 1 or plan.get("workspace") or any("cluster" in k for k in plan["kernels"]):
-            raise RuntimeError("only one-kernel plans without clusters or workspace")
-        k = plan["kernels"][0]
+        if any("cluster" in k for k in plan["kernels"]):
+            raise RuntimeError("only plans without clusters")
         env = dict(rows=rows, cols=cols, sm_count=torch.cuda.get_device_properties(0).multi_processor_count,
                    ceil_div=lambda a, b: -(-a // b), min=min, max=max)
         ev = lambda e: int(eval(str(e), {"__builtins__": {}}, env))
-        grid, block, smem = [ev(g) for g in k["grid"]], [ev(b) for b in k["block"]], ev(k.get("shared_bytes", 0))
-        fn = self.load(open(src_path).read(), k["name"])
-        if smem > 48 * 1024:
-            self.check(self.cu.cuFuncSetAttribute(fn, 8, smem), "cuFuncSetAttribute")  # MAX_DYNAMIC_SHARED_SIZE_BYTES
+        src = open(src_path).read()
+        steps = []
+        for k in plan["kernels"]:
+            grid, block, smem = [ev(g) for g in k["grid"]], [ev(b) for b in k["block"]], ev(k.get("shared_bytes", 0))
+            fn = self.load(src, k["name"])
+            if smem > 48 * 1024:
+                self.check(self.cu.cuFuncSetAttribute(fn, 8, smem), "cuFuncSetAttribute")  # MAX_DYNAMIC_SHARED_SIZE_BYTES
+            steps.append((k, fn, grid, block, smem))
+        # Workspaces are allocated once, as the worker does, and arrive uninitialised.
+        ws = {w["name"]: torch.empty(max(1, ev(w["bytes"])), dtype=torch.uint8, device="cuda") for w in plan.get("workspace", [])}
 
         def launch(*tensors):
             x = tensors[0]
             ins = {"x": x, "weight": tensors[1] if len(tensors) > 1 else None, "bias": tensors[2] if len(tensors) > 2 else None}
             y = torch.empty_like(x)
-            vals = []
-            for a in k["args"]:
-                kind, nm = a.split(":")
-                if kind == "in":
-                    t = ins[nm]
-                    vals.append(ctypes.c_void_p(t.data_ptr() if t is not None else 0))
-                elif kind == "out":
-                    vals.append(ctypes.c_void_p(y.data_ptr()))
-                else:
-                    vals.append(ctypes.c_longlong(env[nm]))
-            argv = (ctypes.c_void_p * len(vals))(*[ctypes.cast(ctypes.byref(v), ctypes.c_void_p) for v in vals])
             stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
-            self.check(self.cu.cuLaunchKernel(fn, *grid, *block, smem, stream, argv, None), "cuLaunchKernel")
+            for k, fn, grid, block, smem in steps:
+                vals = []
+                for a in k["args"]:
+                    kind, nm = a.split(":")
+                    if kind == "in":
+                        t = ins[nm]
+                        vals.append(ctypes.c_void_p(t.data_ptr() if t is not None else 0))
+                    elif kind == "out":
+                        vals.append(ctypes.c_void_p(y.data_ptr()))
+                    elif kind == "ws":
+                        vals.append(ctypes.c_void_p(ws[nm].data_ptr()))
+                    elif kind == "i64":
+                        vals.append(ctypes.c_longlong(ev(nm)))
+                    else:
+                        vals.append(ctypes.c_longlong(env[nm]))
+                argv = (ctypes.c_void_p * len(vals))(*[ctypes.cast(ctypes.byref(v), ctypes.c_void_p) for v in vals])
+                self.check(self.cu.cuLaunchKernel(fn, *grid, *block, smem, stream, argv, None), "cuLaunchKernel")
             return y
         return launch
 

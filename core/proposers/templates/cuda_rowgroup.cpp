@@ -13,6 +13,7 @@
 // slow but correct, and the kernel cannot hang.
 #include <algorithm>
 #include <string>
+#include <vector>
 
 #include "proposers/template_library.h"
 #include "proposers/templates/cuda_prelude.h"
@@ -23,24 +24,45 @@ namespace {
 
 using J = nlohmann::json;
 
-const char *kRowGroupKernel = R"(
+const char *kRowGroupCommon = R"(
+// How many times a block polls its row's partials before it reads the row itself (check-templates
+// sets 0 to verify that path).
+#ifndef KF_SPIN_LIMIT
+#define KF_SPIN_LIMIT (1 << 20)
+#endif
 #if FAST_EXP
 #define EXPF __expf
 #else
 #define EXPF expf
 #endif
 
-// The row counters start at zero on every launch (the workspace is not zeroed for us).
-extern "C" __global__ void kf_rowgroup_reset(unsigned *__restrict__ count, long long rows)
+// A partial is (max, sum of exp) in one 64-bit word, max in the low half. Its slot holds all ones
+// until posted: a max is never NaN (fmaxf drops NaN), so the word is its own ready flag. A block
+// posts with one relaxed 64-bit store and counts itself in the row's counter with a relaxed
+// reduction: no fence and no round trip. The counter only says when to look; the slots say what is
+// there, so a slot read before its store landed is simply read again.
+#define KF_UNPOSTED 0xffffffffffffffffull
+
+// Every slot unposted and every counter zero at the start of each launch (the workspace is not
+// cleared for us).
+extern "C" __global__ void kf_rowgroup_reset(unsigned long long *__restrict__ part, unsigned *__restrict__ count, long long n, long long rows)
 {
     const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) part[i] = KF_UNPOSTED;
     if (i < rows) count[i] = 0u;
 }
 
-__device__ __forceinline__ unsigned ld_acquire(const unsigned *p)
+__device__ __forceinline__ unsigned long long ld_relaxed64(const unsigned long long *p)
+{
+    unsigned long long v;
+    asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    return v;
+}
+
+__device__ __forceinline__ unsigned ld_relaxed32(const unsigned *p)
 {
     unsigned v;
-    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
     return v;
 }
 
@@ -77,8 +99,104 @@ __device__ __forceinline__ void stream_stats(const T *xs, long long lo, long lon
     }
 }
 
-extern "C" __global__ void __launch_bounds__(BLOCK)
-kf_rowgroup(const T *__restrict__ x, T *__restrict__ y, float2 *__restrict__ part, unsigned *__restrict__ count, long long rows, long long cols)
+// Chunk `rank` of a row is [lo, hi): SPLIT chunks of whole packs, the last ones short or empty.
+__device__ __forceinline__ void chunk_bounds(long long cols, int rank, long long &lo, long long &hi)
+{
+    const long long per = ((cols + SPLIT - 1) / SPLIT + VEC - 1) / VEC * VEC;
+    lo = rank * per < cols ? rank * per : cols;
+    hi = lo + per < cols ? lo + per : cols;
+}
+
+// One pack copied from global to shared memory without passing through registers (4, 8 or 16 bytes).
+__device__ __forceinline__ void cp_async_pack(Raw *dst, const T *src)
+{
+    if constexpr (sizeof(Raw) == 16)
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"(smem_addr(dst)), "l"(src) : "memory");
+    else if constexpr (sizeof(Raw) == 8)
+        asm volatile("cp.async.ca.shared.global [%0], [%1], 8;" :: "r"(smem_addr(dst)), "l"(src) : "memory");
+    else
+        asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" :: "r"(smem_addr(dst)), "l"(src) : "memory");
+}
+
+// Thread 0 posts this block's chunk statistics.
+__device__ __forceinline__ void post_partial(unsigned long long *part, unsigned *count, long long row, int rank, float m, float s)
+{
+    const unsigned long long v = ((unsigned long long)__float_as_uint(s) << 32) | __float_as_uint(m);
+    asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" :: "l"(part + row * SPLIT + rank), "l"(v) : "memory");
+    asm volatile("red.relaxed.gpu.global.add.u32 [%0], 1;" :: "l"(count + row) : "memory");
+}
+
+// The row's statistics into res[0] (max) and res[1] (sum of exp), the same in every block of the row.
+// The first warp waits until the row's counter is full and every slot is posted, then merges the
+// slots in rank order (two per lane past 32 chunks). A block that waited about 0.1 s in vain reads
+// the whole row itself.
+__device__ __forceinline__ void row_stats(const unsigned long long *part, const unsigned *count, long long row, const T *xs, long long cols,
+                                          bool vec_ok, float *sh, float *sh2, float *res, int *posted)
+{
+    if (threadIdx.x < 32) {
+        const int l = threadIdx.x;
+        float pm = -KF_INF, ps = 0.f;
+        bool all = false;
+        for (int spin = 0;; ++spin) {
+            // One lane watches the counter; the warp reads the slots only once it is full.
+            const bool full = __shfl_sync(0xffffffffu, l == 0 ? ld_relaxed32(count + row) >= SPLIT : false, 0);
+            if (full) {
+                bool mine = true;
+                pm = -KF_INF;
+                ps = 0.f;
+                for (int r = l; r < SPLIT; r += 32) {
+                    const unsigned long long v = ld_relaxed64(part + row * SPLIT + r);
+                    mine = mine && v != KF_UNPOSTED;
+                    ms_merge(pm, ps, __uint_as_float((unsigned)v), __uint_as_float((unsigned)(v >> 32)));
+                }
+                all = __all_sync(0xffffffffu, mine);
+            }
+            if (all || spin >= KF_SPIN_LIMIT) break;
+            __nanosleep(100);
+        }
+        float M = -KF_INF, S = 0.f;
+        for (int r = 0; r < 32 && r < SPLIT; ++r) ms_merge(M, S, __shfl_sync(0xffffffffu, pm, r), __shfl_sync(0xffffffffu, ps, r));
+        if (l == 0) { res[0] = M; res[1] = S; *posted = all; }
+    }
+    __syncthreads();
+    if (!*posted) {
+        float M = -KF_INF, S = 0.f;
+        stream_stats(xs, 0, cols, vec_ok, nullptr, M, S);
+        block_ms(M, S, sh, sh2);
+        if (threadIdx.x == 0) { res[0] = M; res[1] = S; }
+    }
+    __syncthreads();
+}
+
+// One output pack from input pack pk and the row's statistics (a = max, b = 1 / sum or log(sum)).
+__device__ __forceinline__ void write_pack(T *ys, long long i, long long hi, bool vec_ok, const Packed &pk, float a, float b)
+{
+    float o[VEC];
+#pragma unroll
+    for (int j = 0; j < VEC; ++j) {
+        const float v = to_f(pk.v[j]);
+        o[j] = FAMILY == 0 ? EXPF(v - a) * b : (v - a) - b;
+    }
+    if (vec_ok && i + VEC <= hi) {
+        store_floats<VEC>(ys + i, o);
+    } else {
+#pragma unroll
+        for (int j = 0; j < VEC; ++j) if (i + j < hi) ys[i + j] = from_f(o[j]);
+    }
+}
+)";
+
+const char *kRowGroupKernel = R"(
+// MINB asks the compiler to fit that many blocks per SM in the register file (shared memory already
+// bounds how many fit; registers should not bound it lower).
+#if MINB
+#define KF_BOUNDS __launch_bounds__(BLOCK, MINB)
+#else
+#define KF_BOUNDS __launch_bounds__(BLOCK)
+#endif
+
+extern "C" __global__ void KF_BOUNDS
+kf_rowgroup(const T *__restrict__ x, T *__restrict__ y, unsigned long long *__restrict__ part, unsigned *__restrict__ count, long long rows, long long cols)
 {
     extern __shared__ __align__(16) unsigned char kf_smem[];
     Raw *smem = reinterpret_cast<Raw *>(kf_smem);
@@ -87,17 +205,33 @@ kf_rowgroup(const T *__restrict__ x, T *__restrict__ y, float2 *__restrict__ par
     const long long row = blockIdx.x / SPLIT;
     const int rank = blockIdx.x % SPLIT;
     if (row >= rows) return;
-    const long long per = ((cols + SPLIT - 1) / SPLIT + VEC - 1) / VEC * VEC;
-    const long long lo = rank * per < cols ? rank * per : cols, hi = lo + per < cols ? lo + per : cols;
+    long long lo, hi;
+    chunk_bounds(cols, rank, lo, hi);
     const bool cached = (unsigned long long)(hi - lo) * sizeof(T) <= dyn_smem_bytes();
     const bool vec_ok = VEC > 1 && cols % VEC == 0 && aligned_to(x, VEC * sizeof(T)) && aligned_to(y, VEC * sizeof(T));
     const T *xs = x + row * cols;
     T *ys = y + row * cols;
 
-    // Pass 1: the chunk into shared memory (by the bulk-copy engine where it is 16-byte aligned) and
-    // this block's statistics.
+    // Pass 1: the chunk into shared memory and this block's statistics. TMA 1 has the bulk-copy engine
+    // copy it (where it is 16-byte aligned), TMA 2 puts every pack in flight at once by asynchronous
+    // copies that hold no registers, TMA 0 loads UNROLL packs at a time through registers.
     float m = -KF_INF, s = 0.f;
-#if TMA
+#if TMA == 2
+    if constexpr (sizeof(Raw) >= 4) {
+        if (cached && vec_ok) {
+            for (long long i = lo + (long long)threadIdx.x * VEC; i < hi; i += (long long)BLOCK * VEC)
+                cp_async_pack(&smem[(i - lo) / VEC], xs + i);
+            // Each thread reads back only the packs it copied, so its own wait is enough.
+            asm volatile("cp.async.wait_all;" ::: "memory");
+            for (long long i = lo + (long long)threadIdx.x * VEC; i < hi; i += (long long)BLOCK * VEC)
+                accumulate(Packed{smem[(i - lo) / VEC]}, m, s);
+        } else {
+            stream_stats(xs, lo, hi, vec_ok, cached ? smem : nullptr, m, s);
+        }
+    } else {
+        stream_stats(xs, lo, hi, vec_ok, cached ? smem : nullptr, m, s);
+    }
+#elif TMA == 1
     __shared__ unsigned long long bar;
     if (cached && hi > lo && aligned_to(xs + lo, 16) && ((hi - lo) * sizeof(T)) % 16 == 0) {
         if (threadIdx.x == 0) {
@@ -111,117 +245,108 @@ kf_rowgroup(const T *__restrict__ x, T *__restrict__ y, float2 *__restrict__ par
             pk.r = smem[(i - lo) / VEC];
             accumulate(pk, m, s);
         }
-    } else
-#endif
+    } else {
         stream_stats(xs, lo, hi, vec_ok, cached ? smem : nullptr, m, s);
+    }
+#else
+    stream_stats(xs, lo, hi, vec_ok, cached ? smem : nullptr, m, s);
+#endif
     block_ms(m, s, sh, sh2);
 
     // Post this chunk's statistics, then wait until every chunk of the row has posted.
-    if (threadIdx.x == 0) {
-        part[row * SPLIT + rank] = make_float2(m, s);
-        __threadfence();
-        atomicAdd(&count[row], 1u);
-        unsigned seen = ld_acquire(&count[row]);
-        for (int spin = 0; seen < SPLIT && spin < (1 << 20); ++spin) {
-            __nanosleep(100);
-            seen = ld_acquire(&count[row]);
-        }
-        posted = seen >= SPLIT;
-    }
-    __syncthreads();
-    if (posted) {
-        // The first warp merges the row's partials in rank order (two per lane past 32 chunks), so
-        // every block of the row gets exactly the same statistics.
-        if (threadIdx.x < 32) {
-            const int l = threadIdx.x;
-            float pm = -KF_INF, ps = 0.f;
-            for (int r = l; r < SPLIT; r += 32) {
-                const float2 p = __ldcg(&part[row * SPLIT + r]);
-                ms_merge(pm, ps, p.x, p.y);
-            }
-            float M = -KF_INF, S = 0.f;
-            for (int r = 0; r < 32 && r < SPLIT; ++r) ms_merge(M, S, __shfl_sync(0xffffffffu, pm, r), __shfl_sync(0xffffffffu, ps, r));
-            if (l == 0) { res[0] = M; res[1] = S; }
-        }
-    } else {
-        // The other blocks of the row never all ran beside this one: read the whole row instead.
-        float M = -KF_INF, S = 0.f;
-        stream_stats(xs, 0, cols, vec_ok, nullptr, M, S);
-        block_ms(M, S, sh, sh2);
-        if (threadIdx.x == 0) { res[0] = M; res[1] = S; }
-    }
-    __syncthreads();
+    if (threadIdx.x == 0) post_partial(part, count, row, rank, m, s);
+    row_stats(part, count, row, xs, cols, vec_ok, sh, sh2, res, &posted);
     const float a = res[0], b = FAMILY == 0 ? 1.f / res[1] : logf(res[1]);
 
     // Pass 2: write the chunk from shared memory (re-read from global memory when it did not fit).
 #pragma unroll 4
-    for (long long i = lo + (long long)threadIdx.x * VEC; i < hi; i += (long long)BLOCK * VEC) {
-        Packed pk = cached ? Packed{smem[(i - lo) / VEC]} : load_pack(xs, i, hi, vec_ok, 0.f);
-        float o[VEC];
-#pragma unroll
-        for (int j = 0; j < VEC; ++j) {
-            const float v = to_f(pk.v[j]);
-            o[j] = FAMILY == 0 ? EXPF(v - a) * b : (v - a) - b;
-        }
-        if (vec_ok && i + VEC <= hi) {
-            store_floats<VEC>(ys + i, o);
-        } else {
-#pragma unroll
-            for (int j = 0; j < VEC; ++j) if (i + j < hi) ys[i + j] = from_f(o[j]);
-        }
-    }
+    for (long long i = lo + (long long)threadIdx.x * VEC; i < hi; i += (long long)BLOCK * VEC)
+        write_pack(ys, i, hi, vec_ok, cached ? Packed{smem[(i - lo) / VEC]} : load_pack(xs, i, hi, vec_ok, 0.f), a, b);
 }
 )";
+
+// Rows too long for one block's shared memory to hold comfortably (the rows and cluster templates
+// serve the rest), with a pack for every thread in a chunk.
+bool longRowPoint(const J &p, const OperatorCard &card)
+{
+    const int split = p.at("split"), vec = p.at("vec"), block = p.at("block");
+    const int elem = dtypeSize(card.inputs.front().dtype);
+    const int64_t cols = card.shape.count("cols") ? card.shape.at("cols") : 0;
+    return vec * elem <= 16 && cols * elem > 96 * 1024 && (cols / split + vec - 1) / vec >= block;
+}
+
+// The smallest split whose chunks are at most 32 KiB (64 if none is).
+int splitForChunk(const OperatorCard &card, int vec, const std::vector<J> &splits)
+{
+    const int elem = dtypeSize(card.inputs.front().dtype);
+    const int64_t cols = card.shape.at("cols");
+    for (const J &s : splits)
+        if (cudaChunkBytes(cols, s.get<int>(), vec, elem) <= 32 * 1024)
+            return s.get<int>();
+    return splits.back().get<int>();
+}
+
+// Two kernels: every partial slot marked unposted and every row counter zeroed (workspaces arrive
+// poisoned), then `name` over `grid` blocks.
+J rowPartialPlan(const std::string &name, const std::string &grid, const J &block, const std::string &smem, int split)
+{
+    const std::string slots = "rows * " + std::to_string(split);
+    J reset = {{"name", "kf_rowgroup_reset"}, {"grid", {"ceil_div(" + slots + ", 256)", 1, 1}}, {"block", {256, 1, 1}},
+               {"shared_bytes", "0"}, {"args", {"ws:part", "ws:count", "i64:" + slots, "sym:rows"}}};
+    J main = {{"name", name}, {"grid", {grid, 1, 1}}, {"block", {block, 1, 1}}, {"shared_bytes", smem},
+              {"args", {"in:x", "out:y", "ws:part", "ws:count", "sym:rows", "sym:cols"}}};
+    return J{{"kernels", J::array({reset, main})},
+             {"workspace", J::array({{{"name", "part"}, {"bytes", slots + " * 8"}}, {{"name", "count"}, {"bytes", "rows * 4"}}})}};
+}
+
+const std::vector<J> kSplits = {4, 8, 12, 16, 24, 32, 48, 64};
 
 KernelTemplate rowGroupTemplate(const std::string &family)
 {
     KernelTemplate t = cudaNormTemplate(family, "rowgroup",
                                         "a long row cut across SPLIT plain blocks, each chunk kept in shared memory, partial "
                                         "statistics exchanged through a workspace and a per-row counter",
-                                        {{"split", {4, 8, 12, 16, 24, 32, 48, 64}}, {"block", {128, 256, 512, 1024}},
-                                         {"vec", {1, 2, 4, 8}}, {"unroll", {1, 2, 4, 8}}, {"tma", {0, 1}}});
+                                        {{"split", kSplits}, {"block", {128, 256, 512, 1024}},
+                                         {"vec", {1, 2, 4, 8}}, {"unroll", {1, 2, 4, 8}}, {"tma", {0, 1, 2}}, {"minb", {0, 4, 5, 6, 7, 8}}});
     t.valid = [](const J &p, const OperatorCard &card) {
-        const int split = p.at("split"), vec = p.at("vec"), block = p.at("block");
-        const int elem = dtypeSize(card.inputs.front().dtype);
+        const int split = p.at("split"), vec = p.at("vec"), elem = dtypeSize(card.inputs.front().dtype);
         const int64_t cols = card.shape.count("cols") ? card.shape.at("cols") : 0;
-        if (vec * elem > 16 || cudaChunkBytes(cols, split, vec, elem) > kCudaChunkSmemCap)
-            return false;
-        // Only for rows too long for one block's shared memory to hold comfortably (the rows and
-        // cluster templates serve the rest), in chunks of at least 8 KiB with a pack for every thread.
-        if (cols * elem <= 96 * 1024 || cudaChunkBytes(cols, split, vec, elem) < 8 * 1024)
-            return false;
-        return (cols / split + vec - 1) / vec >= block;
+        // Chunks between 8 KiB and what shared memory holds.
+        const int64_t chunk = cudaChunkBytes(cols, split, vec, elem);
+        return longRowPoint(p, card) && chunk >= 8 * 1024 && chunk <= kCudaChunkSmemCap
+               && p.at("minb").get<int>() * p.at("block").get<int>() <= 2048;
     };
     t.render = [family](const J &p, const OperatorCard &card) {
         std::string s = "// template cuda." + family + ".rowgroup\n";
         s += defineLine("FAMILY", std::to_string(cudaNormFamilyCode(family))) + defineLine("SPLIT", p.at("split"));
         s += defineLine("BLOCK", p.at("block")) + defineLine("VEC", p.at("vec")) + defineLine("UNROLL", p.at("unroll"));
-        s += defineLine("TMA", p.at("tma")) + defineLine("FAST_EXP", p.at("fast_exp"));
-        return s + cudaPrelude(card.inputs.front().dtype) + cudaBlockHelpers() + cudaPackHelpers() + kRowGroupKernel;
+        s += defineLine("TMA", p.at("tma")) + defineLine("MINB", p.at("minb"));
+        s += defineLine("FAST_EXP", p.at("fast_exp"));
+        return s + cudaPrelude(card.inputs.front().dtype) + cudaBlockHelpers() + cudaPackHelpers() + kRowGroupCommon + kRowGroupKernel;
     };
     t.seed = [](const OperatorCard &card) {
-        const int vec = cudaVecFor(card), elem = dtypeSize(card.inputs.front().dtype);
-        const int64_t cols = card.shape.at("cols");
         // Chunks of at most 32 KiB, four packs in flight per thread: on the H200 a 1 MiB float32 row ran
-        // best in 32 chunks (622 us; 16 chunks 661 us, 48 chunks 923 us; eight or two packs in flight slower).
-        int split = 64;
-        for (int s : {4, 8, 12, 16, 24, 32, 48, 64})
-            if (cudaChunkBytes(cols, s, vec, elem) <= 32 * 1024) {
-                split = s;
-                break;
-            }
-        return J{{"split", split}, {"block", 256}, {"vec", vec}, {"unroll", 4}, {"tma", 0}, {"fast_exp", 1}};
+        // best in 32 chunks (602-607 us; 16 chunks 668 us, 48 chunks 893 us; two packs in flight 666 us).
+        // MINB holds registers to what as many blocks as shared memory admits need: 16-bit seeds took 121
+        // registers without it, two blocks per SM, slower than ATen (603 us against 348 us for a 512 KiB
+        // bfloat16 row). There two packs in flight and asynchronous copies ran best.
+        const DType dt = card.inputs.front().dtype;
+        const int vec = cudaVecFor(card), elem = dtypeSize(dt);
+        const int split = splitForChunk(card, vec, kSplits), block = 256;
+        const int64_t chunk = cudaChunkBytes(card.shape.at("cols"), split, vec, elem);
+        // Six blocks of 256 threads leave 40 registers, the least this kernel compiles to without
+        // spilling (five for float16, whose conversions take more).
+        const int regBound = dt == DType::F16 ? 5 : 6;
+        int minb = int(std::min<int64_t>({regBound, 2048 / block, (kCudaChunkSmemCap + 1024) / (chunk + 1024)}));
+        if (minb < 4)
+            minb = 0;
+        return J{{"split", split}, {"block", block}, {"vec", vec}, {"unroll", elem == 4 ? 4 : 2}, {"tma", elem == 4 ? 0 : 2},
+                 {"minb", minb}, {"fast_exp", 1}};
     };
     t.launch = [](const J &p, const OperatorCard &card) {
         const int split = p.at("split"), vec = p.at("vec"), elem = dtypeSize(card.inputs.front().dtype);
-        const std::string sp = std::to_string(split);
-        const std::string smem = cudaChunkSmemExpr("cols", split, vec, elem);
-        J reset = {{"name", "kf_rowgroup_reset"}, {"grid", {"ceil_div(rows, 256)", 1, 1}}, {"block", {256, 1, 1}},
-                   {"shared_bytes", "0"}, {"args", {"ws:count", "sym:rows"}}};
-        J main = {{"name", "kf_rowgroup"}, {"grid", {"rows * " + sp, 1, 1}}, {"block", {p.at("block"), 1, 1}},
-                  {"shared_bytes", smem}, {"args", {"in:x", "out:y", "ws:part", "ws:count", "sym:rows", "sym:cols"}}};
-        return J{{"kernels", J::array({reset, main})},
-                 {"workspace", J::array({{{"name", "part"}, {"bytes", "rows * " + sp + " * 8"}}, {{"name", "count"}, {"bytes", "rows * 4"}}})}};
+        return rowPartialPlan("kf_rowgroup", "rows * " + std::to_string(split), p.at("block"),
+                              cudaChunkSmemExpr("cols", split, vec, elem), split);
     };
     return t;
 }
@@ -230,8 +355,9 @@ KernelTemplate rowGroupTemplate(const std::string &family)
 
 void addCudaRowGroupTemplates(TemplateLibrary &lib)
 {
-    for (const char *f : {"softmax", "log_softmax"})
+    for (const char *f : {"softmax", "log_softmax"}) {
         lib.add(rowGroupTemplate(f));
+    }
 }
 
 } // namespace kforge
