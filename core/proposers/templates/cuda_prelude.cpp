@@ -62,10 +62,10 @@ int64_t cudaChunkBytes(int64_t len, int parts, int vec, int elem)
     return cudaChunkElems(len, parts, vec) * elem;
 }
 
-std::string cudaChunkSmemExpr(const std::string &len, int parts, int vec, int elem, int64_t cap)
+std::string cudaChunkSmemExpr(const std::string &len, int parts, int vec, int elem)
 {
     return "min(ceil_div(ceil_div(" + len + ", " + std::to_string(parts) + "), " + std::to_string(vec) + ") * " + std::to_string(vec * elem)
-           + ", " + std::to_string(cap) + ")";
+           + ", " + std::to_string(kCudaChunkSmemCap) + ")";
 }
 
 int cudaVecFor(const OperatorCard &card)

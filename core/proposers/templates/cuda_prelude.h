@@ -40,8 +40,8 @@ constexpr int64_t kCudaChunkSmemCap = 232448 - 1024;
 // and the same in bytes.
 int64_t cudaChunkElems(int64_t len, int parts, int vec);
 int64_t cudaChunkBytes(int64_t len, int parts, int vec, int elem);
-// The same as a launch-plan expression over the segment length `len` (e.g. "cols"), capped at `cap`.
-std::string cudaChunkSmemExpr(const std::string &len, int parts, int vec, int elem, int64_t cap = kCudaChunkSmemCap);
+// The same as a launch-plan expression over the segment length `len` (e.g. "cols"), capped at kCudaChunkSmemCap.
+std::string cudaChunkSmemExpr(const std::string &len, int parts, int vec, int elem);
 // A normalization kernel's arguments: x, weight, bias, y, then rows, cols (group norm: n, c, hw, groups);
 // x stands in for a weight or bias the family does not have.
 nlohmann::json cudaNormArgs(const std::string &family);

@@ -24,7 +24,7 @@ namespace {
 
 using J = nlohmann::json;
 
-const char *kRowGroupCommon = R"(
+const char *kRowGroupKernel = R"(
 // How many times a block polls its row's partials before it reads the row itself (check-templates
 // sets 0 to verify that path).
 #ifndef KF_SPIN_LIMIT
@@ -107,7 +107,8 @@ __device__ __forceinline__ void chunk_bounds(long long cols, int rank, long long
     hi = lo + per < cols ? lo + per : cols;
 }
 
-// One pack copied from global to shared memory without passing through registers (4, 8 or 16 bytes).
+// One pack copied from global to shared memory without passing through registers (4, 8 or 16 bytes;
+// callers skip 2-byte packs).
 __device__ __forceinline__ void cp_async_pack(Raw *dst, const T *src)
 {
     if constexpr (sizeof(Raw) == 16)
@@ -184,9 +185,7 @@ __device__ __forceinline__ void write_pack(T *ys, long long i, long long hi, boo
         for (int j = 0; j < VEC; ++j) if (i + j < hi) ys[i + j] = from_f(o[j]);
     }
 }
-)";
 
-const char *kRowGroupKernel = R"(
 // MINB asks the compiler to fit that many blocks per SM in the register file (shared memory already
 // bounds how many fit; registers should not bound it lower).
 #if MINB
@@ -216,20 +215,14 @@ kf_rowgroup(const T *__restrict__ x, T *__restrict__ y, unsigned long long *__re
     // copy it (where it is 16-byte aligned), TMA 2 puts every pack in flight at once by asynchronous
     // copies that hold no registers, TMA 0 loads UNROLL packs at a time through registers.
     float m = -KF_INF, s = 0.f;
+    bool staged = false;
 #if TMA == 2
-    if constexpr (sizeof(Raw) >= 4) {
-        if (cached && vec_ok) {
-            for (long long i = lo + (long long)threadIdx.x * VEC; i < hi; i += (long long)BLOCK * VEC)
-                cp_async_pack(&smem[(i - lo) / VEC], xs + i);
-            // Each thread reads back only the packs it copied, so its own wait is enough.
-            asm volatile("cp.async.wait_all;" ::: "memory");
-            for (long long i = lo + (long long)threadIdx.x * VEC; i < hi; i += (long long)BLOCK * VEC)
-                accumulate(Packed{smem[(i - lo) / VEC]}, m, s);
-        } else {
-            stream_stats(xs, lo, hi, vec_ok, cached ? smem : nullptr, m, s);
-        }
-    } else {
-        stream_stats(xs, lo, hi, vec_ok, cached ? smem : nullptr, m, s);
+    if (sizeof(Raw) >= 4 && cached && vec_ok) {
+        for (long long i = lo + (long long)threadIdx.x * VEC; i < hi; i += (long long)BLOCK * VEC)
+            cp_async_pack(&smem[(i - lo) / VEC], xs + i);
+        // Each thread reads back only the packs it copied, so its own wait is enough.
+        asm volatile("cp.async.wait_all;" ::: "memory");
+        staged = true;
     }
 #elif TMA == 1
     __shared__ unsigned long long bar;
@@ -240,17 +233,15 @@ kf_rowgroup(const T *__restrict__ x, T *__restrict__ y, unsigned long long *__re
         }
         __syncthreads(); // the barrier is initialised before anyone waits on it
         mbar_wait(&bar, 0);
-        for (long long i = lo + (long long)threadIdx.x * VEC; i < hi; i += (long long)BLOCK * VEC) {
-            Packed pk;
-            pk.r = smem[(i - lo) / VEC];
-            accumulate(pk, m, s);
-        }
+        staged = true;
+    }
+#endif
+    if (staged) {
+        for (long long i = lo + (long long)threadIdx.x * VEC; i < hi; i += (long long)BLOCK * VEC)
+            accumulate(Packed{smem[(i - lo) / VEC]}, m, s);
     } else {
         stream_stats(xs, lo, hi, vec_ok, cached ? smem : nullptr, m, s);
     }
-#else
-    stream_stats(xs, lo, hi, vec_ok, cached ? smem : nullptr, m, s);
-#endif
     block_ms(m, s, sh, sh2);
 
     // Post this chunk's statistics, then wait until every chunk of the row has posted.
@@ -265,40 +256,6 @@ kf_rowgroup(const T *__restrict__ x, T *__restrict__ y, unsigned long long *__re
 }
 )";
 
-// Rows too long for one block's shared memory to hold comfortably (the rows and cluster templates
-// serve the rest), with a pack for every thread in a chunk.
-bool longRowPoint(const J &p, const OperatorCard &card)
-{
-    const int split = p.at("split"), vec = p.at("vec"), block = p.at("block");
-    const int elem = dtypeSize(card.inputs.front().dtype);
-    const int64_t cols = card.shape.count("cols") ? card.shape.at("cols") : 0;
-    return vec * elem <= 16 && cols * elem > 96 * 1024 && (cols / split + vec - 1) / vec >= block;
-}
-
-// The smallest split whose chunks are at most 32 KiB (64 if none is).
-int splitForChunk(const OperatorCard &card, int vec, const std::vector<J> &splits)
-{
-    const int elem = dtypeSize(card.inputs.front().dtype);
-    const int64_t cols = card.shape.at("cols");
-    for (const J &s : splits)
-        if (cudaChunkBytes(cols, s.get<int>(), vec, elem) <= 32 * 1024)
-            return s.get<int>();
-    return splits.back().get<int>();
-}
-
-// Two kernels: every partial slot marked unposted and every row counter zeroed (workspaces arrive
-// poisoned), then `name` over `grid` blocks.
-J rowPartialPlan(const std::string &name, const std::string &grid, const J &block, const std::string &smem, int split)
-{
-    const std::string slots = "rows * " + std::to_string(split);
-    J reset = {{"name", "kf_rowgroup_reset"}, {"grid", {"ceil_div(" + slots + ", 256)", 1, 1}}, {"block", {256, 1, 1}},
-               {"shared_bytes", "0"}, {"args", {"ws:part", "ws:count", "i64:" + slots, "sym:rows"}}};
-    J main = {{"name", name}, {"grid", {grid, 1, 1}}, {"block", {block, 1, 1}}, {"shared_bytes", smem},
-              {"args", {"in:x", "out:y", "ws:part", "ws:count", "sym:rows", "sym:cols"}}};
-    return J{{"kernels", J::array({reset, main})},
-             {"workspace", J::array({{{"name", "part"}, {"bytes", slots + " * 8"}}, {{"name", "count"}, {"bytes", "rows * 4"}}})}};
-}
-
 const std::vector<J> kSplits = {4, 8, 12, 16, 24, 32, 48, 64};
 
 KernelTemplate rowGroupTemplate(const std::string &family)
@@ -309,12 +266,14 @@ KernelTemplate rowGroupTemplate(const std::string &family)
                                         {{"split", kSplits}, {"block", {128, 256, 512, 1024}},
                                          {"vec", {1, 2, 4, 8}}, {"unroll", {1, 2, 4, 8}}, {"tma", {0, 1, 2}}, {"minb", {0, 4, 5, 6, 7, 8}}});
     t.valid = [](const J &p, const OperatorCard &card) {
-        const int split = p.at("split"), vec = p.at("vec"), elem = dtypeSize(card.inputs.front().dtype);
+        const int split = p.at("split"), vec = p.at("vec"), block = p.at("block"), elem = dtypeSize(card.inputs.front().dtype);
         const int64_t cols = card.shape.count("cols") ? card.shape.at("cols") : 0;
-        // Chunks between 8 KiB and what shared memory holds.
+        // Only rows too long for one block's shared memory to hold comfortably (the rows and cluster
+        // templates serve the rest), in chunks between 8 KiB and what shared memory holds, with a pack
+        // for every thread, and no more threads than an SM runs.
         const int64_t chunk = cudaChunkBytes(cols, split, vec, elem);
-        return longRowPoint(p, card) && chunk >= 8 * 1024 && chunk <= kCudaChunkSmemCap
-               && p.at("minb").get<int>() * p.at("block").get<int>() <= 2048;
+        return vec * elem <= 16 && cols * elem > 96 * 1024 && chunk >= 8 * 1024 && chunk <= kCudaChunkSmemCap
+               && (cols / split + vec - 1) / vec >= block && p.at("minb").get<int>() * block <= 2048;
     };
     t.render = [family](const J &p, const OperatorCard &card) {
         std::string s = "// template cuda." + family + ".rowgroup\n";
@@ -322,7 +281,7 @@ KernelTemplate rowGroupTemplate(const std::string &family)
         s += defineLine("BLOCK", p.at("block")) + defineLine("VEC", p.at("vec")) + defineLine("UNROLL", p.at("unroll"));
         s += defineLine("TMA", p.at("tma")) + defineLine("MINB", p.at("minb"));
         s += defineLine("FAST_EXP", p.at("fast_exp"));
-        return s + cudaPrelude(card.inputs.front().dtype) + cudaBlockHelpers() + cudaPackHelpers() + kRowGroupCommon + kRowGroupKernel;
+        return s + cudaPrelude(card.inputs.front().dtype) + cudaBlockHelpers() + cudaPackHelpers() + kRowGroupKernel;
     };
     t.seed = [](const OperatorCard &card) {
         // Chunks of at most 32 KiB, four packs in flight per thread: on the H200 a 1 MiB float32 row ran
@@ -332,8 +291,14 @@ KernelTemplate rowGroupTemplate(const std::string &family)
         // bfloat16 row). There two packs in flight and asynchronous copies ran best.
         const DType dt = card.inputs.front().dtype;
         const int vec = cudaVecFor(card), elem = dtypeSize(dt);
-        const int split = splitForChunk(card, vec, kSplits), block = 256;
-        const int64_t chunk = cudaChunkBytes(card.shape.at("cols"), split, vec, elem);
+        const int64_t cols = card.shape.at("cols");
+        int split = kSplits.back().get<int>(), block = 256;
+        for (const J &sp : kSplits)
+            if (cudaChunkBytes(cols, sp.get<int>(), vec, elem) <= 32 * 1024) {
+                split = sp.get<int>();
+                break;
+            }
+        const int64_t chunk = cudaChunkBytes(cols, split, vec, elem);
         // Six blocks of 256 threads leave 40 registers, the least this kernel compiles to without
         // spilling (five for float16, whose conversions take more).
         const int regBound = dt == DType::F16 ? 5 : 6;
@@ -344,9 +309,17 @@ KernelTemplate rowGroupTemplate(const std::string &family)
                  {"minb", minb}, {"fast_exp", 1}};
     };
     t.launch = [](const J &p, const OperatorCard &card) {
+        // Two kernels: every partial slot marked unposted and every row counter zeroed (workspaces arrive
+        // poisoned), then the row groups.
         const int split = p.at("split"), vec = p.at("vec"), elem = dtypeSize(card.inputs.front().dtype);
-        return rowPartialPlan("kf_rowgroup", "rows * " + std::to_string(split), p.at("block"),
-                              cudaChunkSmemExpr("cols", split, vec, elem), split);
+        const std::string slots = "rows * " + std::to_string(split);
+        J plan = cudaOneKernelPlan("kf_rowgroup", {slots, 1, 1}, p.at("block"), {"in:x", "out:y", "ws:part", "ws:count", "sym:rows", "sym:cols"},
+                                   cudaChunkSmemExpr("cols", split, vec, elem), 1,
+                                   {{{"name", "part"}, {"bytes", slots + " * 8"}}, {{"name", "count"}, {"bytes", "rows * 4"}}});
+        const J reset = cudaOneKernelPlan("kf_rowgroup_reset", {"ceil_div(" + slots + ", 256)", 1, 1}, 256,
+                                          {"ws:part", "ws:count", "i64:" + slots, "sym:rows"});
+        plan["kernels"].insert(plan["kernels"].begin(), reset["kernels"][0]);
+        return plan;
     };
     return t;
 }
@@ -355,9 +328,8 @@ KernelTemplate rowGroupTemplate(const std::string &family)
 
 void addCudaRowGroupTemplates(TemplateLibrary &lib)
 {
-    for (const char *f : {"softmax", "log_softmax"}) {
+    for (const char *f : {"softmax", "log_softmax"})
         lib.add(rowGroupTemplate(f));
-    }
 }
 
 } // namespace kforge
