@@ -10,6 +10,7 @@ packages=(
   libtorch-dev nlohmann-json3-dev libsqlite3-dev libcurl4-openssl-dev libdtl-dev
   xvfb xauth x11-apps imagemagick python3
   slurm-wlm munge openssh-server openssh-client
+  bubblewrap libseccomp-dev
 )
 
 missing=()

@@ -82,7 +82,10 @@ void to_json(nlohmann::json &j, const Verdict &v)
                           {"max_abs_error", t.maxAbsError},
                           {"max_rel_error", t.maxRelError},
                           {"failure", t.failure},
-                          {"detail", t.detail}});
+                          {"detail", t.detail},
+                          {"candidate_error", t.candidateError},
+                          {"aten_error", t.atenError},
+                          {"allowed_error", t.allowedError}});
     j = {{"status", statusName(v.status)},
          {"compiled", v.compile.ok},
          {"correct", v.correct()},
@@ -99,7 +102,8 @@ void to_json(nlohmann::json &j, const Verdict &v)
          {"speedup", v.speedup},
          {"noise", v.noise},
          {"roofline_us", v.rooflineUs},
-         {"worker", v.worker}};
+         {"worker", v.worker},
+         {"notes", v.notes}};
 }
 
 void from_json(const nlohmann::json &j, Verdict &v)
@@ -117,7 +121,8 @@ void from_json(const nlohmann::json &j, Verdict &v)
     for (const auto &t : j.value("trials", nlohmann::json::array()))
         v.trials.push_back({t.value("label", ""), t.value("shape", ""), t.value("passed", false),
                             t.value("max_abs_error", 0.0), t.value("max_rel_error", 0.0), t.value("failure", ""),
-                            t.value("detail", "")});
+                            t.value("detail", ""), t.value("candidate_error", 0.0), t.value("aten_error", 0.0),
+                            t.value("allowed_error", 0.0)});
     if (j.contains("candidate"))
         v.candidate = j["candidate"].get<TimingReport>();
     if (j.contains("baseline"))
@@ -126,6 +131,7 @@ void from_json(const nlohmann::json &j, Verdict &v)
     v.noise = j.value("noise", 0.0);
     v.rooflineUs = j.value("roofline_us", 0.0);
     v.worker = j.value("worker", "");
+    v.notes = j.value("notes", std::vector<std::string>{});
 }
 
 VerdictStatus decideSpeed(double speedup, double noise)

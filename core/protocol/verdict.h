@@ -43,6 +43,9 @@ inline constexpr const char *BadRequest = "bad_request";
 inline constexpr const char *StaticCheck = "static_check";               // device launch, clock read, persistent device global
 inline constexpr const char *LaunchPlanInvalid = "launch_plan_invalid"; // the CUDA launch plan cannot run on this device
 inline constexpr const char *LaunchFailed = "launch_failed";            // the driver refused a launch (recoverable)
+inline constexpr const char *OutOfBoundsWrite = "out_of_bounds_write";  // wrote into the guard band around an output
+inline constexpr const char *SandboxViolation = "sandbox_violation";    // a CPU candidate broke its sandbox's rules
+inline constexpr const char *HarnessLimit = "harness_limit";            // the harness could not afford a check (said, not a failure)
 } // namespace reason
 
 struct Reason {
@@ -66,6 +69,11 @@ struct TrialReport {
     double maxRelError = 0;
     std::string failure; // reason code when it failed
     std::string detail;
+    // Against the float64 reference, in units of the operation's error bound (core/guard/numerics.h):
+    // the candidate's worst error, ATen's own worst error on the same inputs, and what was allowed.
+    double candidateError = 0;
+    double atenError = 0;
+    double allowedError = 0;
 };
 
 struct TimingReport {
@@ -84,6 +92,7 @@ struct Verdict {
     double noise = 0;       // relative noise band the speedup had to clear
     double rooflineUs = 0;  // the floor from the card's bytes model
     std::string worker;     // which worker evaluated it
+    std::vector<std::string> notes; // what the harness did differently and why (fewer input sets, a check on the host)
 
     bool correct() const;
     std::string summaryLine() const;
