@@ -3,4 +3,5 @@
 find_package(Qt6 6.4 REQUIRED COMPONENTS Widgets Test)
 
 kforge_add_test(tst_treelayout LIBS kforge_ui TIMEOUT 120)
+kforge_add_test(tst_diff LIBS kforge_ui TIMEOUT 120)
 kforge_add_test(tst_gui LIBS kforge_ui TIMEOUT 300)
