@@ -1,0 +1,378 @@
+#include "worker/cpu/cpu_device.h"
+
+#include <ATen/Parallel.h>
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <thread>
+#include <unistd.h>
+
+#include "worker/cpu/cpu_compiler.h"
+#include "worker/sandbox/jail.h"
+
+namespace kforge::worker {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+namespace sb = kforge::sandbox;
+
+int32_t dtypeCode(at::ScalarType t)
+{
+    switch (t) {
+    case at::kFloat: return 0;
+    case at::kHalf: return 1;
+    case at::kBFloat16: return 2;
+    case at::kDouble: return 3;
+    case at::kLong: return 4;
+    case at::kInt: return 5;
+    default: return -1;
+    }
+}
+
+int64_t lastLevelCacheBytes()
+{
+    int64_t best = 0;
+    for (int i = 0; i < 8; ++i) {
+        std::ifstream in("/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i) + "/size");
+        std::string s;
+        if (!(in >> s) || s.empty())
+            continue;
+        int64_t v = std::atoll(s.c_str());
+        if (s.back() == 'K')
+            v <<= 10;
+        else if (s.back() == 'M')
+            v <<= 20;
+        best = std::max(best, v);
+    }
+    if (best == 0)
+        best = std::max<long>(::sysconf(_SC_LEVEL3_CACHE_SIZE), ::sysconf(_SC_LEVEL2_CACHE_SIZE));
+    return best > 0 ? best : int64_t(32) << 20;
+}
+
+// The arena's bookkeeping: first-fit blocks, 256-byte aligned, freed when the last tensor viewing one
+// goes. Shared with every tensor's deleter, so a tensor may outlive its program.
+struct ArenaState {
+    std::unique_ptr<sb::Arena> arena;
+    std::mutex lock;
+    std::map<int64_t, int64_t> free; // offset -> bytes
+    int64_t used = 0;
+
+    int64_t take(int64_t bytes)
+    {
+        bytes = (std::max<int64_t>(bytes, 1) + 255) / 256 * 256;
+        std::lock_guard<std::mutex> g(lock);
+        for (auto it = free.begin(); it != free.end(); ++it)
+            if (it->second >= bytes) {
+                const int64_t off = it->first, left = it->second - bytes;
+                free.erase(it);
+                if (left > 0)
+                    free.emplace(off + bytes, left);
+                used += bytes;
+                return off;
+            }
+        return -1;
+    }
+    void give(int64_t off, int64_t bytes)
+    {
+        bytes = (std::max<int64_t>(bytes, 1) + 255) / 256 * 256;
+        std::lock_guard<std::mutex> g(lock);
+        used -= bytes;
+        auto it = free.emplace(off, bytes).first;
+        if (auto next = std::next(it); next != free.end() && it->first + it->second == next->first) {
+            it->second += next->second;
+            free.erase(next);
+        }
+        if (it != free.begin())
+            if (auto prev = std::prev(it); prev->first + prev->second == it->first) {
+                prev->second += it->second;
+                free.erase(it);
+            }
+    }
+};
+
+LaunchOutcome toLaunch(const sb::CallOutcome &c)
+{
+    LaunchOutcome o;
+    o.micros = c.micros;
+    o.detail = c.detail;
+    switch (c.kind) {
+    case sb::CallOutcome::Kind::Ok: o.kind = LaunchOutcome::Kind::Ok; break;
+    case sb::CallOutcome::Kind::Failed: o.kind = LaunchOutcome::Kind::Failed; break;
+    case sb::CallOutcome::Kind::Crashed: o.kind = LaunchOutcome::Kind::Crashed; break;
+    case sb::CallOutcome::Kind::Timeout: o.kind = LaunchOutcome::Kind::Timeout; break;
+    case sb::CallOutcome::Kind::Violation: o.kind = LaunchOutcome::Kind::SandboxViolation; break;
+    }
+    return o;
+}
+
+class CpuProgram : public Program {
+public:
+    CpuProgram(std::shared_ptr<ArenaState> arena, sb::JailOptions options, std::unique_ptr<sb::Jail> jail, int deadlineMs)
+        : m_arena(std::move(arena)), m_options(std::move(options)), m_jail(std::move(jail)), m_deadlineMs(deadlineMs)
+    {
+    }
+
+    std::string checkShape(const ShapeBindings &) override { return {}; }
+    std::vector<int64_t> workspaceBytes(const ShapeBindings &) override { return {}; }
+
+    at::Tensor allocate(int64_t bytes) override
+    {
+        const int64_t off = m_arena->take(bytes);
+        if (off < 0)
+            throw std::runtime_error("the CPU sandbox's arena of " + std::to_string(m_arena->arena->bytes() >> 20) + " MiB cannot hold " +
+                                     std::to_string(bytes) + " more bytes (" + std::to_string(m_arena->used) + " in use)");
+        auto state = m_arena;
+        return at::from_blob(
+            m_arena->arena->base() + off, {bytes}, [state, off, bytes](void *) { state->give(off, bytes); },
+            at::TensorOptions().dtype(at::kByte).device(at::kCPU));
+    }
+
+    LaunchOutcome launch(const ShapeBindings &shape, const std::vector<at::Tensor> &in, const std::vector<at::Tensor> &out,
+                         const std::vector<at::Tensor> &ws) override
+    {
+        std::vector<sb::wire::Tensor> din, dout;
+        std::string bad;
+        if (!describe(in, din, bad) || !describe(out, dout, bad) || !describe(ws, dout, bad)) {
+            LaunchOutcome o;
+            o.kind = LaunchOutcome::Kind::Failed;
+            o.detail = bad;
+            return o;
+        }
+        // A jail that a timeout, a crash or a violation ended is replaced: the arena (and every
+        // tensor in it) stays.
+        if (!m_jail || !m_jail->alive()) {
+            auto started = sb::Jail::start(m_options, *m_arena->arena);
+            if (!started.jail) {
+                LaunchOutcome o;
+                o.kind = started.failure == sb::StartResult::Failure::Violation ? LaunchOutcome::Kind::SandboxViolation
+                                                                                : LaunchOutcome::Kind::Crashed;
+                o.detail = "the CPU sandbox could not be restarted: " + started.detail;
+                return o;
+            }
+            m_jail = std::move(started.jail);
+        }
+        return toLaunch(m_jail->call(din, dout, shape, m_deadlineMs));
+    }
+
+private:
+    bool describe(const std::vector<at::Tensor> &ts, std::vector<sb::wire::Tensor> &out, std::string &bad) const
+    {
+        const auto *base = m_arena->arena->base();
+        const auto size = uint64_t(m_arena->arena->bytes());
+        for (const auto &t : ts) {
+            sb::wire::Tensor d{};
+            d.dtype = dtypeCode(t.scalar_type());
+            d.ndim = int32_t(t.dim());
+            if (t.dim() > sb::wire::kMaxDims) {
+                bad = "a tensor of " + std::to_string(t.dim()) + " dimensions (the CPU ABI passes 8)";
+                return false;
+            }
+            int64_t last = 0; // the furthest element from the first, in elements
+            for (int64_t i = 0; i < t.dim(); ++i) {
+                d.sizes[i] = t.size(i);
+                d.strides[i] = t.stride(i);
+                last += (t.size(i) - 1) * t.stride(i);
+            }
+            const auto *p = static_cast<const unsigned char *>(t.data_ptr());
+            if (p < base || uint64_t(p - base) > size) {
+                bad = "a tensor outside the CPU sandbox's arena (it must come from Program::allocate)";
+                return false;
+            }
+            d.offset = uint64_t(p - base);
+            d.bytes = t.numel() == 0 ? 0 : uint64_t(last + 1) * uint64_t(t.element_size());
+            if (d.bytes > size - d.offset) {
+                bad = "a tensor that runs past the end of the CPU sandbox's arena";
+                return false;
+            }
+            out.push_back(d);
+        }
+        return true;
+    }
+
+    std::shared_ptr<ArenaState> m_arena;
+    sb::JailOptions m_options;
+    std::unique_ptr<sb::Jail> m_jail;
+    int m_deadlineMs;
+};
+
+class CpuDevice : public Device {
+public:
+    explicit CpuDevice(const CpuDeviceOptions &o) : m_options(o), m_cacheBytes(lastLevelCacheBytes()) {}
+
+    std::string backend() const override { return "cpu"; }
+
+    nlohmann::json describe() const override
+    {
+        std::string model = "cpu";
+        std::ifstream in("/proc/cpuinfo");
+        for (std::string line; std::getline(in, line);)
+            if (line.rfind("model name", 0) == 0) {
+                model = line.substr(line.find(':') + 2);
+                break;
+            }
+        return {{"backend", "cpu"},
+                {"name", model},
+                {"threads", at::get_num_threads()},
+                {"cores", std::thread::hardware_concurrency()},
+                {"cache_bytes", m_cacheBytes},
+                {"sandbox", "bubblewrap + seccomp (kforge-cpu-runner)"}};
+    }
+
+    at::Device torchDevice() const override { return at::Device(at::kCPU); }
+
+    LoadResult load(const OperatorCard &, const Candidate &candidate, int64_t arenaBytes, int deadlineMs) override
+    {
+        LoadResult r;
+        auto build = m_compiler.compile(candidate.source);
+        r.compile = build.report;
+        if (!build.report.ok) {
+            r.status = VerdictStatus::CompileError;
+            r.reason = {reason::CompileError, "the candidate did not compile:\n" + firstLines(build.report.log, 12)};
+            return r;
+        }
+        std::string error;
+        auto state = std::make_shared<ArenaState>();
+        state->arena = sb::Arena::create(arenaBytes, &error);
+        if (!state->arena) {
+            r.status = VerdictStatus::Error;
+            r.reason = {reason::HarnessLimit, "the CPU sandbox's arena: " + error};
+            return r;
+        }
+        state->free.emplace(0, state->arena->bytes() / 256 * 256);
+        sb::JailOptions jo;
+        jo.sharedObject = build.sharedObject;
+        jo.memoryBytes = m_options.memoryBytes;
+        jo.cpuSeconds = m_options.cpuSeconds;
+        jo.fileBytes = m_options.scratchBytes;
+        jo.startTimeoutMs = std::min(std::max(deadlineMs, 1000), 30000);
+        auto started = sb::Jail::start(jo, *state->arena);
+        using F = sb::StartResult::Failure;
+        switch (started.failure) {
+        case F::None:
+            r.program = std::make_unique<CpuProgram>(std::move(state), std::move(jo), std::move(started.jail), deadlineMs);
+            return r;
+        case F::Unavailable:
+            r.status = VerdictStatus::Error;
+            r.reason = {kSandboxUnavailable, started.detail};
+            return r;
+        case F::LoadFailed:
+        case F::NoEntry:
+            r.status = VerdictStatus::CompileError;
+            r.reason = {reason::MissingEntry, started.detail};
+            return r;
+        case F::Violation:
+            r.status = VerdictStatus::Incorrect;
+            r.reason = {reason::SandboxViolation, started.detail};
+            return r;
+        case F::Crashed:
+            r.status = VerdictStatus::Crashed;
+            r.reason = {reason::Crashed, started.detail};
+            return r;
+        case F::Timeout:
+            r.status = VerdictStatus::Timeout;
+            r.reason = {reason::Timeout, started.detail};
+            return r;
+        }
+        return r;
+    }
+
+    // Calls are synchronous: the work is done when launch returns.
+    LaunchOutcome synchronize(const std::string &) override { return {}; }
+
+    // Reads a buffer the size of the last-level cache, so a timed run finds none of its own data there.
+    void flushCaches() override
+    {
+        if (m_flush.empty())
+            m_flush.assign(size_t(m_cacheBytes), 1);
+        uint64_t sum = 0;
+        for (size_t i = 0; i < m_flush.size(); i += 64)
+            sum += m_flush[i];
+        m_sink = sum;
+    }
+
+    // Reference results never enter the arena, and each program's arena is fresh memory.
+    void scrubFreeMemory(int64_t) override {}
+
+    double sample(const std::function<LaunchOutcome()> &work, LaunchOutcome &outcome) override
+    {
+        flushCaches();
+        const auto t0 = Clock::now();
+        outcome = work();
+        const double wall = std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
+        return outcome.micros >= 0 ? outcome.micros : wall;
+    }
+
+    double copyBandwidth() const override
+    {
+        std::call_once(m_bandwidthOnce, [this] { m_bandwidth = measureCopy(); });
+        return m_bandwidth;
+    }
+
+    int64_t freeMemory() override
+    {
+        std::ifstream in("/proc/meminfo");
+        std::string key;
+        int64_t kb = 0;
+        std::string unit;
+        while (in >> key >> kb >> unit)
+            if (key == "MemAvailable:")
+                return kb * 1024;
+        return 0;
+    }
+
+    // The last-level cache (Device::cacheBytes where the interface has it).
+    int64_t cacheBytes() const { return m_cacheBytes; }
+
+private:
+    // One thread's memcpy rate over a buffer four times the last-level cache, bytes read plus written:
+    // the roofline of a single-threaded candidate.
+    double measureCopy() const
+    {
+        const size_t bytes = size_t(std::max<int64_t>(4 * m_cacheBytes, int64_t(64) << 20));
+        std::vector<unsigned char> a(bytes, 1), b(bytes, 2);
+        double best = 0;
+        for (int i = 0; i < 4; ++i) {
+            const auto t0 = Clock::now();
+            std::memcpy(b.data(), a.data(), bytes);
+            const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+            if (s > 0)
+                best = std::max(best, 2.0 * double(bytes) / s);
+            std::swap(a, b);
+        }
+        return best;
+    }
+
+    static std::string firstLines(const std::string &s, int n)
+    {
+        size_t pos = 0;
+        for (int i = 0; i < n && pos != std::string::npos; ++i)
+            pos = s.find('\n', pos + 1);
+        return pos == std::string::npos ? s : s.substr(0, pos) + "\n...";
+    }
+
+    CpuDeviceOptions m_options;
+    CpuCompiler m_compiler;
+    int64_t m_cacheBytes;
+    std::vector<unsigned char> m_flush;
+    volatile uint64_t m_sink = 0;
+    mutable std::once_flag m_bandwidthOnce;
+    mutable double m_bandwidth = 0;
+};
+
+} // namespace
+
+std::unique_ptr<Device> makeCpuDevice(std::string *whyNot, const CpuDeviceOptions &options)
+{
+    if (std::string why = sb::probeSandbox(); !why.empty()) {
+        if (whyNot)
+            *whyNot = why;
+        return nullptr;
+    }
+    return std::make_unique<CpuDevice>(options);
+}
+
+} // namespace kforge::worker
