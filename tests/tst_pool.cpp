@@ -1,18 +1,68 @@
 // The worker pool with real workers: a worker that faults, hangs, or is killed mid-request is
-// restarted, the request gets a verdict naming what happened, and later requests still run.
+// restarted, the request gets a verdict naming what happened, and later requests still run. Hostile
+// workers are real processes too (a shell script that says hello and then misbehaves): whatever they
+// send, the pool does not throw, and the verdict says what happened. Workers get a scrubbed
+// environment, and what a dead worker said is stored with its secrets redacted.
 #include <QElapsedTimer>
+#include <QTemporaryDir>
 #include <QtTest>
 #include <csignal>
+#include <fcntl.h>
+#include <filesystem>
 #include <future>
 #include <set>
+#include <sys/stat.h>
 #include <thread>
+#include <unistd.h>
 
 #include "ops/operator_card.h"
 #include "pool/worker_pool.h"
 #include "test_support.h"
 #include "util/error.h"
+#include "util/redact.h"
+#include "util/text.h"
 
 using namespace kforge;
+
+namespace {
+
+// A worker that speaks the protocol's hello, then misbehaves as its first argument says.
+const char *kHostileWorker = R"SH(#!/bin/sh
+mode=$1
+if [ "$mode" = env ]; then env > "$2/env.txt"; ls -l /proc/$$/fd > "$2/fds.txt" 2>&1; fi
+IFS= read -r hello
+case "$mode" in
+  hello-array) echo '[]'; sleep 5; exit 0;;
+  hello-binary) printf '\377\376\001\n'; sleep 5; exit 0;;
+  hello-protocol) echo '{"id":0,"type":"hello","ok":true,"protocol":"one"}'; sleep 5; exit 0;;
+esac
+printf '{"id":0,"type":"hello","ok":true,"protocol":1,"worker":"hostile-%s","backends":["cpu"],"devices":[]}\n' "$mode"
+while IFS= read -r line; do
+  id=$(printf '%s\n' "$line" | sed -n 's/.*"id":\([0-9][0-9]*\).*/\1/p')
+  case "$line" in *'"type":"shutdown"'*) printf '{"id":%s,"type":"bye","ok":true}\n' "$id"; exit 0;; esac
+  case "$mode" in
+    array) echo '[]';;
+    number) echo '42';;
+    status) printf '{"id":%s,"type":"result","ok":true,"verdict":{"status":"splendid"}}\n' "$id";;
+    failure) printf '{"id":%s,"type":"failure","status":"splendid","code":7,"message":"boom"}\n' "$id";;
+    verdict-array) printf '{"id":%s,"type":"result","ok":true,"verdict":[1,2]}\n' "$id";;
+    type) printf '{"id":%s,"type":"bogus"}\n' "$id";;
+    wrong-id) printf '{"id":99999,"type":"result","ok":true,"verdict":{}}\n';;
+    invalid-utf8) printf '{"id":%s,"type":"result","verdict":"\377\376"}\n' "$id";;
+    binary) printf 'ok\377\000\033[2J\n';;
+    huge) head -c 2000000 /dev/zero | tr '\0' x; echo;;
+    no-newline) head -c 2000000 /dev/zero | tr '\0' x; sleep 30;;
+    noisy) head -c 3000000 /dev/zero | tr '\0' y >&2; echo >&2; echo "the end of the noise" >&2; exit 3;;
+    leak) echo "config: OPENAI_API_KEY=$2" >&2
+          echo "curl -H 'Authorization: Bearer abcdefghijklmnop123'" >&2
+          echo "retrying with api_key=hunter2hunter2 and the key $2" >&2
+          echo "fell over" >&2; exit 3;;
+    env) printf '{"id":%s,"type":"failure","status":"error","code":"bad_request","message":"env written"}\n' "$id";;
+  esac
+done
+)SH";
+
+} // namespace
 
 class TestPool : public QObject {
     Q_OBJECT
@@ -26,8 +76,30 @@ private:
         return o;
     }
     const OperatorCard m_card = makeSoftmaxCard(64, 256);
+    QTemporaryDir m_dir;
+
+    std::string hostile(const std::string &mode, const std::string &arg = {}) const
+    {
+        return "sh '" + m_dir.filePath(QStringLiteral("hostile.sh")).toStdString() + "' " + mode + (arg.empty() ? "" : " '" + arg + "'");
+    }
+
+    static PoolOptions hostileOptions(std::string command)
+    {
+        PoolOptions po(std::move(command), 1);
+        po.helloTimeoutMs = 10000;
+        po.limits.maxLineBytes = size_t(1) << 20;
+        return po;
+    }
 
 private slots:
+    void initTestCase()
+    {
+        QVERIFY(m_dir.isValid());
+        QFile f(m_dir.filePath(QStringLiteral("hostile.sh")));
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(kHostileWorker);
+    }
+
     void faultIsReportedAndWorkerRestarted()
     {
         WorkerPool pool({test::workerCommand(), 1});
@@ -110,6 +182,276 @@ private slots:
             QVERIFY2(std::string(e.what()).find("no worker could be started") != std::string::npos, e.what());
             QVERIFY2(std::string(e.what()).find("exited with status 127") != std::string::npos, e.what());
         }
+    }
+
+    // Whatever a worker answers, the request gets a verdict that says what happened, and the pool
+    // keeps serving: a worker that broke the protocol is replaced, one that sent a bad verdict is kept.
+    void hostileRepliesBecomeVerdicts_data()
+    {
+        QTest::addColumn<QString>("mode");
+        QTest::addColumn<QString>("status");
+        QTest::addColumn<QString>("message");
+        QTest::addColumn<bool>("replaced");
+        QTest::newRow("an array") << QStringLiteral("array") << QStringLiteral("crashed") << QStringLiteral("not a JSON object (array: [])") << true;
+        QTest::newRow("a number") << QStringLiteral("number") << QStringLiteral("crashed") << QStringLiteral("not a JSON object (number: 42)") << true;
+        QTest::newRow("a verdict with an unknown status")
+            << QStringLiteral("status") << QStringLiteral("error") << QStringLiteral("verdict was malformed: unknown verdict status 'splendid'") << false;
+        QTest::newRow("a failure with an unknown status and a numeric code")
+            << QStringLiteral("failure") << QStringLiteral("error") << QStringLiteral("unknown verdict status 'splendid'") << false;
+        QTest::newRow("a verdict that is an array") << QStringLiteral("verdict-array") << QStringLiteral("error") << QStringLiteral("verdict was malformed")
+                                                   << false;
+        QTest::newRow("a reply of an unknown type") << QStringLiteral("type") << QStringLiteral("error") << QStringLiteral("reply of type 'bogus'")
+                                                   << false;
+        QTest::newRow("a reply to another request") << QStringLiteral("wrong-id") << QStringLiteral("crashed") << QStringLiteral("a reply with id 99999")
+                                                   << true;
+        QTest::newRow("JSON with invalid UTF-8") << QStringLiteral("invalid-utf8") << QStringLiteral("crashed") << QStringLiteral("not JSON") << true;
+        QTest::newRow("binary bytes") << QStringLiteral("binary") << QStringLiteral("crashed") << QStringLiteral("not JSON (8 bytes: ok\\xFF\\x00\\x1B[2J)")
+                                      << true;
+        QTest::newRow("a line over the cap") << QStringLiteral("huge") << QStringLiteral("crashed")
+                                            << QStringLiteral("a reply line over the 1048576-byte limit") << true;
+        QTest::newRow("bytes with no newline") << QStringLiteral("no-newline") << QStringLiteral("crashed")
+                                              << QStringLiteral("bytes and no end of line yet)") << true;
+    }
+
+    void hostileRepliesBecomeVerdicts()
+    {
+        QFETCH(QString, mode);
+        QFETCH(QString, status);
+        QFETCH(QString, message);
+        QFETCH(bool, replaced);
+        WorkerPool pool(hostileOptions(hostile(mode.toStdString())));
+        std::vector<PoolEvent> events;
+        std::mutex mu;
+        pool.setEventSink([&](const PoolEvent &e) { std::lock_guard l(mu); events.push_back(e); });
+        pool.start();
+        const auto first = pool.pids();
+        for (int round = 0; round < 2; ++round) {
+            QElapsedTimer timer;
+            timer.start();
+            const Verdict v = pool.evaluate(m_card, test::cpuKernel("good_softmax.cpp"), quick(20000));
+            QVERIFY2(timer.elapsed() < 15000, "the verdict waited for the deadline");
+            QCOMPARE(QString::fromStdString(statusName(v.status)), status);
+            QVERIFY(!v.reasons.empty());
+            const auto &msg = v.reasons.front().message;
+            QVERIFY2(QString::fromStdString(msg).contains(message), msg.c_str());
+            QVERIFY2(isValidUtf8(msg), "the message must be storable and printable as JSON");
+            QCOMPARE(v.worker, "hostile-" + mode.toStdString());
+        }
+        // The second request ran on a replacement when the first broke the protocol.
+        QCOMPARE(pool.restarts(), replaced ? 1 : 0);
+        QCOMPARE(pool.pids() != first, replaced);
+        std::lock_guard l(mu);
+        QCOMPARE(std::count_if(events.begin(), events.end(), [](auto &e) { return e.kind == "protocol_violation"; }), replaced ? 2L : 0L);
+    }
+
+    void hostileHelloFailsTheStartClearly_data()
+    {
+        QTest::addColumn<QString>("mode");
+        QTest::addColumn<QString>("message");
+        QTest::newRow("an array") << QStringLiteral("hello-array") << QStringLiteral("expected a hello object, got []");
+        QTest::newRow("binary bytes") << QStringLiteral("hello-binary") << QStringLiteral("hello was not understood");
+        QTest::newRow("a protocol that is a string") << QStringLiteral("hello-protocol") << QStringLiteral("it speaks protocol \"one\"");
+    }
+
+    void hostileHelloFailsTheStartClearly()
+    {
+        QFETCH(QString, mode);
+        QFETCH(QString, message);
+        WorkerPool pool(hostileOptions(hostile(mode.toStdString())));
+        try {
+            pool.start();
+            QFAIL("a pool whose worker said no proper hello started");
+        } catch (const Error &e) {
+            QVERIFY2(QString::fromUtf8(e.what()).contains(message), e.what());
+            QVERIFY(isValidUtf8(e.what()));
+        }
+    }
+
+    // A worker that floods stderr is not blocked by it, and neither the log file nor what the pool
+    // keeps in memory grows past its cap; the verdict quotes the end.
+    void stderrIsDrainedAndCapped()
+    {
+        auto po = hostileOptions(hostile("noisy"));
+        po.limits.maxLogBytes = 256 << 10;
+        WorkerPool pool(po);
+        pool.start();
+        const Verdict v = pool.evaluate(m_card, test::cpuKernel("good_softmax.cpp"), quick(20000));
+        QCOMPARE(v.status, VerdictStatus::Crashed);
+        const auto &msg = v.reasons.front().message;
+        QVERIFY2(msg.find("exited with status 3") != std::string::npos, msg.c_str());
+        QVERIFY2(msg.find("the end of the noise") != std::string::npos, msg.c_str());
+        QVERIFY2(msg.size() < po.lastWordsBytes + 200, "the last words are capped");
+        const auto log = std::filesystem::path(pool.logDir()) / "worker-0.log";
+        const auto size = std::filesystem::file_size(log);
+        QVERIFY2(size >= po.limits.maxLogBytes && size < po.limits.maxLogBytes + po.limits.tailBytes + 400, std::to_string(size).c_str());
+        const auto text = test::readAll(QString::fromStdString(log.string()));
+        QVERIFY(text.contains("the worker wrote 3000022 bytes to stderr"));
+        QVERIFY(text.trimmed().endsWith("the end of the noise"));
+    }
+
+    // The worker's environment is an allow-list, and nothing secret-looking passes even when allowed.
+    void workerEnvironmentIsScrubbed()
+    {
+        const std::vector<std::pair<const char *, const char *>> secrets = {
+            {"OPENAI_API_KEY", "sk-test-0123456789abcdef"}, {"KFORGE_SECRET", "kforge-secret-value"},
+            {"GITHUB_TOKEN", "ghp_0123456789abcdefghij"},   {"DB_PASSWORD", "correct-horse-battery"},
+            {"AWS_SECRET_ACCESS_KEY", "aws-secret-value-42"}, {"GOOGLE_APPLICATION_CREDENTIALS", "/home/me/creds.json"},
+            {"CUDA_TOKEN_FILE", "/run/cuda-token"}};
+        for (const auto &[k, v] : secrets)
+            qputenv(k, v);
+        qputenv("KFORGE_UNRELATED_SETTING", "kept");
+        qputenv("SOME_RANDOM_VARIABLE", "dropped");
+        // A descriptor we leave inheritable must not reach the worker either.
+        QTemporaryDir out;
+        const auto marker = out.filePath(QStringLiteral("inheritable-marker")).toStdString();
+        const int fd = ::open(marker.c_str(), O_CREAT | O_WRONLY, 0600);
+        QVERIFY(fd >= 0);
+        {
+            WorkerPool pool(hostileOptions(hostile("env", out.path().toStdString())));
+            pool.start();
+            const Verdict v = pool.evaluate(m_card, test::cpuKernel("good_softmax.cpp"), quick(20000));
+            QVERIFY2(v.reasons.front().message == "env written", v.summaryLine().c_str());
+        }
+        ::close(fd);
+        for (const auto &[k, v] : secrets)
+            qunsetenv(k);
+        qunsetenv("KFORGE_UNRELATED_SETTING");
+        qunsetenv("SOME_RANDOM_VARIABLE");
+        const auto env = QString::fromUtf8(test::readAll(out.filePath(QStringLiteral("env.txt"))));
+        QVERIFY2(env.contains(QStringLiteral("PATH=")), qPrintable(env));
+        QVERIFY(env.contains(QStringLiteral("KFORGE_WORKER_SLOT=0")));
+        QVERIFY(env.contains(QStringLiteral("KFORGE_UNRELATED_SETTING=kept")));
+        QVERIFY(!env.contains(QStringLiteral("SOME_RANDOM_VARIABLE")));
+        for (const auto &[k, v] : secrets) {
+            QVERIFY2(!env.contains(QString::fromLatin1(k)), k);
+            QVERIFY2(!env.contains(QString::fromLatin1(v)), v);
+        }
+        const auto fds = QString::fromUtf8(test::readAll(out.filePath(QStringLiteral("fds.txt"))));
+        QVERIFY2(!fds.isEmpty(), "the worker listed its descriptors");
+        QVERIFY2(!fds.contains(QString::fromStdString(marker)), qPrintable(fds));
+    }
+
+    void environmentRule_data()
+    {
+        QTest::addColumn<QString>("name");
+        QTest::addColumn<bool>("passes");
+        QTest::newRow("PATH") << QStringLiteral("PATH") << true;
+        QTest::newRow("LC_ALL") << QStringLiteral("LC_ALL") << true;
+        QTest::newRow("CUDA_VISIBLE_DEVICES") << QStringLiteral("CUDA_VISIBLE_DEVICES") << true;
+        QTest::newRow("SLURM_JOB_ID") << QStringLiteral("SLURM_JOB_ID") << true;
+        QTest::newRow("SSH_AUTH_SOCK") << QStringLiteral("SSH_AUTH_SOCK") << true;
+        QTest::newRow("OMP_NUM_THREADS") << QStringLiteral("OMP_NUM_THREADS") << true;
+        QTest::newRow("a bare prefix") << QStringLiteral("CUDA_") << false;
+        QTest::newRow("not listed") << QStringLiteral("DISPLAY") << false;
+        QTest::newRow("PATHX") << QStringLiteral("PATHX") << false;
+        QTest::newRow("an API key") << QStringLiteral("ANTHROPIC_API_KEY") << false;
+        QTest::newRow("an allowed prefix with a token") << QStringLiteral("KFORGE_HF_TOKEN") << false;
+        QTest::newRow("a secret in lower case") << QStringLiteral("slurm_secret") << false;
+        QTest::newRow("a password") << QStringLiteral("TORCH_PASSWORD") << false;
+        QTest::newRow("credentials") << QStringLiteral("NVIDIA_CREDENTIALS") << false;
+    }
+
+    void environmentRule()
+    {
+        QFETCH(QString, name);
+        QFETCH(bool, passes);
+        QCOMPARE(allowedInWorkerEnvironment(name.toStdString()), passes);
+        const std::string entry = name.toStdString() + "=v";
+        char *envp[] = {const_cast<char *>(entry.c_str()), nullptr};
+        const auto env = workerEnvironment({}, envp);
+        QCOMPARE(std::find(env.begin(), env.end(), entry) != env.end(), passes);
+        // What the pool adds passes the same secret test.
+        const auto extra = workerEnvironment({{name.toStdString(), "v"}}, envp);
+        QCOMPARE(std::find(extra.begin(), extra.end(), entry) != extra.end(), !looksLikeSecretName(name.toStdString()));
+    }
+
+    // A dead worker's stderr is stored in the session: the values of our secret variables and the
+    // shapes of secrets are redacted.
+    void lastWordsAreRedacted()
+    {
+        const std::string key = "sk-proj-abcdefghijklmnopqrstuvwx";
+        qputenv("OPENAI_API_KEY", QByteArray::fromStdString(key));
+        WorkerPool pool(hostileOptions(hostile("leak", key)));
+        pool.start();
+        const Verdict v = pool.evaluate(m_card, test::cpuKernel("good_softmax.cpp"), quick(20000));
+        qunsetenv("OPENAI_API_KEY");
+        QCOMPARE(v.status, VerdictStatus::Crashed);
+        const auto &msg = v.reasons.front().message;
+        QVERIFY2(msg.find("its last words") != std::string::npos, msg.c_str());
+        QVERIFY2(msg.find("fell over") != std::string::npos, msg.c_str());
+        QVERIFY2(msg.find(key) == std::string::npos, msg.c_str());
+        QVERIFY2(msg.find("abcdefghijklmnop123") == std::string::npos, msg.c_str());
+        QVERIFY2(msg.find("hunter2hunter2") == std::string::npos, msg.c_str());
+        QVERIFY2(msg.find("Bearer [redacted]") != std::string::npos, msg.c_str());
+        QVERIFY2(msg.find("api_key=[redacted]") != std::string::npos, msg.c_str());
+    }
+
+    void redaction_data()
+    {
+        QTest::addColumn<QString>("text");
+        QTest::addColumn<QString>("expected");
+        QTest::newRow("a known value") << QStringLiteral("using s3cr3t-value-xyz now") << QStringLiteral("using [redacted] now");
+        QTest::newRow("an OpenAI key") << QStringLiteral("key sk-abcdefghijklmnop1234 failed") << QStringLiteral("key [redacted] failed");
+        QTest::newRow("an Anthropic key") << QStringLiteral("x-api-key: sk-ant-api03-abcdefgh_ijkl") << QStringLiteral("x-api-key: [redacted]");
+        QTest::newRow("not a key: a word ending in sk") << QStringLiteral("task-manager-running") << QStringLiteral("task-manager-running");
+        QTest::newRow("a bearer token") << QStringLiteral("Authorization: Bearer eyJhbGciOi.J9.abc") << QStringLiteral("Authorization: Bearer [redacted]");
+        QTest::newRow("an assignment") << QStringLiteral("api_key=abc123def, next") << QStringLiteral("api_key=[redacted], next");
+        QTest::newRow("a JSON member") << QStringLiteral(R"({"access_token": "abc def", "n": 1})") << QStringLiteral(R"({"access_token": "[redacted]", "n": 1})");
+        QTest::newRow("an environment line") << QStringLiteral("HF_TOKEN=hf_abc") << QStringLiteral("HF_TOKEN=[redacted]");
+        QTest::newRow("a password option") << QStringLiteral("--password: hunter2") << QStringLiteral("--password: [redacted]");
+        QTest::newRow("a GitHub token") << QStringLiteral("ghp_abcdefghijklmnopqrstuvwxyz") << QStringLiteral("[redacted]");
+        QTest::newRow("a private key")
+            << QStringLiteral("a\n-----BEGIN RSA PRIVATE KEY-----\nMIIE\n-----END RSA PRIVATE KEY-----\nb")
+            << QStringLiteral("a\n[redacted private key]\nb");
+        QTest::newRow("ordinary text") << QStringLiteral("cuda_fault: an illegal memory access; key=3 rows") << QStringLiteral("cuda_fault: an illegal memory access; key=3 rows");
+    }
+
+    void redaction()
+    {
+        QFETCH(QString, text);
+        QFETCH(QString, expected);
+        Redactor r;
+        r.addSecret("s3cr3t-value-xyz");
+        r.addSecret("abc"); // too short to mean anything
+        QCOMPARE(QString::fromStdString(r.redact(text.toStdString())), expected);
+    }
+
+    // Workers are forked by the pool's own threads: a pool started from a thread that then ends still
+    // has its workers (they die with the thread that forked them).
+    void workersOutliveTheThreadThatStartedThePool()
+    {
+        WorkerPool pool({test::workerCommand(), 1});
+        std::thread([&] { pool.start(); }).join();
+        const auto pids = pool.pids();
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+        const Verdict v = pool.evaluate(m_card, test::cpuKernel("good_softmax.cpp"), quick());
+        QVERIFY2(v.correct(), v.summaryLine().c_str());
+        QCOMPARE(pool.restarts(), 0);
+        QCOMPARE(pool.pids(), pids);
+    }
+
+    // The log folder the pool makes is private and goes with the pool; one the user chose stays.
+    void logFolderIsPrivateAndRemoved()
+    {
+        std::string dir;
+        {
+            WorkerPool pool({test::workerCommand(), 1});
+            dir = pool.logDir();
+            struct stat st {};
+            QCOMPARE(::stat(dir.c_str(), &st), 0);
+            QCOMPARE(int(st.st_mode & 0777), 0700);
+            pool.start();
+            QVERIFY(std::filesystem::exists(std::filesystem::path(dir) / "worker-0.log"));
+        }
+        QVERIFY2(!std::filesystem::exists(dir), dir.c_str());
+        QTemporaryDir chosen;
+        {
+            PoolOptions po(test::workerCommand(), 1);
+            po.logDir = chosen.path().toStdString();
+            WorkerPool pool(po);
+            pool.start();
+        }
+        QVERIFY(QFile::exists(chosen.filePath(QStringLiteral("worker-0.log"))));
     }
 };
 

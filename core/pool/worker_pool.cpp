@@ -1,12 +1,16 @@
 #include "pool/worker_pool.h"
 
+#include <cerrno>
 #include <cstdlib>
+#include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <future>
 #include <unistd.h>
 
 #include "pool/worker_process.h"
 #include "util/error.h"
+#include "util/text.h"
 
 namespace kforge {
 
@@ -17,25 +21,55 @@ nlohmann::json failureReply(VerdictStatus status, const char *code, const std::s
     return {{"type", "failure"}, {"status", statusName(status)}, {"code", code}, {"message", message}};
 }
 
-// An evaluate reply (or a failure in its place) as the verdict the search stores.
+// A string member of a reply, or `def` when it is missing or not a string: a worker's reply is never
+// trusted to have the shape we asked for.
+std::string textOf(const nlohmann::json &j, const char *key, const std::string &def = {})
+{
+    if (!j.is_object())
+        return def;
+    const auto it = j.find(key);
+    return it != j.end() && it->is_string() ? it->get<std::string>() : def;
+}
+
+// An evaluate reply (or a failure in its place) as the verdict the search stores. Never throws.
 Verdict verdictFromReply(const nlohmann::json &reply)
 {
     Verdict v;
-    const auto type = reply.value("type", "");
-    if (type == "result") {
-        try {
-            v = reply.at("verdict").get<Verdict>();
-        } catch (const std::exception &e) {
-            v = failureVerdict(VerdictStatus::Error, reason::BadRequest, std::string("the worker's verdict was malformed: ") + e.what());
+    try {
+        const auto type = textOf(reply, "type");
+        if (type == "result") {
+            try {
+                v = reply.at("verdict").get<Verdict>();
+            } catch (const std::exception &e) {
+                v = failureVerdict(VerdictStatus::Error, reason::BadRequest,
+                                   std::string("the worker's verdict was malformed: ") + printable(e.what(), 300));
+            }
+        } else if (type == "failure") {
+            VerdictStatus status = VerdictStatus::Error;
+            std::string note;
+            try {
+                status = statusFromName(textOf(reply, "status", "error"));
+            } catch (const std::exception &e) {
+                note = " (the failure named " + printable(e.what(), 200) + ")";
+            }
+            v = failureVerdict(status, textOf(reply, "code", reason::BadRequest), textOf(reply, "message") + note);
+        } else if (type == "error") {
+            v = failureVerdict(VerdictStatus::Error, reason::BadRequest, "the worker refused the request: " + textOf(reply, "error", "(no reason given)"));
+        } else {
+            v = failureVerdict(VerdictStatus::Error, reason::BadRequest,
+                               "the worker answered with a reply of type '" + printable(type, 100) + "' to an evaluate request: "
+                                   + printable(reply.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), 300));
         }
-    } else if (type == "failure") {
-        v = failureVerdict(statusFromName(reply.value("status", "error")), reply.value("code", reason::BadRequest).c_str(),
-                           reply.value("message", ""));
-    } else {
-        v = failureVerdict(VerdictStatus::Error, reason::BadRequest, "the worker refused the request: " + reply.value("error", reply.dump()));
+    } catch (const std::exception &e) {
+        v = failureVerdict(VerdictStatus::Error, reason::BadRequest, std::string("the worker's reply was malformed: ") + e.what());
     }
-    v.worker = reply.value("worker_name", v.worker);
+    v.worker = textOf(reply, "worker_name", v.worker);
     return v;
+}
+
+std::string describeJson(const nlohmann::json &j)
+{
+    return printable(j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), 120);
 }
 
 } // namespace
@@ -47,15 +81,26 @@ WorkerPool::WorkerPool(PoolOptions options) : m_options(std::move(options))
     if (m_options.workers < 1)
         m_options.workers = 1;
     if (m_options.logDir.empty()) {
-        auto dir = std::filesystem::temp_directory_path() / ("kforge-workers-" + std::to_string(::getpid()));
-        m_options.logDir = dir.string();
+        // Private: worker logs may quote what candidates printed. Ours to remove.
+        auto tmpl = (std::filesystem::temp_directory_path() / "kforge-workers-XXXXXX").string();
+        if (!::mkdtemp(tmpl.data()))
+            throw Error("cannot create a folder for worker logs in " + std::filesystem::temp_directory_path().string() + ": "
+                        + std::strerror(errno));
+        m_options.logDir = tmpl;
+        m_ownsLogDir = true;
+    } else {
+        std::filesystem::create_directories(m_options.logDir);
     }
-    std::filesystem::create_directories(m_options.logDir);
 }
 
 WorkerPool::~WorkerPool()
 {
     shutdown();
+    m_slots.clear();
+    if (m_ownsLogDir) {
+        std::error_code ec;
+        std::filesystem::remove_all(m_options.logDir, ec);
+    }
 }
 
 void WorkerPool::setEventSink(std::function<void(const PoolEvent &)> sink)
@@ -87,7 +132,8 @@ bool WorkerPool::ensureRunning(Slot &slot, std::string &error)
     }
     const auto log = (std::filesystem::path(m_options.logDir) / ("worker-" + std::to_string(slot.index) + ".log")).string();
     slot.process = std::make_unique<WorkerProcess>(m_options.command, log,
-                                                   std::map<std::string, std::string>{{"KFORGE_WORKER_SLOT", std::to_string(slot.index)}});
+                                                   std::map<std::string, std::string>{{"KFORGE_WORKER_SLOT", std::to_string(slot.index)}},
+                                                   m_options.limits);
     try {
         slot.process->start();
     } catch (const Error &e) {
@@ -98,11 +144,15 @@ bool WorkerPool::ensureRunning(Slot &slot, std::string &error)
     auto hello = helloRequest();
     hello["id"] = 0;
     std::string line;
-    if (!slot.process->writeLine(hello.dump())
-        || slot.process->readLine(line, m_options.helloTimeoutMs) != WorkerProcess::Read::Line) {
+    const bool sent = slot.process->writeLine(hello.dump());
+    const auto r = sent ? slot.process->readLine(line, m_options.helloTimeoutMs) : WorkerProcess::Read::Eof;
+    if (r != WorkerProcess::Read::Line) {
+        const auto how = r == WorkerProcess::Read::Overlong ? "its hello was longer than " + std::to_string(m_options.limits.maxLineBytes) + " bytes"
+                       : r == WorkerProcess::Read::Timeout ? "no answer within " + std::to_string(m_options.helloTimeoutMs) + " ms"
+                                                           : std::string();
         slot.process->kill();
-        error = "worker '" + m_options.command + "' did not answer hello (" + slot.process->exitDescription() + ")";
-        const auto tail = slot.process->stderrTail(600);
+        error = "worker '" + m_options.command + "' did not answer hello (" + (how.empty() ? slot.process->exitDescription() : how) + ")";
+        const auto tail = slot.process->lastWords(600);
         if (!tail.empty())
             error += ": " + tail;
         notify({slot.index, "failed_to_start", error});
@@ -110,57 +160,56 @@ bool WorkerPool::ensureRunning(Slot &slot, std::string &error)
     }
     try {
         auto reply = nlohmann::json::parse(line);
-        if (reply.value("type", "") != "hello" || reply.value("protocol", 0) != kProtocolVersion)
-            throw Error("it speaks protocol " + std::to_string(reply.value("protocol", 0)) + ", this build speaks "
-                        + std::to_string(kProtocolVersion));
+        if (!reply.is_object() || textOf(reply, "type") != "hello")
+            throw Error("expected a hello object, got " + describeJson(reply));
+        const auto protocol = reply.find("protocol");
+        if (protocol == reply.end() || !protocol->is_number_integer() || protocol->get<int64_t>() != kProtocolVersion)
+            throw Error("it speaks protocol " + (protocol == reply.end() ? std::string("(none)") : describeJson(*protocol))
+                        + ", this build speaks " + std::to_string(kProtocolVersion));
         slot.hello = reply;
+        slot.name = textOf(reply, "worker", "worker-" + std::to_string(slot.index));
     } catch (const std::exception &e) {
         slot.process->kill();
-        error = std::string("worker hello was not understood: ") + e.what();
+        error = "worker hello was not understood: " + printable(e.what(), 400);
         notify({slot.index, "failed_to_start", error});
         return false;
     }
-    notify({slot.index, restart ? "restarted" : "started", slot.hello.value("worker", "")});
+    notify({slot.index, restart ? "restarted" : "started", slot.name});
     return true;
 }
 
 void WorkerPool::start()
 {
-    std::unique_lock startLock(m_mutex);
+    std::unique_lock lock(m_mutex);
     if (m_started)
         return;
     m_started = true;
     m_stopping = false;
+    m_startPending = m_options.workers;
+    m_startUp = 0;
+    m_startError.clear();
     for (int i = 0; i < m_options.workers; ++i) {
         auto slot = std::make_unique<Slot>();
         slot->index = i;
         m_slots.push_back(std::move(slot));
     }
-    // Bring workers up in parallel: over ssh or srun each one can take seconds.
-    std::vector<std::future<std::string>> ups;
-    startLock.unlock();
-    for (auto &slot : m_slots)
-        ups.push_back(std::async(std::launch::async, [this, s = slot.get()] {
-            std::string err;
-            return ensureRunning(*s, err) ? std::string() : err;
-        }));
-    std::string firstError;
-    int up = 0;
-    for (auto &f : ups) {
-        auto err = f.get();
-        if (err.empty())
-            ++up;
-        else if (firstError.empty())
-            firstError = err;
-    }
-    startLock.lock();
-    if (up == 0) {
-        m_started = false;
-        m_slots.clear();
-        throw Error("no worker could be started: " + firstError);
-    }
+    // Each slot's thread starts its worker (in parallel: over ssh or srun each can take seconds) and
+    // owns it from then on; a worker dies with the thread that forked it, so that must be this one.
     for (auto &slot : m_slots)
         slot->thread = std::thread([this, s = slot.get()] { serve(*s); });
+    m_startCv.wait(lock, [this] { return m_startPending == 0; });
+    if (m_startUp > 0)
+        return;
+    const auto firstError = m_startError;
+    m_stopping = true;
+    lock.unlock();
+    m_cv.notify_all();
+    for (auto &slot : m_slots)
+        slot->thread.join();
+    lock.lock();
+    m_slots.clear();
+    m_started = false;
+    throw Error("no worker could be started: " + firstError);
 }
 
 void WorkerPool::shutdown()
@@ -182,8 +231,15 @@ void WorkerPool::shutdown()
         m_started = false;
     }
     for (auto &job : orphans)
-        job.done(failureReply(VerdictStatus::Error, reason::BadRequest, "the worker pool shut down before this ran"));
+        try {
+            job.done(failureReply(VerdictStatus::Error, reason::BadRequest, "the worker pool shut down before this ran"));
+        } catch (...) {
+        }
     m_slots.clear();
+}
+
+namespace {
+constexpr int kWorkerAnswerGraceMs = 5000;
 }
 
 void WorkerPool::enqueue(nlohmann::json request, int deadlineMs, ReplyCallback done)
@@ -203,7 +259,9 @@ void WorkerPool::enqueue(nlohmann::json request, int deadlineMs, ReplyCallback d
 void WorkerPool::submit(const OperatorCard &card, const Candidate &candidate, const EvalOptions &options,
                         VerdictCallback done)
 {
-    enqueue(evaluateRequest(card, candidate, options), options.deadlineMs,
+    // The worker stops a candidate at its deadline and answers (worker/server.h); the pool waits a little
+    // longer, for a worker that cannot answer at all.
+    enqueue(evaluateRequest(card, candidate, options), options.deadlineMs + kWorkerAnswerGraceMs,
             [done = std::move(done)](const nlohmann::json &reply) { done(verdictFromReply(reply)); });
 }
 
@@ -223,8 +281,32 @@ Verdict WorkerPool::evaluate(const OperatorCard &card, const Candidate &candidat
     return future.get();
 }
 
+void WorkerPool::finish(Slot &slot, Job &job, const nlohmann::json &reply)
+{
+    // The callback is the caller's code on our thread: what it throws must not end the thread (and
+    // with it, the process).
+    try {
+        job.done(reply);
+    } catch (const std::exception &e) {
+        notify({slot.index, "callback_failed", e.what()});
+    } catch (...) {
+        notify({slot.index, "callback_failed", "an exception that is not a std::exception"});
+    }
+}
+
 void WorkerPool::serve(Slot &slot)
 {
+    {
+        std::string error;
+        const bool up = ensureRunning(slot, error);
+        std::lock_guard lock(m_mutex);
+        if (up)
+            ++m_startUp;
+        else if (m_startError.empty())
+            m_startError = error;
+        --m_startPending;
+    }
+    m_startCv.notify_all();
     for (;;) {
         Job job;
         {
@@ -237,12 +319,19 @@ void WorkerPool::serve(Slot &slot)
         }
         std::string error;
         if (!ensureRunning(slot, error)) {
-            job.done(failureReply(VerdictStatus::Error, reason::Crashed, "no worker to run this: " + error));
+            finish(slot, job, failureReply(VerdictStatus::Error, reason::Crashed, "no worker to run this: " + error));
             if (slot.restarts > m_options.maxRestarts)
                 break; // this slot is dead; the others keep serving the queue
             continue;
         }
-        job.done(exchange(slot, job));
+        nlohmann::json reply;
+        try {
+            reply = exchange(slot, job);
+        } catch (const std::exception &e) {
+            slot.process->kill();
+            reply = failureReply(VerdictStatus::Error, reason::BadRequest, std::string("the worker pool could not run this: ") + e.what());
+        }
+        finish(slot, job, reply);
     }
     if (slot.process && slot.process->isRunning()) {
         auto bye = shutdownRequest();
@@ -254,34 +343,53 @@ void WorkerPool::serve(Slot &slot)
     }
 }
 
-
 nlohmann::json WorkerPool::exchange(Slot &slot, Job &job)
 {
     const auto id = job.request["id"];
-    const std::string workerName = slot.hello.value("worker", "worker-" + std::to_string(slot.index));
     auto named = [&](nlohmann::json reply) {
-        reply["worker_name"] = workerName;
+        reply["worker_name"] = slot.name;
         return reply;
     };
-    if (!slot.process->writeLine(job.request.dump())) {
+    std::string payload;
+    try {
+        payload = job.request.dump();
+    } catch (const nlohmann::json::exception &e) {
+        return named(failureReply(VerdictStatus::Error, reason::BadRequest, std::string("the request could not be encoded: ") + e.what()));
+    }
+    if (!slot.process->writeLine(payload)) {
         const auto how = slot.process->exitDescription();
         notify({slot.index, "crashed", how});
         slot.process->kill();
         return named(failureReply(VerdictStatus::Crashed, reason::Crashed, "the worker was gone before the request was sent (" + how + ")"));
     }
+    // Its stdout is the worker's own (fds 0 and 1 point elsewhere before any candidate runs), so every
+    // line on it is a reply to the one request in flight; anything else means the stream can no longer
+    // be trusted, whatever wrote it: the worker is replaced.
+    auto violation = [&](const std::string &what) {
+        slot.process->kill();
+        const auto msg = "the worker broke the protocol: " + what + "; it was stopped and will be restarted";
+        notify({slot.index, "protocol_violation", msg});
+        return named(failureReply(VerdictStatus::Crashed, reason::Crashed, msg));
+    };
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(job.deadlineMs);
     std::string line;
     for (;;) {
-        const auto r = slot.process->readLine(line, job.deadlineMs);
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
+        const auto r = slot.process->readLine(line, int(std::max<long long>(left, 0)));
         if (r == WorkerProcess::Read::Timeout) {
             slot.process->kill();
             const auto msg = "no answer within " + std::to_string(job.deadlineMs) + " ms; the worker was stopped and will be restarted";
             notify({slot.index, "timeout", msg});
             return named(failureReply(VerdictStatus::Timeout, reason::Timeout, msg));
         }
+        if (r == WorkerProcess::Read::Overlong)
+            return violation("a reply line over the " + std::to_string(m_options.limits.maxLineBytes) + "-byte limit ("
+                             + std::to_string(slot.process->overlongBytes())
+                             + (slot.process->overlongHadNewline() ? " bytes)" : " bytes and no end of line yet)"));
         if (r == WorkerProcess::Read::Eof) {
             auto how = slot.process->exitDescription();
-            const auto tail = slot.process->stderrTail(800);
-            slot.process->kill();
+            slot.process->kill(); // also drains the rest of its stderr
+            const auto tail = slot.process->lastWords(m_options.lastWordsBytes);
             notify({slot.index, "crashed", how});
             std::string msg = "the worker died while evaluating this candidate: " + how;
             if (!tail.empty())
@@ -292,10 +400,18 @@ nlohmann::json WorkerPool::exchange(Slot &slot, Job &job)
         try {
             reply = nlohmann::json::parse(line);
         } catch (const nlohmann::json::exception &) {
-            continue; // stray output (a library printing to stdout); keep waiting for our reply
+            return violation("a reply that is not JSON (" + std::to_string(line.size()) + " bytes: " + printable(line, 120) + ")");
         }
-        if (reply.value("id", nlohmann::json()) == id)
+        if (!reply.is_object())
+            return violation(std::string("a reply that is not a JSON object (") + reply.type_name() + ": " + describeJson(reply) + ")");
+        const auto rid = reply.find("id");
+        if (rid != reply.end() && *rid == id)
             return named(std::move(reply));
+        // The worker could not read our request, so it could not know its id.
+        if ((rid == reply.end() || rid->is_null()) && textOf(reply, "type") == "error")
+            return named(std::move(reply));
+        return violation("a reply with id " + (rid == reply.end() ? std::string("(none)") : describeJson(*rid)) + " to request "
+                         + id.dump());
     }
 }
 

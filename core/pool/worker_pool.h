@@ -1,8 +1,11 @@
 #pragma once
-// A pool of worker processes started from one command line. Each worker has its own thread that takes
-// requests from one shared queue, so N workers stay busy. A worker that dies or stops answering is
-// killed and started again; the request it was running gets a Crashed or Timeout verdict naming what
-// happened, and queued requests go to the restarted worker.
+// A pool of worker processes started from one command line. Each worker has its own thread that starts
+// it, takes requests from one shared queue, and stops it, so N workers stay busy and each worker dies
+// with the thread that owns it (PR_SET_PDEATHSIG), which lives as long as the pool. A worker that dies,
+// stops answering or breaks the protocol (a reply that is not a JSON object, a line past the cap, a
+// reply to another request) is killed and started again; the request it was running gets a Crashed or
+// Timeout verdict naming what happened, and queued requests go to the restarted worker. Nothing a
+// worker sends makes the pool throw: a malformed reply becomes an Error verdict for its request.
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -14,12 +17,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "pool/worker_process.h"
 #include "protocol/messages.h"
 #include "protocol/verdict.h"
 
 namespace kforge {
-
-class WorkerProcess;
 
 struct PoolOptions {
     PoolOptions(std::string command = {}, int workers = 1) : command(std::move(command)), workers(workers) {}
@@ -27,12 +29,16 @@ struct PoolOptions {
     int workers = 1;
     int helloTimeoutMs = 60000; // ssh or srun may take a while to bring a worker up
     int maxRestarts = 50;       // per worker slot; past this the slot gives up
-    std::string logDir;         // worker stderr logs; a temporary folder when empty
+    std::string logDir;         // worker stderr logs; when empty, a private temporary folder (0700) that
+                                // the pool removes when it is destroyed
+    WorkerLimits limits;        // a reply line's and a stderr log's caps
+    size_t lastWordsBytes = 1500; // how much of a dead worker's stderr (redacted) a verdict quotes
 };
 
 struct PoolEvent {
     int slot = 0;
-    std::string kind; // "started", "crashed", "timeout", "restarted", "failed_to_start"
+    std::string kind; // "started", "crashed", "timeout", "protocol_violation", "restarted", "failed_to_start",
+                      // "callback_failed"
     std::string detail;
 };
 
@@ -63,6 +69,7 @@ public:
     int queued() const;
     int restarts() const;
     std::vector<int> pids() const; // of live workers, for diagnostics and tests
+    const std::string &logDir() const { return m_options.logDir; }
 
 private:
     using ReplyCallback = std::function<void(const nlohmann::json &reply)>;
@@ -75,6 +82,7 @@ private:
         int index = 0;
         std::unique_ptr<WorkerProcess> process;
         nlohmann::json hello;
+        std::string name; // the worker's name from its hello
         int restarts = 0;
         std::thread thread;
     };
@@ -82,6 +90,7 @@ private:
     bool ensureRunning(Slot &slot, std::string &error);
     void serve(Slot &slot);
     nlohmann::json exchange(Slot &slot, Job &job);
+    void finish(Slot &slot, Job &job, const nlohmann::json &reply);
     void enqueue(nlohmann::json request, int deadlineMs, ReplyCallback done);
     void notify(const PoolEvent &e);
 
@@ -92,6 +101,12 @@ private:
     std::deque<Job> m_queue;
     bool m_stopping = false;
     bool m_started = false;
+    bool m_ownsLogDir = false;
+    // start(): each slot's thread reports its first start here
+    std::condition_variable m_startCv;
+    int m_startPending = 0;
+    int m_startUp = 0;
+    std::string m_startError;
     uint64_t m_nextId = 1;
     std::function<void(const PoolEvent &)> m_sink;
 };

@@ -1,16 +1,32 @@
 #include "protocol/messages.h"
 
+#include "util/error.h"
+#include "util/text.h"
+
 namespace kforge {
 
+// JSON strings must be UTF-8, and a source is any bytes (a Latin-1 comment, a stray byte): those go
+// as base64, so the worker compiles exactly what the proposer wrote.
 void to_json(nlohmann::json &j, const Candidate &c)
 {
-    j = {{"backend", c.backend}, {"source", c.source}, {"launch", c.launch}};
+    j = {{"backend", c.backend}, {"launch", c.launch}};
+    if (isValidUtf8(c.source))
+        j["source"] = c.source;
+    else
+        j["source_b64"] = base64Encode(c.source);
 }
 
 void from_json(const nlohmann::json &j, Candidate &c)
 {
     c.backend = j.value("backend", "cpu");
-    c.source = j.at("source").get<std::string>();
+    if (const auto b64 = j.find("source_b64"); b64 != j.end()) {
+        auto bytes = base64Decode(b64->get<std::string>());
+        if (!bytes)
+            throw Error("the candidate's source_b64 is not base64");
+        c.source = std::move(*bytes);
+    } else {
+        c.source = j.at("source").get<std::string>();
+    }
     c.launch = j.value("launch", nlohmann::json::object());
 }
 

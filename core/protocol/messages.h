@@ -24,7 +24,7 @@ inline constexpr int kProtocolVersion = 1;
 
 struct Candidate {
     std::string backend = "cpu"; // "cpu" (C++ shared object) or "cuda" (device code + launch plan)
-    std::string source;
+    std::string source; // any bytes: JSON carries it as "source" when it is UTF-8, else as "source_b64"
     nlohmann::json launch = nlohmann::json::object(); // the CUDA launch plan; empty for cpu
 };
 

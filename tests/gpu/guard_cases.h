@@ -9,10 +9,12 @@
 //   */
 // and is compiled after the template prelude (T, to_f, from_f, warp_sum, warp_max) for the card's dtype.
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "ops/launch_comment.h"
 #include "ops/operator_card.h"
 #include "proposers/templates/cuda_prelude.h"
 #include "protocol/messages.h"
@@ -28,14 +30,18 @@ inline std::string readText(const std::string &path)
     return ss.str();
 }
 
-// The plan in a kernel file's `kforge-launch` comment; throws on a file without one.
+// The plan in a kernel file's `kforge-launch` comment (ops/launch_comment.h); throws on a file without one.
 inline nlohmann::json launchPlanOf(const std::string &source, const std::string &file)
 {
-    const auto at = source.find("kforge-launch");
-    const auto end = at == std::string::npos ? at : source.find("*/", at);
-    if (end == std::string::npos)
+    std::optional<nlohmann::json> plan;
+    try {
+        plan = launchPlanFromComment(source);
+    } catch (const std::exception &e) {
+        throw std::runtime_error(file + ": " + e.what());
+    }
+    if (!plan)
         throw std::runtime_error(file + ": no /* kforge-launch ... */ block");
-    return nlohmann::json::parse(source.substr(at + 13, end - at - 13));
+    return *plan;
 }
 
 inline std::string cudaKernelDir()
