@@ -20,6 +20,7 @@ private:
         EvalOptions o;
         o.benchSamples = 9;
         o.warmup = 2;
+        o.deadlineMs = 20000;
         return m_pool->evaluate(m_card, test::cpuKernel(kernel), o);
     }
 
@@ -55,13 +56,17 @@ private slots:
         QTest::addColumn<QString>("status");
         QTest::addColumn<QString>("reason");
         QTest::addColumn<QString>("message");
-        QTest::newRow("wrong values") << QStringLiteral("wrong_unnormalized.cpp") << QStringLiteral("incorrect") << QStringLiteral("mismatch") << QStringLiteral("differs from the reference");
+        QTest::newRow("wrong values") << QStringLiteral("wrong_unnormalized.cpp") << QStringLiteral("incorrect") << QStringLiteral("mismatch") << QStringLiteral("differs from the float64 reference");
         QTest::newRow("writes only the first row") << QStringLiteral("partial_first_row.cpp") << QStringLiteral("incorrect") << QStringLiteral("output_not_written") << QStringLiteral("were never written");
         QTest::newRow("changes its input") << QStringLiteral("modifies_input.cpp") << QStringLiteral("incorrect") << QStringLiteral("input_modified") << QStringLiteral("input 'x' was modified");
         QTest::newRow("hard-coded row length") << QStringLiteral("fixed_shape.cpp") << QStringLiteral("incorrect") << QStringLiteral("") << QStringLiteral("held-out");
         QTest::newRow("overflows to NaN") << QStringLiteral("naive_overflow.cpp") << QStringLiteral("incorrect") << QStringLiteral("unexpected_nan_or_inf") << QStringLiteral("scale 64");
         QTest::newRow("does not compile") << QStringLiteral("compile_error.cpp") << QStringLiteral("compile_error") << QStringLiteral("compile_error") << QStringLiteral("undeclared_rows");
         QTest::newRow("no entry point") << QStringLiteral("no_entry.cpp") << QStringLiteral("compile_error") << QStringLiteral("missing_entry_point") << QStringLiteral("kforge_entry");
+        QTest::newRow("accumulates in float16") << QStringLiteral("half_accum_softmax.cpp") << QStringLiteral("incorrect") << QStringLiteral("mismatch") << QStringLiteral("float64 reference");
+        QTest::newRow("sniffs the old fixed poison") << QStringLiteral("old_poison_sniffer.cpp") << QStringLiteral("incorrect") << QStringLiteral("mismatch") << QStringLiteral("");
+        QTest::newRow("writes past and before its output") << QStringLiteral("oob_tail_write.cpp") << QStringLiteral("incorrect") << QStringLiteral("out_of_bounds_write") << QStringLiteral("guard bands");
+        QTest::newRow("hangs: stopped at the worker's deadline") << QStringLiteral("hang.cpp") << QStringLiteral("timeout") << QStringLiteral("timeout") << QStringLiteral("");
     }
 
     void rejections()
@@ -81,6 +86,66 @@ private slots:
             all += QString::fromStdString(r.message) + QLatin1Char('\n');
         QVERIFY2(all.contains(message), qPrintable(all));
         QVERIFY(v.candidate.samplesUs.empty()); // a rejected kernel is never benchmarked
+    }
+
+    // Every trial reports the candidate's and ATen's error against float64, and what was allowed.
+    void trialsCarryBothErrors()
+    {
+        const Verdict v = eval("good_softmax.cpp");
+        QVERIFY2(v.correct(), v.summaryLine().c_str());
+        for (const auto &t : v.trials) {
+            QVERIFY2(t.atenError > 0 && t.candidateError > 0, t.label.c_str());
+            QVERIFY(t.candidateError <= t.allowedError);
+            QVERIFY(t.allowedError >= 4.0);
+        }
+    }
+
+    // Summation order alone: a left-to-right float32 scan over rows of 65536 is correct.
+    void longScanIsAccepted()
+    {
+        const auto card = makeCard("cumsum", {{"rows", 8}, {"cols", 65536}}, DType::F32);
+        EvalOptions o;
+        o.benchSamples = 5;
+        o.warmup = 1;
+        const Verdict v = m_pool->evaluate(card, test::cpuKernel("good_cumsum.cpp"), o);
+        QVERIFY2(v.correct(), (v.summaryLine() + (v.reasons.empty() ? "" : " " + v.reasons.front().message)).c_str());
+    }
+
+    // A kernel that stops working once verification should be over is caught by the checks of timed
+    // runs and of the last run.
+    void skippingWorkAfterTheChecksIsCaught()
+    {
+        const Verdict v = eval("counts_calls.cpp");
+        QCOMPARE(QString::fromStdString(statusName(v.status)), QStringLiteral("incorrect"));
+        QCOMPARE(QString::fromStdString(v.reasons.front().code), QStringLiteral("output_not_written"));
+        QVERIFY2(v.reasons.front().message.find("run") != std::string::npos, v.reasons.front().message.c_str());
+    }
+
+    // All zeros is wrong for every family, at its dtypes.
+    void zerosAreRejectedForEveryFamily_data()
+    {
+        QTest::addColumn<QString>("family");
+        QTest::addColumn<QString>("dtype");
+        for (const auto &f : cardFamilies())
+            for (const char *dt : {"float32", "bfloat16"})
+                QTest::newRow((f + " " + dt).c_str()) << QString::fromStdString(f) << QString::fromLatin1(dt);
+        QTest::newRow("mean of rows of 262144, bfloat16") << QStringLiteral("mean:262144") << QStringLiteral("bfloat16");
+    }
+    void zerosAreRejectedForEveryFamily()
+    {
+        QFETCH(QString, family);
+        QFETCH(QString, dtype);
+        const auto name = family.section(QLatin1Char(':'), 0, 0).toStdString();
+        const int64_t cols = family.contains(QLatin1Char(':')) ? family.section(QLatin1Char(':'), 1).toLongLong() : 256;
+        const ShapeBindings shape = name == "group_norm" ? ShapeBindings{{"n", 2}, {"c", 8}, {"hw", 64}, {"groups", 2}}
+                                  : name == "cross_entropy" ? ShapeBindings{{"rows", 16}, {"vocab", 500}}
+                                                            : ShapeBindings{{"rows", 16}, {"cols", cols}};
+        const auto card = makeCard(name, shape, dtypeFromName(dtype.toStdString()));
+        EvalOptions o;
+        o.benchmark = false;
+        const Verdict v = m_pool->evaluate(card, test::cpuKernel("zeros_output.cpp"), o);
+        QVERIFY2(!v.correct(), v.summaryLine().c_str());
+        QCOMPARE(QString::fromStdString(statusName(v.status)), QStringLiteral("incorrect"));
     }
 
     void heldOutShapesCatchHardCodedKernels()

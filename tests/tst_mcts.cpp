@@ -108,25 +108,6 @@ private slots:
         QFETCH(double, reward);
         QCOMPARE(rewardFor(correct, speedup), reward);
     }
-
-    void decideSpeed_data()
-    {
-        QTest::addColumn<double>("speedup");
-        QTest::addColumn<double>("noise");
-        QTest::addColumn<bool>("accepted");
-        QTest::newRow("clear win") << 1.30 << 0.05 << true;
-        QTest::newRow("inside the noise") << 1.04 << 0.05 << false;
-        QTest::newRow("slower") << 0.80 << 0.02 << false;
-        QTest::newRow("exactly at the band") << 1.05 << 0.05 << false;
-    }
-
-    void decideSpeed()
-    {
-        QFETCH(double, speedup);
-        QFETCH(double, noise);
-        QFETCH(bool, accepted);
-        QCOMPARE(kforge::decideSpeed(speedup, noise) == VerdictStatus::Accepted, accepted);
-    }
 };
 
 QTEST_GUILESS_MAIN(TestMcts)

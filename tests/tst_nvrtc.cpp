@@ -170,8 +170,18 @@ extern "C" __global__ void local_array(const float *x, float *y, int k)
         row("static local", "__global__ void k(int *y) {\n  static int n;\n  y[0] = ++n;\n}\n", "device_global", 2);
         row("global hidden by a macro", "#define DEV __device__\nDEV float last;\n__global__ void k(float *y) { y[0] = last; }\n",
             "device_global", 0); // only the PTX shows it
-        row("const __device__ table is fine", "__device__ const float tbl[4] = {1, 2, 3, 4};\n__global__ void k(float *y) { y[0] = tbl[threadIdx.x & 3]; }\n",
-            "", 0);
+        row("const __device__ table is global memory (a cast writes it)",
+            "__device__ const float tbl[4] = {1, 2, 3, 4};\n__global__ void k(float *y) { y[0] = tbl[threadIdx.x & 3]; }\n", "device_global", 1);
+        row("mutable global shares a const one's name",
+            "__constant__ float k1 = 2.f;\nnamespace n { __device__ float k1; }\n__global__ void k(float *y) { y[0] = n::k1 * k1; }\n",
+            "device_global", 2);
+        row("a macro hides the clock", "#define T clock64\n__global__ void k(long long *y) { y[0] = T(); }\n", "clock_read", 0);
+        row("a macro hides a device launch", "#define L(k) k<<<1, 1>>>\n__global__ void c() {}\n__global__ void p() { L(c)(); }\n",
+            "device_launch", 1);
+        row("includes a host file", "#include \"/etc/passwd\"\n__global__ void k(float *y) { y[0] = 1; }\n", "include", 1);
+        row("includes a host header", "\n#include <stdio.h>\n__global__ void k(float *y) { y[0] = 1; }\n", "include", 2);
+        row("includes through a macro", "#define H \"/etc/shadow\"\n#include H\n__global__ void k(float *y) { y[0] = 1; }\n", "include", 2);
+        row("toolkit headers are fine", "#include <cuda_fp16.h>\n__global__ void k(__half *y) { y[0] = __float2half(1.f); }\n", "", 0);
         row("__constant__ is fine", "__constant__ float c[4];\n__global__ void k(float *y) { y[0] = c[0]; }\n", "", 0);
         row("__device__ functions are fine", "__device__ __forceinline__ float sq(float v) { return v * v; }\n__global__ void k(float *y) { y[0] = sq(y[0]); }\n",
             "", 0);

@@ -100,8 +100,10 @@ private slots:
         f.write(kHostileWorker);
     }
 
-    void faultIsReportedAndWorkerRestarted()
+    void faultIsContainedInTheSandbox()
     {
+        // A candidate that faults dies in its own sandboxed process: the verdict names the signal and
+        // the worker serves the next request without a restart.
         WorkerPool pool({test::workerCommand(), 1});
         std::vector<PoolEvent> events;
         std::mutex mu;
@@ -110,13 +112,12 @@ private slots:
         const Verdict crashed = pool.evaluate(m_card, test::cpuKernel("crash.cpp"), quick());
         QCOMPARE(crashed.status, VerdictStatus::Crashed);
         QCOMPARE(crashed.reasons.front().code, std::string(reason::Crashed));
-        QVERIFY2(crashed.reasons.front().message.find("signal 11") != std::string::npos, crashed.reasons.front().message.c_str());
+        QVERIFY2(crashed.reasons.front().message.find("SIGSEGV (11)") != std::string::npos, crashed.reasons.front().message.c_str());
         const Verdict after = pool.evaluate(m_card, test::cpuKernel("good_softmax.cpp"), quick());
         QVERIFY2(after.correct(), after.summaryLine().c_str());
-        QCOMPARE(pool.restarts(), 1);
+        QCOMPARE(pool.restarts(), 0);
         std::lock_guard l(mu);
-        QVERIFY(std::any_of(events.begin(), events.end(), [](auto &e) { return e.kind == "crashed"; }));
-        QVERIFY(std::any_of(events.begin(), events.end(), [](auto &e) { return e.kind == "restarted"; }));
+        QVERIFY(std::none_of(events.begin(), events.end(), [](auto &e) { return e.kind == "crashed"; }));
     }
 
     void hangIsStoppedByTheDeadline()

@@ -107,11 +107,10 @@ private slots:
         const auto nodes = store.nodes(sid);
         QCOMPARE(nodes.size(), size_t(3));
         QCOMPARE(nodes[1].status, std::string("crashed"));
-        QVERIFY(nodes[1].reasons.front().message.find("signal 11") != std::string::npos);
+        QVERIFY(nodes[1].reasons.front().message.find("SIGSEGV (11)") != std::string::npos);
         QVERIFY(nodes[2].status == "accepted" || nodes[2].status == "not_faster");
-        const auto events = store.workerEvents(sid);
-        QVERIFY(std::any_of(events.begin(), events.end(), [](auto &e) { return e.kind == "crashed"; }));
-        QVERIFY(std::any_of(events.begin(), events.end(), [](auto &e) { return e.kind == "restarted"; }));
+        // The crash happened in the candidate's sandbox: the worker itself lived on.
+        QCOMPARE(pool.restarts(), 0);
     }
 };
 

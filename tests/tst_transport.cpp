@@ -5,6 +5,7 @@
 #include <QProcess>
 #include <QThread>
 #include <QtTest>
+#include <csignal>
 #include <set>
 #include <future>
 
@@ -64,9 +65,14 @@ private slots:
             QCOMPARE(h.value("protocol", 0), kProtocolVersion);
         const auto card = makeSoftmaxCard(32, 256);
 
+        // A crashing candidate dies in its sandbox; the worker lives on.
         const Verdict crashed = pool.evaluate(card, test::cpuKernel("crash.cpp"), quick());
         QCOMPARE(crashed.status, VerdictStatus::Crashed);
         QCOMPARE(crashed.reasons.front().code, std::string(reason::Crashed));
+        QCOMPARE(pool.restarts(), 0);
+        // A worker that dies (here: its local end killed, the worker, srun or ssh) is restarted.
+        ::kill(pool.pids().front(), SIGKILL);
+        QTest::qWait(200);
 
         std::vector<std::future<Verdict>> results;
         for (int i = 0; i < 4; ++i)

@@ -3,9 +3,12 @@
 #include <cstdlib>
 #include <fcntl.h>
 #include <iostream>
+#include <poll.h>
+#include <thread>
 #include <unistd.h>
 
 #include "util/error.h"
+#include "worker/pipeline/evaluation.h"
 #include "worker/profile/ncu_profiler.h"
 
 namespace kforge::worker {
@@ -18,18 +21,73 @@ Server::Server()
     m_name = std::string("kforge-worker@") + host + " pid " + std::to_string(::getpid()) + (slot ? std::string(" slot ") + slot : "");
 }
 
-void Server::addBackend(std::unique_ptr<Backend> backend)
+void Server::addDevice(std::unique_ptr<Device> device)
 {
-    m_backends.push_back(std::move(backend));
+    m_devices.push_back(std::move(device));
+}
+
+namespace {
+// Past its deadline by this much, a CUDA evaluation is taken to hang: the pipeline's own checks and a
+// CPU sandbox's limit answer before then.
+constexpr auto kWatchdogGrace = std::chrono::milliseconds(2000);
+} // namespace
+
+nlohmann::json Server::evaluateReply(const nlohmann::json &id, Device &device, const OperatorCard &card, const Candidate &cand,
+                                     const EvalOptions &opts)
+{
+    {
+        std::lock_guard lock(m_busyMutex);
+        m_busy = true;
+        m_busyId = id;
+        m_busyUntil = std::chrono::steady_clock::now() + std::chrono::milliseconds(std::max(1, opts.deadlineMs)) + kWatchdogGrace;
+    }
+    nlohmann::json reply;
+    try {
+        reply = {{"id", id}, {"type", "result"}, {"ok", true}, {"verdict", evaluate(device, card, cand, opts)}};
+    } catch (const std::exception &e) {
+        reply = {{"id", id}, {"type", "result"}, {"ok", true}, {"verdict", failureVerdict(VerdictStatus::Error, reason::BadRequest, e.what())}};
+    }
+    std::lock_guard lock(m_busyMutex);
+    m_busy = false;
+    return reply;
+}
+
+void Server::send(const std::string &line)
+{
+    std::lock_guard lock(m_outMutex);
+    std::fputs(line.c_str(), m_out);
+    std::fputc('\n', m_out);
+    std::fflush(m_out);
+}
+
+void Server::watch(int protoIn)
+{
+    for (;;) {
+        pollfd p{protoIn, POLLRDHUP, 0};
+        if (::poll(&p, 1, 100) > 0 && (p.revents & (POLLHUP | POLLRDHUP | POLLERR | POLLNVAL))) {
+            std::fprintf(stderr, "kforge-worker: the pool hung up; exiting\n");
+            std::_Exit(0);
+        }
+        std::lock_guard lock(m_busyMutex);
+        if (m_busy && std::chrono::steady_clock::now() > m_busyUntil) {
+            auto v = failureVerdict(VerdictStatus::Timeout, reason::Timeout,
+                                    "the candidate was still running at its deadline; the worker stopped it by exiting, and the pool starts a new one");
+            v.worker = m_name;
+            send(nlohmann::json{{"id", m_busyId}, {"type", "result"}, {"ok", true}, {"verdict", v}}.dump(-1, ' ', false,
+                                                                                                           nlohmann::json::error_handler_t::replace));
+            std::fprintf(stderr, "kforge-worker: deadline: an evaluation ran past its deadline; exiting\n");
+            std::fflush(stderr);
+            std::_Exit(75);
+        }
+    }
 }
 
 nlohmann::json Server::hello(const nlohmann::json &id) const
 {
     nlohmann::json backends = nlohmann::json::array(), devices = nlohmann::json::array();
-    for (const auto &b : m_backends) {
-        backends.push_back(b->name());
-        for (const auto &d : b->devices())
-            devices.push_back(d);
+    for (const auto &d : m_devices) {
+        backends.push_back(d->backend());
+        devices.push_back(d->describe());
     }
     return {{"id", id}, {"type", "hello"}, {"ok", true}, {"protocol", kProtocolVersion}, {"worker", m_name},
             {"backends", backends}, {"devices", devices}};
@@ -95,15 +153,9 @@ nlohmann::json Server::handle(const std::string &line, bool &quit)
         } catch (const std::exception &e) {
             return errorReply(id, std::string("malformed evaluate request: ") + e.what());
         }
-        for (auto &b : m_backends)
-            if (b->name() == cand.backend) {
-                try {
-                    return {{"id", id}, {"type", "result"}, {"ok", true}, {"verdict", b->evaluate(card, cand, opts)}};
-                } catch (const std::exception &e) {
-                    return {{"id", id}, {"type", "result"}, {"ok", true},
-                            {"verdict", failureVerdict(VerdictStatus::Error, reason::BadRequest, e.what())}};
-                }
-            }
+        for (auto &d : m_devices)
+            if (d->backend() == cand.backend)
+                return evaluateReply(id, *d, card, cand, opts);
         return errorReply(id, "this worker has no '" + cand.backend + "' backend");
     }
     return errorReply(id, type.empty() ? "malformed request: no \"type\"" : "unknown request type '" + type + "'");
@@ -111,9 +163,10 @@ nlohmann::json Server::handle(const std::string &line, bool &quit)
 
 int Server::serve()
 {
-    // Keep the protocol on private descriptors; fd 0 reads nothing and fd 1 goes to stderr.
-    const int protoIn = ::dup(0);
-    const int protoOut = ::dup(1);
+    // Keep the protocol on private descriptors that no child inherits; fd 0 reads nothing and fd 1
+    // goes to stderr.
+    const int protoIn = ::fcntl(0, F_DUPFD_CLOEXEC, 3);
+    const int protoOut = ::fcntl(1, F_DUPFD_CLOEXEC, 3);
     const int devnull = ::open("/dev/null", O_RDONLY);
     ::dup2(devnull, 0);
     ::dup2(2, 1);
@@ -122,6 +175,8 @@ int Server::serve()
     FILE *out = ::fdopen(protoOut, "w");
     if (!in || !out)
         return 2;
+    m_out = out;
+    std::thread([this, protoIn] { watch(protoIn); }).detach();
     std::string line;
     char *buf = nullptr;
     size_t cap = 0;
@@ -135,10 +190,7 @@ int Server::serve()
             line.pop_back();
         if (line.find_first_not_of(" \t") == std::string::npos)
             continue;
-        const auto reply = handle(line, quit).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-        std::fputs(reply.c_str(), out);
-        std::fputc('\n', out);
-        std::fflush(out);
+        send(handle(line, quit).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
     }
     std::free(buf);
     return 0;

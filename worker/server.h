@@ -1,23 +1,31 @@
 #pragma once
 // The worker's side of protocol v1: reads requests line by line, answers each with one line, and
-// survives anything a request contains. Candidate code runs in this process, so the server keeps the
-// protocol on private copies of stdin and stdout and points fds 0 and 1 elsewhere: a candidate that
-// prints or reads cannot corrupt the stream.
+// survives anything a request contains. The protocol lives on private, close-on-exec copies of stdin
+// and stdout, and fds 0 and 1 point elsewhere, so nothing a candidate or a library prints or reads
+// can corrupt the stream, and no child process inherits it.
+//
+// A watchdog thread ends the worker when the pool hangs up (its process died: no worker is left
+// spinning on a hung kernel) and when an evaluation runs past its deadline. A CPU candidate is stopped
+// by its sandbox; a CUDA kernel cannot be stopped without its context, so the watchdog answers the
+// request with a Timeout verdict itself and exits, and the pool starts a fresh worker.
+#include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
-#include "worker/backend.h"
+#include "worker/pipeline/device.h"
 
 namespace kforge::worker {
 
 class Server {
 public:
     Server();
-    void addBackend(std::unique_ptr<Backend> backend);
+    void addDevice(std::unique_ptr<Device> device);
     // Serves until shutdown or end of input; returns the process exit code.
     int serve();
     // Handles one request line; returns the reply, and sets `quit` on shutdown.
@@ -25,9 +33,20 @@ public:
 
 private:
     nlohmann::json hello(const nlohmann::json &id) const;
+    nlohmann::json evaluateReply(const nlohmann::json &id, Device &device, const OperatorCard &card, const Candidate &cand,
+                                 const EvalOptions &opts);
+    void watch(int protoIn);
+    void send(const std::string &line);
 
-    std::vector<std::unique_ptr<Backend>> m_backends;
+    std::vector<std::unique_ptr<Device>> m_devices;
     std::string m_name;
+    FILE *m_out = nullptr;
+    std::mutex m_outMutex;
+    // The evaluation in progress, for the watchdog: its request id and when its deadline passes.
+    std::mutex m_busyMutex;
+    nlohmann::json m_busyId;
+    std::chrono::steady_clock::time_point m_busyUntil;
+    bool m_busy = false;
 };
 
 } // namespace kforge::worker

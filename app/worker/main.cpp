@@ -6,9 +6,11 @@
 #include <fstream>
 #include <unistd.h>
 
-#include "worker/cpu/cpu_backend.h"
+#include <malloc.h>
+
+#include "worker/cpu/cpu_device.h"
 #ifdef KFORGE_HAVE_CUDA_BACKEND
-#include "worker/cuda/cuda_backend.h"
+#include "worker/cuda/cuda_device.h"
 #endif
 #include "worker/server.h"
 
@@ -34,8 +36,16 @@ int main(int argc, char **argv)
     // Candidates run single-threaded; the reference must too, or the comparison measures thread counts.
     const char *threads = std::getenv("KFORGE_WORKER_THREADS");
     at::set_num_threads(threads ? std::max(1, std::atoi(threads)) : 1);
+    // Freed memory stays in the heap, so the baseline's per-call output allocation costs what a
+    // program's warm allocator costs, not fresh page faults the candidate's arena never pays.
+    ::mallopt(M_MMAP_THRESHOLD, 32 << 20); // the largest glibc allows
+    ::mallopt(M_TRIM_THRESHOLD, -1);
     kforge::worker::Server server;
-    server.addBackend(kforge::worker::makeCpuBackend());
+    std::string cpuWhyNot;
+    if (auto cpu = kforge::worker::makeCpuDevice(&cpuWhyNot))
+        server.addDevice(std::move(cpu));
+    else
+        std::fprintf(stderr, "kforge-worker: no cpu backend: %s\n", cpuWhyNot.c_str());
 #ifdef KFORGE_HAVE_CUDA_BACKEND
     // Without a usable GPU the worker still serves cpu candidates; the log says why cuda is missing.
     // Anything printed while the device comes up goes to stderr, never into the protocol on stdout.
@@ -43,12 +53,12 @@ int main(int argc, char **argv)
     const int protocolOut = ::dup(1);
     ::dup2(2, 1);
     std::string whyNot;
-    auto cuda = kforge::worker::makeCudaBackend(&whyNot);
+    auto cuda = kforge::worker::makeCudaDevice(&whyNot);
     std::fflush(stdout);
     ::dup2(protocolOut, 1);
     ::close(protocolOut);
     if (cuda)
-        server.addBackend(std::move(cuda));
+        server.addDevice(std::move(cuda));
     else
         std::fprintf(stderr, "kforge-worker: no cuda backend: %s\n", whyNot.c_str());
 #endif

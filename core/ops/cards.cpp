@@ -1,5 +1,5 @@
 // Operator cards for every family kforge has templates for. Each card names its ATen reference, the
-// shapes it is verified at (captured, scaled, held out), a dtype-aware tolerance, invariants, and its
+// shapes it is verified at (captured, scaled, held out), how its rounding error grows (its error model), invariants, and its
 // FLOP count per output element for the roofline.
 #include <cmath>
 #include <functional>
@@ -12,27 +12,6 @@ namespace kforge {
 namespace {
 
 using J = nlohmann::json;
-
-// Two ulps at 1.0: normalized outputs are O(1) and the affine step can cancel them to near zero.
-Tolerance normTolerance(DType t)
-{
-    switch (t) {
-    case DType::F16: return {2e-3, 1e-2};
-    case DType::BF16: return {1.6e-2, 2e-2};
-    case DType::F64: return {1e-10, 1e-9};
-    default: return {1e-4, 1e-4};
-    }
-}
-
-Tolerance toleranceFor(DType t, double f32Atol = 1e-5, double f32Rtol = 1e-4)
-{
-    switch (t) {
-    case DType::F16: return {1e-3, 1e-2};
-    case DType::BF16: return {8e-3, 2e-2};
-    case DType::F64: return {1e-10, 1e-9};
-    default: return {f32Atol, f32Rtol};
-    }
-}
 
 int64_t need(const ShapeBindings &s, const char *sym, const std::string &family)
 {
@@ -55,7 +34,6 @@ OperatorCard rowCard(const std::string &family, const ShapeBindings &s, DType dt
     c.heldOutShapes = {{{"rows", 7}, {"cols", cols + 3}}, {{"rows", rows / 2 + 1}, {"cols", 33}}};
     c.inputs = {{"x", {"rows", "cols"}, dt}};
     c.outputs = {{"y", {"rows", "cols"}, dt}};
-    c.tolerance = toleranceFor(dt);
     return c;
 }
 
@@ -67,7 +45,6 @@ const std::map<std::string, std::function<OperatorCard(const ShapeBindings &, DT
              c.atenSchema = "aten::_softmax(Tensor self, int dim, bool half_to_float) -> Tensor";
              c.atenOp = "aten::_softmax";
              c.referenceArgs = J::array({{{"input", 0}}, {{"int", -1}}, {{"bool", false}}});
-             c.tolerance = toleranceFor(dt, 1e-6, 1e-4);
              c.invariants = {"rows_sum_to_one"};
              c.specialInputs = {"masked_rows"};
              c.flopsPerElement = 5;
@@ -90,7 +67,6 @@ const std::map<std::string, std::function<OperatorCard(const ShapeBindings &, DT
              c.inputs.push_back({"bias", {"cols"}, dt, "randn_unscaled"});
              c.referenceArgs = J::array({{{"input", 0}}, {{"sym_list", {"cols"}}}, {{"input", 1}}, {{"input", 2}},
                                          {{"double", 1e-5}}, {{"bool", true}}});
-             c.tolerance = normTolerance(dt);
              c.flopsPerElement = 8;
              return c;
          }},
@@ -100,7 +76,6 @@ const std::map<std::string, std::function<OperatorCard(const ShapeBindings &, DT
              c.atenOp = "kforge::rms_norm";
              c.inputs.push_back({"weight", {"cols"}, dt, "randn_unscaled"});
              c.referenceArgs = J::array({{{"input", 0}}, {{"input", 1}}, {{"double", 1e-6}}});
-             c.tolerance = normTolerance(dt);
              c.flopsPerElement = 4;
              return c;
          }},
@@ -117,7 +92,6 @@ const std::map<std::string, std::function<OperatorCard(const ShapeBindings &, DT
              c.atenOp = "aten::group_norm";
              c.referenceArgs = J::array({{{"input", 0}}, {{"sym", "groups"}}, {{"input", 1}}, {{"input", 2}},
                                          {{"double", 1e-5}}, {{"bool", true}}});
-             c.tolerance = normTolerance(dt);
              c.flopsPerElement = 8;
              return c;
          }},
@@ -150,7 +124,7 @@ const std::map<std::string, std::function<OperatorCard(const ShapeBindings &, DT
              c.atenSchema = "aten::relu(Tensor self) -> Tensor";
              c.atenOp = "aten::relu";
              c.referenceArgs = J::array({{{"input", 0}}});
-             c.tolerance = {0, 0};
+             c.errorModel = ErrorModel::Exact;
              c.flopsPerElement = 1;
              return c;
          }},
@@ -170,9 +144,7 @@ const std::map<std::string, std::function<OperatorCard(const ShapeBindings &, DT
              c.atenOp = "aten::sum";
              c.atenOverload = "dim_IntList";
              c.referenceArgs = J::array({{{"input", 0}}, {{"int_list", {-1}}}, {{"bool", false}}, {{"none", true}}});
-             // Rounding error of a sum grows with the magnitude of its terms and their count.
-             c.tolerance = toleranceFor(dt, 1e-4 * std::sqrt(double(need(s, "cols", "sum"))), 1e-4);
-             c.tolerance.scaleAtol = true;
+             c.errorModel = ErrorModel::Sum;
              c.flopsPerElement = double(need(s, "cols", "sum"));
              return c;
          }},
@@ -183,8 +155,7 @@ const std::map<std::string, std::function<OperatorCard(const ShapeBindings &, DT
              c.atenOp = "aten::mean";
              c.atenOverload = "dim";
              c.referenceArgs = J::array({{{"input", 0}}, {{"int_list", {-1}}}, {{"bool", false}}, {{"none", true}}});
-             c.tolerance = toleranceFor(dt, 1e-5, 1e-4);
-             c.tolerance.scaleAtol = true;
+             c.errorModel = ErrorModel::Sum;
              c.flopsPerElement = double(need(s, "cols", "mean"));
              return c;
          }},
@@ -194,7 +165,7 @@ const std::map<std::string, std::function<OperatorCard(const ShapeBindings &, DT
              c.atenSchema = "aten::amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor";
              c.atenOp = "aten::amax";
              c.referenceArgs = J::array({{{"input", 0}}, {{"int_list", {-1}}}, {{"bool", false}}});
-             c.tolerance = {0, 0};
+             c.errorModel = ErrorModel::Exact;
              c.flopsPerElement = double(need(s, "cols", "max"));
              return c;
          }},
@@ -204,7 +175,7 @@ const std::map<std::string, std::function<OperatorCard(const ShapeBindings &, DT
              c.atenSchema = "aten::argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor";
              c.atenOp = "aten::argmax";
              c.referenceArgs = J::array({{{"input", 0}}, {{"int", -1}}, {{"bool", false}}});
-             c.tolerance = {0, 0};
+             c.errorModel = ErrorModel::Exact;
              c.flopsPerElement = double(need(s, "cols", "argmax"));
              return c;
          }},
@@ -213,11 +184,8 @@ const std::map<std::string, std::function<OperatorCard(const ShapeBindings &, DT
              c.atenSchema = "aten::cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor";
              c.atenOp = "aten::cumsum";
              c.referenceArgs = J::array({{{"input", 0}}, {{"int", -1}}, {{"none", true}}});
-             // A scan's rounding error grows with the running sum, so one scale and a looser bound. In
-             // 16-bit types the reference's own error grows like sqrt(cols) ulps of the running sum.
-             c.inputScales = {1.0};
-             c.tolerance = dt == DType::F32 ? Tolerance{1e-3, 1e-3}
-                                            : Tolerance{0.25 * std::sqrt(double(need(s, "cols", "cumsum"))), 2e-2};
+             // A scan's rounding error grows with the sum of the magnitudes before each element.
+             c.errorModel = ErrorModel::Sum;
              c.flopsPerElement = 1;
              return c;
          }},
@@ -232,7 +200,6 @@ const std::map<std::string, std::function<OperatorCard(const ShapeBindings &, DT
              c.atenSchema = "aten::cross_entropy_loss(Tensor self, Tensor target, Tensor? weight, int reduction, int ignore_index, float label_smoothing) -> Tensor";
              c.atenOp = "aten::cross_entropy_loss";
              c.referenceArgs = J::array({{{"input", 0}}, {{"input", 1}}, {{"none", true}}, {{"int", 1}}, {{"int", -100}}, {{"double", 0.0}}});
-             c.tolerance = toleranceFor(dt, 1e-4, 1e-4);
              c.flopsPerElement = 5.0 * double(c.shape["rows"] * c.shape["vocab"]);
              return c;
          }},

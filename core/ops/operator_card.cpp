@@ -25,6 +25,24 @@ DType dtypeFromName(const std::string &name)
     throw Error("unknown dtype '" + name + "'");
 }
 
+std::string errorModelName(ErrorModel m)
+{
+    switch (m) {
+    case ErrorModel::Exact: return "exact";
+    case ErrorModel::Sum: return "sum";
+    case ErrorModel::Pointwise: break;
+    }
+    return "pointwise";
+}
+
+ErrorModel errorModelFromName(const std::string &name)
+{
+    for (ErrorModel m : {ErrorModel::Exact, ErrorModel::Pointwise, ErrorModel::Sum})
+        if (errorModelName(m) == name)
+            return m;
+    throw Error("unknown error model '" + name + "' (exact, pointwise or sum)");
+}
+
 int dtypeSize(DType t)
 {
     switch (t) {
@@ -105,7 +123,7 @@ void to_json(nlohmann::json &j, const OperatorCard &c)
          {"shape", c.shape},
          {"held_out_shapes", c.heldOutShapes},
          {"input_scales", c.inputScales},
-         {"tolerance", {{"atol", c.tolerance.atol}, {"rtol", c.tolerance.rtol}, {"scale_atol", c.tolerance.scaleAtol}}},
+         {"error_model", errorModelName(c.errorModel)},
          {"invariants", c.invariants},
          {"special_inputs", c.specialInputs},
          {"flops_per_element", c.flopsPerElement},
@@ -131,11 +149,8 @@ void from_json(const nlohmann::json &j, OperatorCard &c)
         c.shape = j.at("shape").get<ShapeBindings>();
         c.heldOutShapes = j.value("held_out_shapes", std::vector<ShapeBindings>{});
         c.inputScales = j.value("input_scales", std::vector<double>{1.0});
-        if (j.contains("tolerance")) {
-            c.tolerance.atol = j["tolerance"].value("atol", c.tolerance.atol);
-            c.tolerance.rtol = j["tolerance"].value("rtol", c.tolerance.rtol);
-            c.tolerance.scaleAtol = j["tolerance"].value("scale_atol", false);
-        }
+        // Cards written before the float64 guard carry a "tolerance"; it no longer decides anything.
+        c.errorModel = errorModelFromName(j.value("error_model", std::string("pointwise")));
         c.invariants = j.value("invariants", std::vector<std::string>{});
         c.specialInputs = j.value("special_inputs", std::vector<std::string>{});
         c.flopsPerElement = j.value("flops_per_element", 0.0);

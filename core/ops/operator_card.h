@@ -28,12 +28,13 @@ struct TensorSpec {
     std::string init = "randn";
 };
 
-struct Tolerance {
-    double atol = 1e-6;
-    double rtol = 1e-5;
-    // For outputs that grow with the inputs (sums): atol is multiplied by the trial's input scale.
-    bool scaleAtol = false;
-};
+// How a correct result's rounding error grows, so the guard bounds it by what the operation does
+// (core/guard/numerics.h): `exact` results must equal ATen's (max, argmax, ReLU); `pointwise` errors
+// scale with the value and the output's typical size (activations, normalizations); `sum` errors scale
+// with the sum of the magnitudes that went into each result (sums, means, scans).
+enum class ErrorModel { Exact, Pointwise, Sum };
+std::string errorModelName(ErrorModel m);
+ErrorModel errorModelFromName(const std::string &name);
 
 struct OperatorCard {
     std::string key;    // unique within a workload, e.g. "softmax.lastdim.f32"
@@ -51,7 +52,7 @@ struct OperatorCard {
     ShapeBindings shape;                    // the shape captured from the workload
     std::vector<ShapeBindings> heldOutShapes; // other shapes the kernel must also handle
     std::vector<double> inputScales{1.0, 8.0, 64.0}; // inputs are randn * scale, one trial each
-    Tolerance tolerance;
+    ErrorModel errorModel = ErrorModel::Pointwise;
     std::vector<std::string> invariants; // e.g. "rows_sum_to_one"
     // Extra trials on inputs with values the operator defines behaviour for: "masked_rows" puts -inf
     // in about a quarter of each row (attention masks), keeping the first column finite.

@@ -134,11 +134,6 @@ void from_json(const nlohmann::json &j, Verdict &v)
     v.notes = j.value("notes", std::vector<std::string>{});
 }
 
-VerdictStatus decideSpeed(double speedup, double noise)
-{
-    return speedup > 1.0 + noise ? VerdictStatus::Accepted : VerdictStatus::NotFaster;
-}
-
 Verdict failureVerdict(VerdictStatus status, const std::string &code, const std::string &message)
 {
     Verdict v;

@@ -103,10 +103,6 @@ void from_json(const nlohmann::json &j, Verdict &v);
 void to_json(nlohmann::json &j, const TimingReport &t);
 void from_json(const nlohmann::json &j, TimingReport &t);
 
-// The speed half of the guard's decision for a correct candidate: accepted only when faster than the
-// baseline by more than the measured noise band.
-VerdictStatus decideSpeed(double speedup, double noise);
-
 // A verdict for a candidate whose evaluation never produced one (crash, timeout, bad request).
 Verdict failureVerdict(VerdictStatus status, const std::string &code, const std::string &message);
 

@@ -96,7 +96,7 @@ int main(int argc, char **argv)
     for (const auto &c : test::guardCases()) {
         if (!only.empty() && c.name.find(only) == std::string::npos)
             continue;
-        const auto card = test::guardCard(c.dtype, c.pad);
+        const auto card = test::caseCard(c);
         Verdict v;
         const auto start = Clock::now();
         std::string problem;

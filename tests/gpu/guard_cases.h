@@ -76,6 +76,7 @@ struct GuardCase {
     int deadlineMs = 60000;
     bool recovery = false;       // the worker must die: time how long the next good evaluation takes
     int64_t pad = 0;             // > 0: the card gets an input [rows, pad] nobody reads, raising its byte floor
+    std::string card;            // "family:shape" for a card other than the softmax one, e.g. "mean:rows=16,cols=262144"
 };
 
 inline OperatorCard guardCard(DType dtype, int64_t pad = 0)
@@ -90,6 +91,17 @@ inline OperatorCard guardCard(DType dtype, int64_t pad = 0)
     return card;
 }
 
+inline OperatorCard caseCard(const GuardCase &c)
+{
+    if (c.card.empty())
+        return guardCard(c.dtype, c.pad);
+    const auto colon = c.card.find(':');
+    return makeCard(c.card.substr(0, colon), parseShape(c.card.substr(colon + 1)), c.dtype);
+}
+
+// The table leaves trailing fields at their defaults.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 inline std::vector<GuardCase> guardCases()
 {
     const std::string good = "good_softmax.cu";
@@ -130,8 +142,29 @@ inline std::vector<GuardCase> guardCases()
          "below the roofline floor", "", 60000, false, 65536},
         {"out-of-bounds write (fault)", "oob_write.cu", DType::F32, "crashed", reason::Crashed, "cuda_fault", "", 60000, true},
         {"infinite loop (deadline)", "hang.cu", DType::F32, "timeout", reason::Timeout, "", "", 8000, true},
+        // Timed runs look like checked runs: the same fresh fills, so nothing tells them apart.
+        {"sniffs the old fixed poison, copies otherwise", "old_poison_sniffer.cu", DType::F32, "incorrect", reason::Mismatch, "", "", 60000, false},
+        {"sniffs for a NaN fill, copies otherwise (always does the work)", "nan_sniffer.cu", DType::F32, "correct", "", "", "", 60000, false},
+        {"remembers inputs in its workspace (refilled every run)", "workspace_memo.cu", DType::F32, "correct", "", "", "", 60000, false},
+        {"writes just past and before its output (guard bands)", "oob_tail_write.cu", DType::F32, "incorrect", reason::OutOfBoundsWrite,
+         "guard bands", "", 60000, false},
+        // Numerics against float64.
+        {"accumulates in float16, float32 card", "half_accum_softmax.cu", DType::F32, "incorrect", reason::Mismatch, "float64", "", 60000, false},
+        {"accumulates in float16, float16 card", "half_accum_softmax.cu", DType::F16, "incorrect", reason::Mismatch, "float64", "", 60000, false},
+        {"accumulates in float16, bfloat16 card", "half_accum_softmax.cu", DType::BF16, "incorrect", reason::Mismatch, "", "", 60000, false},
+        {"zeros for a bfloat16 mean over rows of 262144", "zeros_rows.cu", DType::BF16, "incorrect", reason::Mismatch, "", "", 60000, false, 0,
+         "mean:rows=16,cols=262144"},
+        {"zeros for a float32 sum", "zeros_rows.cu", DType::F32, "incorrect", reason::Mismatch, "", "", 60000, false, 0,
+         "sum:rows=512,cols=4096"},
+        {"zeros for a float32 max (exact)", "zeros_rows.cu", DType::F32, "incorrect", reason::Mismatch, "exact", "", 60000, false, 0,
+         "max:rows=512,cols=4096"},
+        // Static checks that macros and names cannot dodge.
+        {"device global behind a macro, named like a constant", "macro_global.cu", DType::F32, "compile_error", reason::StaticCheck,
+         "device_global", "", 60000, false},
+        {"includes a host file", "include_host_file.cu", DType::F32, "compile_error", reason::StaticCheck, "/etc/passwd", "", 60000, false},
     };
 }
+#pragma GCC diagnostic pop
 
 // Empty when the verdict is what the case expects, else what differs.
 inline std::string checkVerdict(const GuardCase &c, const Verdict &v)

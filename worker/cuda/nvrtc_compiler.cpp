@@ -172,11 +172,31 @@ CudaBuild NvrtcCompiler::compile(const std::string &source, const std::string &a
     const fs::path base = fs::path(m_cacheDir) / hash;
     const fs::path cubinPath = base.string() + ".cubin", logPath = base.string() + ".log", ptxPath = base.string() + ".ptx";
 
+    const fs::path sumPath = base.string() + ".sum";
     if (fs::exists(cubinPath) && fs::exists(ptxPath)) {
         b.cubin = readFile(cubinPath);
         b.ptx = readFile(ptxPath);
         b.report.log = readFile(logPath);
-        b.report.cached = !b.cubin.empty();
+        // An entry is used only when its objects are the ones this compiler wrote.
+        b.report.cached = !b.cubin.empty() && readFile(sumPath) == contentHash(b.cubin + "\n" + b.ptx);
+        if (!b.report.cached) {
+            b.cubin.clear();
+            b.ptx.clear();
+        }
+    }
+    if (!b.report.cached && staticChecks) {
+        // Again with the candidate's macros expanded: `#define DEV __device__` hides nothing. Only
+        // before a real compile: a cache entry exists only for a source that passed.
+        for (auto f : scanSource(expandMacros(source)).findings) {
+            f.line = 0;
+            f.message += " (after macro expansion)";
+            b.findings.push_back(f);
+        }
+        if (!b.findings.empty()) {
+            b.report.log = describeFindings(b.findings);
+            b.report.millis = millisSince(start);
+            return b;
+        }
     }
     if (!b.report.cached) {
         nvrtcProgram prog = nullptr;
@@ -196,6 +216,9 @@ CudaBuild NvrtcCompiler::compile(const std::string &source, const std::string &a
             nvrtcGetProgramLog(prog, log.data());
         while (!log.empty() && log.back() == '\0')
             log.pop_back();
+        constexpr size_t kMaxLog = 64 << 10;
+        if (log.size() > kMaxLog)
+            log = log.substr(0, kMaxLog) + "\n... (the compile log was cut at 64 KiB of " + std::to_string(log.size()) + " bytes)";
         b.report.log = log;
         if (rc == NVRTC_SUCCESS) {
             size_t cs = 0, ps = 0;
@@ -219,11 +242,12 @@ CudaBuild NvrtcCompiler::compile(const std::string &source, const std::string &a
         }
         writeFile(logPath, b.report.log);
         writeFile(ptxPath, b.ptx);
+        writeFile(sumPath, contentHash(b.cubin + "\n" + b.ptx));
         writeFile(cubinPath, b.cubin); // last: its presence marks a complete entry
     }
     b.kernels = parsePtxasLog(b.report.log, &b.globalBytes);
     if (staticChecks) {
-        b.findings = scanPtx(b.ptx, scan.constGlobals);
+        b.findings = scanPtx(b.ptx);
         if (!b.findings.empty()) {
             b.report.log += (b.report.log.empty() ? "" : "\n") + describeFindings(b.findings);
             b.report.millis = millisSince(start);

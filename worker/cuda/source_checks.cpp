@@ -1,8 +1,13 @@
 #include "worker/cuda/source_checks.h"
 
 #include <cctype>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <regex>
 #include <sstream>
+#include <unistd.h>
 
 namespace kforge::worker {
 
@@ -178,6 +183,30 @@ std::string nameBefore(const std::vector<Token> &toks, size_t end)
 
 } // namespace
 
+// A candidate is one file: it may include the toolkit's device headers and nothing else, so no
+// include can read a file of the worker's host into the compile log.
+void includeFindings(const std::string &source, std::vector<StaticFinding> &out)
+{
+    static const std::regex includeRe(R"(^[ \t]*#[ \t]*include[ \t]*(.*)$)");
+    static const std::regex allowed(
+        R"(^<(cuda_(fp16|bf16|fp8|pipeline|pipeline_primitives|awbarrier)\.h|cooperative_groups(\.h|/[a-z_]+\.h)|mma\.h|cuda/(barrier|pipeline|ptx|std/[a-z_]+))>$)");
+    std::istringstream in(source);
+    int line = 0;
+    for (std::string text; std::getline(in, text);) {
+        ++line;
+        std::smatch m;
+        if (!std::regex_match(text, m, includeRe))
+            continue;
+        std::string target = m[1].str();
+        while (!target.empty() && (target.back() == ' ' || target.back() == '\t' || target.back() == '\r'))
+            target.pop_back();
+        if (!std::regex_match(target, allowed))
+            out.push_back({"include", line, "includes " + target.substr(0, 120)
+                                                + "; a candidate may include only the toolkit's device headers (cuda_fp16.h, cuda_bf16.h, "
+                                                  "cuda_pipeline.h, cooperative_groups.h, mma.h, cuda/barrier, ...)"});
+    }
+}
+
 SourceScan scanSource(const std::string &source)
 {
     SourceScan scan;
@@ -187,6 +216,7 @@ SourceScan scanSource(const std::string &source)
     regexFindings(code, launch, "device_launch",
                   "launches a kernel from device code (no host code runs for CUDA candidates; launches belong in the launch plan):", scan.findings);
     regexFindings(code, clockRe, "clock_read", "reads a clock or timer (a kernel must not behave differently when timed):", scan.findings);
+    includeFindings(source, scan.findings);
 
     // Namespace-scope `__device__`/`__managed__` variables and `static` locals, by scope tracking:
     // braces that open a namespace or an extern "C" block keep namespace scope.
@@ -236,9 +266,12 @@ SourceScan scanSource(const std::string &source)
             if (t == "__managed__" || isMutable(toks, stmtStart, end))
                 scan.findings.push_back({"device_global", toks[i].line,
                                          "declares a mutable " + t + " variable '" + name
-                                             + "' that keeps its value across launches (use a workspace from the launch plan, or make it const)"});
-            else
-                scan.constGlobals.insert(name);
+                                             + "' that keeps its value across launches (use a workspace from the launch plan)"});
+            else // a const __device__ variable is global memory all the same: a cast writes it
+                scan.findings.push_back({"device_global", toks[i].line,
+                                         "declares a __device__ variable '" + name
+                                             + "' in global memory, where even a const one can be written through a cast and keep its value "
+                                               "across launches (put read-only tables in __constant__ memory)"});
             // Skip to the end of this declaration so a following `__device__` in it is not seen twice.
             while (i + 1 < toks.size() && toks[i + 1].text != ";")
                 ++i;
@@ -256,7 +289,7 @@ SourceScan scanSource(const std::string &source)
     return scan;
 }
 
-std::vector<StaticFinding> scanPtx(const std::string &ptx, const std::set<std::string> &constGlobals)
+std::vector<StaticFinding> scanPtx(const std::string &ptx)
 {
     std::vector<StaticFinding> out;
     std::istringstream in(ptx);
@@ -275,17 +308,46 @@ std::vector<StaticFinding> scanPtx(const std::string &ptx, const std::set<std::s
         if (std::regex_search(line, m, launchRe))
             out.push_back({"device_launch", 0, "the compiled code calls '" + m.str() + "' (a launch from device code)"});
         if (depth == 0 && std::regex_search(line, m, globalRe)) {
-            const std::string name = m[3].str();
-            bool allowed = false;
-            for (const auto &c : constGlobals) // C++ names may be mangled: _ZN2ns4nameE contains "4name"
-                allowed = allowed || name == c || name.find(std::to_string(c.size()) + c) != std::string::npos;
-            if (!allowed)
-                out.push_back({"device_global", 0, "the compiled code has a variable '" + name
-                                                        + "' in global memory that keeps its value across launches"});
+            out.push_back({"device_global", 0, "the compiled code has a variable '" + m[3].str()
+                                                    + "' in global memory, which keeps its value across launches"});
         }
         for (char c : line)
             depth += c == '{' ? 1 : c == '}' ? -1 : 0;
     }
+    return out;
+}
+
+std::string expandMacros(const std::string &source, std::string *why)
+{
+    // The candidate's own #include lines are left out (the toolkit's headers are not the candidate's
+    // macros, and an include is checked on its own); line breaks are kept.
+    std::string text;
+    std::istringstream in(source);
+    static const std::regex includeRe(R"(^[ \t]*#[ \t]*include\b.*$)");
+    for (std::string line; std::getline(in, line);)
+        text += (std::regex_match(line, includeRe) ? std::string() : line) + "\n";
+    char dir[] = "/tmp/kforge-cpp-XXXXXX";
+    if (!::mkdtemp(dir)) {
+        if (why)
+            *why = "no private temporary folder for the preprocessor";
+        return {};
+    }
+    const std::string file = std::string(dir) + "/candidate.cu";
+    std::ofstream(file) << text;
+    // Bounded in time and size: a macro can expand exponentially.
+    const std::string cmd = "timeout 10 c++ -E -P -undef -w -x c++ '" + file + "' 2>/dev/null | head -c 33554432";
+    std::string out;
+    if (FILE *p = ::popen(cmd.c_str(), "r")) {
+        char buf[65536];
+        size_t n;
+        while ((n = std::fread(buf, 1, sizeof buf, p)) > 0)
+            out.append(buf, n);
+        ::pclose(p);
+    }
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+    if (out.empty() && why)
+        *why = "the host preprocessor (c++ -E) gave nothing";
     return out;
 }
 

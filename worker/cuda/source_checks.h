@@ -5,10 +5,15 @@
 //    launched there escapes the timed region and the verification of the plan.
 //  - clock_read: clock(), clock64(), %clock, %globaltimer. A kernel that reads time can behave
 //    differently when measured. __nanosleep is allowed.
-//  - device_global: a mutable variable in device memory that outlives a launch (a `__device__` or
-//    `__managed__` variable at namespace scope that is not const, or a `static` local in a device
-//    function). A kernel could cache its last result there and replay it; workspaces in the launch
-//    plan are the way to keep state within one evaluation.
+//  - device_global: a variable in global memory that outlives a launch (a `__device__` or `__managed__`
+//    variable at namespace scope, const or not, since a cast writes a const one; a `static` local in
+//    a device function; in the PTX, any module-scope .global variable, whatever macro declared it). A
+//    kernel could cache its last result there and replay it; workspaces in the launch plan are the way
+//    to keep state within one evaluation, __constant__ memory the way to keep read-only tables.
+//  - include: an #include of anything but the toolkit's device headers (a candidate is one file, and
+//    an include of a host file would put that file into the compile log).
+// The source checks run twice: on the source as written (with line numbers) and on it with its own
+// macros expanded by the host preprocessor, so `#define DEV __device__` hides nothing.
 #include <set>
 #include <string>
 #include <vector>
@@ -23,11 +28,13 @@ struct StaticFinding {
 
 struct SourceScan {
     std::vector<StaticFinding> findings;
-    std::set<std::string> constGlobals; // namespace-scope `__device__ const` names, allowed in the PTX
 };
 
 SourceScan scanSource(const std::string &source);
-std::vector<StaticFinding> scanPtx(const std::string &ptx, const std::set<std::string> &constGlobals);
+// The source with its own macros expanded (its #include lines left out) by the host's C preprocessor;
+// empty, with the reason in *why, when there is none.
+std::string expandMacros(const std::string &source, std::string *why = nullptr);
+std::vector<StaticFinding> scanPtx(const std::string &ptx);
 // "line 12: device_global: ..." lines, for a verdict's message.
 std::string describeFindings(const std::vector<StaticFinding> &findings);
 

@@ -1,46 +1,95 @@
 #include "worker/torch/checks.h"
 
+#include <cmath>
 #include <cstdio>
 
 namespace kforge::worker {
 
 namespace {
 
+constexpr int64_t kChunk = int64_t(1) << 24; // elements per float64 chunk: 128 MiB per tensor
+
 at::ScalarType bitsType(at::ScalarType t)
 {
     switch (at::elementSize(t)) {
+    case 1: return at::kByte;
     case 2: return at::kShort;
     case 4: return at::kInt;
     default: return at::kLong;
     }
 }
 
-int64_t poisonBits(at::ScalarType t)
+// A counter-based mix (splitmix64's finalizer) over element indices, so any chunk of a pattern can be
+// made again without storing it. Signed int64 arithmetic wraps on every libtorch device.
+at::Tensor mixed(int64_t start, int64_t n, uint64_t seed, at::Device device)
 {
-    switch (at::elementSize(t)) {
-    case 2: return t == at::kBFloat16 ? 0x7fbd : 0x7ebd;
-    case 4: return 0x7fbadbad;
-    default: return 0x7ff7badbadbadbadll;
+    auto z = at::arange(start, start + n, at::TensorOptions().dtype(at::kLong).device(device));
+    z = z.add(int64_t(seed * 0x9E3779B97F4A7C15ull));
+    z = at::bitwise_xor(z, z.__rshift__(30)).mul(int64_t(0xBF58476D1CE4E5B9ull));
+    z = at::bitwise_xor(z, z.__rshift__(27)).mul(int64_t(0x94D049BB133111EBull));
+    return at::bitwise_xor(z, z.__rshift__(31));
+}
+
+// The fill's bits for elements [start, start + n) of a tensor of type `t`, in bitsType(t).
+at::Tensor fillBits(at::ScalarType t, int64_t start, int64_t n, uint64_t seed, at::Device device)
+{
+    const auto z = mixed(start, n, seed, device);
+    const auto neg = z.lt(0).to(at::kLong);
+    switch (t) {
+    case at::kFloat: // exponent all ones, quiet bit clear, payload never zero: a signalling NaN
+        return (at::bitwise_or(z.bitwise_and(0x3fffff), 1).bitwise_or(0x7f800000) - neg * (int64_t(1) << 32)).to(at::kInt);
+    case at::kHalf:
+        return (at::bitwise_or(z.bitwise_and(0x1ff), 1).bitwise_or(0x7c00) - neg * 65536).to(at::kShort);
+    case at::kBFloat16:
+        return (at::bitwise_or(z.bitwise_and(0x3f), 1).bitwise_or(0x7f80) - neg * 65536).to(at::kShort);
+    case at::kDouble:
+        return at::bitwise_or(z.bitwise_and(int64_t(0x3ffffffffffffll)), 1)
+            .bitwise_or(int64_t(0x7ff0000000000000ll))
+            .bitwise_or(z.bitwise_and(std::numeric_limits<int64_t>::min()));
+    case at::kInt: return (z.bitwise_and(int64_t(0xffffffffll)) - (int64_t(1) << 31)).to(at::kInt);
+    case at::kShort: return (z.bitwise_and(0xffff) - 32768).to(at::kShort);
+    case at::kByte: return z.bitwise_and(0xff).to(at::kByte);
+    default: return z;
     }
 }
 
-std::string fmt(const char *f, double a, double b = 0, double c = 0)
+std::string fmt(const char *f, double a, double b = 0)
 {
     char buf[200];
-    std::snprintf(buf, sizeof buf, f, a, b, c);
+    std::snprintf(buf, sizeof buf, f, a, b);
     return buf;
 }
 
 } // namespace
 
-void poison(at::Tensor &t)
+void fillUnwritten(at::Tensor &t, uint64_t seed)
 {
-    t.view(bitsType(t.scalar_type())).fill_(poisonBits(t.scalar_type()));
+    auto flat = t.view(bitsType(t.scalar_type())).view({-1});
+    for (int64_t s = 0; s < flat.numel(); s += kChunk) {
+        const int64_t n = std::min(kChunk, flat.numel() - s);
+        flat.narrow(0, s, n).copy_(fillBits(t.scalar_type(), s, n, seed, t.device()));
+    }
 }
 
-int64_t countPoisoned(const at::Tensor &t)
+int64_t countUnwritten(const at::Tensor &t, uint64_t seed)
 {
-    return t.view(bitsType(t.scalar_type())).eq(poisonBits(t.scalar_type())).sum().item<int64_t>();
+    const auto flat = t.view(bitsType(t.scalar_type())).view({-1});
+    int64_t count = 0;
+    for (int64_t s = 0; s < flat.numel(); s += kChunk) {
+        const int64_t n = std::min(kChunk, flat.numel() - s);
+        count += flat.narrow(0, s, n).eq(fillBits(t.scalar_type(), s, n, seed, t.device())).sum().item<int64_t>();
+    }
+    return count;
+}
+
+void fillBytes(at::Tensor &bytes, uint64_t seed)
+{
+    fillUnwritten(bytes, seed); // a byte tensor's fill is random bytes
+}
+
+int64_t countChangedBytes(const at::Tensor &bytes, uint64_t seed)
+{
+    return bytes.numel() - countUnwritten(bytes, seed);
 }
 
 int64_t countChanged(const at::Tensor &a, const at::Tensor &b)
@@ -49,87 +98,113 @@ int64_t countChanged(const at::Tensor &a, const at::Tensor &b)
     return a.contiguous().view(bt).ne(b.contiguous().view(bt)).sum().item<int64_t>();
 }
 
-Comparison compareOutput(const at::Tensor &out, const at::Tensor &ref, const Tolerance &tol, const std::string &name)
+guard::OutputErrors measureOutput(const std::string &name, const at::Tensor &candidate, const at::Tensor &aten, const Reference64 &ref,
+                                  ErrorModel model, DType dtype, uint64_t seed)
 {
-    Comparison c;
-    const auto o = out.to(at::kDouble).flatten();
-    const auto r = ref.to(at::kDouble).flatten();
-    const auto oFinite = o.isfinite(), rFinite = r.isfinite();
-    // Non-finite values must match the reference exactly: NaN where it has NaN, the same infinity.
-    const auto nonFiniteBad = (oFinite.logical_not() | rFinite.logical_not())
-                                  .logical_and((o.isnan().logical_and(r.isnan())).logical_or(o.eq(r)).logical_not());
-    const int64_t nBad = nonFiniteBad.sum().item<int64_t>();
-    const auto both = oFinite.logical_and(rFinite);
-    const auto err = at::where(both, (o - r).abs(), at::zeros_like(o));
-    const auto rel = err / (r.abs() + tol.atol);
-    c.maxAbsError = err.numel() ? err.max().item<double>() : 0.0;
-    c.maxRelError = rel.numel() ? rel.max().item<double>() : 0.0;
-    if (nBad > 0) {
-        const int64_t i = nonFiniteBad.to(at::kInt).argmax().item<int64_t>();
-        c.failure = CheckFailure{"unexpected_nan_or_inf",
-                                 "output '" + name + "' has " + std::to_string(nBad) + " NaN/Inf values where the reference has none"
-                                     + fmt(" (first at index %.0f: got %g, expected %g)", double(i), o[i].item<double>(), r[i].item<double>())};
-        return c;
+    guard::OutputErrors e;
+    e.name = name;
+    e.numel = candidate.numel();
+    e.unwritten = countUnwritten(candidate, seed);
+    if (e.unwritten > 0 || e.numel == 0)
+        return e;
+    const auto where = ref.value.device();
+    const auto c = candidate.reshape({-1}), a = aten.reshape({-1}), r = ref.value.reshape({-1});
+    const auto m = ref.magnitude.defined() ? ref.magnitude.reshape({-1}) : at::Tensor();
+    auto chunk = [&](const at::Tensor &t, int64_t s, int64_t n) { return t.narrow(0, s, n).to(where).to(at::kDouble); };
+
+    if (model == ErrorModel::Exact || !at::isFloatingType(candidate.scalar_type())) {
+        // Equal to ATen's result, NaN where it has NaN.
+        for (int64_t s = 0; s < e.numel; s += kChunk) {
+            const int64_t n = std::min(kChunk, e.numel - s);
+            const auto cc = chunk(c, s, n), ac = chunk(a, s, n);
+            const auto bad = cc.ne(ac).logical_and(cc.isnan().logical_and(ac.isnan()).logical_not());
+            const int64_t k = bad.sum().item<int64_t>();
+            if (k > 0 && e.worstIndex < 0) {
+                const int64_t i = bad.to(at::kInt).argmax().item<int64_t>();
+                e.worstIndex = s + i;
+                e.worstGot = cc[i].item<double>();
+                e.worstAten = e.worstExpected = ac[i].item<double>();
+            }
+            e.overBound += k;
+        }
+        return e;
     }
-    const auto over = err - (r.abs() * tol.rtol + tol.atol);
-    const int64_t nOver = over.gt(0).sum().item<int64_t>();
-    if (nOver > 0) {
-        const int64_t i = over.argmax().item<int64_t>();
-        c.failure = CheckFailure{"mismatch", "output '" + name + "' differs from the reference in " + std::to_string(nOver) + " of "
-                                                 + std::to_string(o.numel()) + " elements"
-                                                 + fmt(" (worst at index %.0f: got %.9g, expected %.9g", double(i), o[i].item<double>(), r[i].item<double>())
-                                                 + fmt("; tolerance %g + %g*|expected|)", tol.atol, tol.rtol)};
+
+    // Pass 1: non-finite values must match ATen's exactly; the reference's rms sets the unit's floor.
+    double sumSq = 0;
+    for (int64_t s = 0; s < e.numel; s += kChunk) {
+        const int64_t n = std::min(kChunk, e.numel - s);
+        const auto cc = chunk(c, s, n), ac = chunk(a, s, n), rc = chunk(r, s, n);
+        const auto bad = (cc.isfinite().logical_not().logical_or(ac.isfinite().logical_not()))
+                             .logical_and(cc.isnan().logical_and(ac.isnan()).logical_or(cc.eq(ac)).logical_not());
+        const int64_t k = bad.sum().item<int64_t>();
+        if (k > 0 && e.firstNonFinite < 0) {
+            const int64_t i = bad.to(at::kInt).argmax().item<int64_t>();
+            e.firstNonFinite = s + i;
+            e.nonFiniteGot = cc[i].item<double>();
+            e.nonFiniteExpected = ac[i].item<double>();
+        }
+        e.nonFiniteMismatch += k;
+        sumSq += at::where(rc.isfinite(), rc * rc, at::zeros_like(rc)).sum().item<double>();
     }
-    return c;
+    if (e.nonFiniteMismatch > 0)
+        return e;
+    const double rms = std::sqrt(sumSq / double(e.numel));
+    const double eps = guard::epsilon(dtype);
+    const double accEps = guard::accumulationEpsilon(dtype) * guard::termsFactor(ref.terms);
+
+    // Pass 2: worst errors in units, for both; pass 3 counts the candidate's elements over the bound.
+    auto units = [&](const at::Tensor &x, const at::Tensor &rc, const at::Tensor &unit) {
+        const auto both = x.isfinite().logical_and(rc.isfinite());
+        return at::where(both, (x - rc).abs() / unit, at::zeros_like(x));
+    };
+    auto unitOf = [&](const at::Tensor &rc, int64_t s, int64_t n) {
+        auto u = (rc.abs() + rms) * eps;
+        if (m.defined())
+            u = u + chunk(m, s, n).abs() * accEps;
+        return at::clamp_min(u, std::numeric_limits<double>::min());
+    };
+    double errSq = 0;
+    for (int64_t s = 0; s < e.numel; s += kChunk) {
+        const int64_t n = std::min(kChunk, e.numel - s);
+        const auto cc = chunk(c, s, n), ac = chunk(a, s, n), rc = chunk(r, s, n);
+        const auto u = unitOf(rc, s, n);
+        const auto cu = units(cc, rc, u);
+        const double cworst = cu.max().item<double>();
+        e.atenUnits = std::max(e.atenUnits, units(ac, rc, u).max().item<double>());
+        if (cworst > e.candidateUnits || e.worstIndex < 0) {
+            const int64_t i = cu.argmax().item<int64_t>();
+            e.candidateUnits = std::max(e.candidateUnits, cworst);
+            e.worstIndex = s + i;
+            e.worstGot = cc[i].item<double>();
+            e.worstExpected = rc[i].item<double>();
+            e.worstAten = ac[i].item<double>();
+        }
+        const auto d = at::where(cc.isfinite().logical_and(rc.isfinite()), cc - rc, at::zeros_like(cc));
+        errSq += (d * d).sum().item<double>();
+    }
+    e.candidateRelativeRms = rms > 0 ? std::sqrt(errSq / double(e.numel)) / rms : 0.0;
+    const double allowed = guard::allowedUnits(e.atenUnits);
+    if (e.candidateUnits > allowed)
+        for (int64_t s = 0; s < e.numel; s += kChunk) {
+            const int64_t n = std::min(kChunk, e.numel - s);
+            const auto rc = chunk(r, s, n);
+            e.overBound += units(chunk(c, s, n), rc, unitOf(rc, s, n)).gt(allowed).sum().item<int64_t>();
+        }
+    return e;
 }
 
-std::optional<CheckFailure> checkInvariant(const std::string &invariant, const at::Tensor &out)
+std::optional<Reason> checkInvariant(const std::string &invariant, const at::Tensor &out)
 {
     if (invariant == "rows_sum_to_one") {
         const auto sums = out.to(at::kDouble).sum(-1);
         const double worst = (sums - 1.0).abs().max().item<double>();
         const double limit = out.scalar_type() == at::kFloat || out.scalar_type() == at::kDouble ? 1e-3 : 2e-2;
         if (!(worst <= limit))
-            return CheckFailure{"invariant_violated", fmt("rows do not sum to 1: the worst row is off by %g (limit %g)", worst, limit)};
+            return Reason{reason::InvariantViolated, fmt("rows do not sum to 1: the worst row is off by %g (limit %g)", worst, limit)};
         return std::nullopt;
     }
-    return CheckFailure{"bad_request", "unknown invariant '" + invariant + "'"};
-}
-
-Comparison checkTrial(const OperatorCard &card, const std::vector<at::Tensor> &inputs, const std::vector<at::Tensor> &inputsBefore,
-                      const std::vector<at::Tensor> &outputs, const std::vector<at::Tensor> &reference, double scale)
-{
-    Tolerance tol = card.tolerance;
-    if (tol.scaleAtol)
-        tol.atol *= scale;
-    Comparison worst;
-    for (size_t i = 0; i < inputs.size(); ++i)
-        if (const int64_t n = countChanged(inputs[i], inputsBefore[i]); n > 0) {
-            worst.failure = CheckFailure{"input_modified", "input '" + card.inputs[i].name + "' was modified: " + std::to_string(n)
-                                                               + " of " + std::to_string(inputs[i].numel()) + " elements changed"};
-            return worst;
-        }
-    for (size_t i = 0; i < outputs.size(); ++i)
-        if (const int64_t n = countPoisoned(outputs[i]); n > 0) {
-            worst.failure = CheckFailure{"output_not_written", "output '" + card.outputs[i].name + "': " + std::to_string(n) + " of "
-                                                                   + std::to_string(outputs[i].numel()) + " elements were never written"};
-            return worst;
-        }
-    for (size_t i = 0; i < outputs.size(); ++i) {
-        auto c = compareOutput(outputs[i], reference[i], tol, card.outputs[i].name);
-        worst.maxAbsError = std::max(worst.maxAbsError, c.maxAbsError);
-        worst.maxRelError = std::max(worst.maxRelError, c.maxRelError);
-        if (c.failure) {
-            worst.failure = c.failure;
-            return worst;
-        }
-    }
-    for (const auto &inv : card.invariants)
-        if (auto f = checkInvariant(inv, outputs.front())) {
-            worst.failure = f;
-            return worst;
-        }
-    return worst;
+    return Reason{reason::BadRequest, "unknown invariant '" + invariant + "'"};
 }
 
 } // namespace kforge::worker

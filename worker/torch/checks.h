@@ -1,36 +1,43 @@
 #pragma once
-// Checks on a candidate's outputs that every backend applies: poisoned outputs fully written, inputs
-// unchanged, values within a dtype-aware tolerance, NaN/Inf only where the reference has them, and the
-// card's invariants.
+// The measurements behind the guard's checks, on libtorch tensors of any device: fills that mark
+// unwritten elements, guard bands, and a candidate's and ATen's errors against a float64 reference.
+// What the numbers mean is decided in core/guard/; nothing here accepts or rejects.
 #include <ATen/ATen.h>
+#include <cstdint>
 #include <optional>
 #include <string>
 
+#include "guard/numerics.h"
 #include "ops/operator_card.h"
 
 namespace kforge::worker {
 
-// Fills with a NaN whose payload no arithmetic produces, so an element still holding it was never written.
-void poison(at::Tensor &t);
-int64_t countPoisoned(const at::Tensor &t);
+// Overwrites `t` with a pattern drawn from `seed`: for floating types a signalling NaN with a random
+// sign and payload at every element (arithmetic never produces one, so an element still holding its
+// fill was not written), for integers random bits. A checked run and a timed run get the same kind
+// of fill, each from a fresh seed, so a candidate cannot tell them apart by what its output holds.
+void fillUnwritten(at::Tensor &t, uint64_t seed);
+// Elements of `t` (contiguous) whose bits still equal fillUnwritten's pattern for `seed`.
+int64_t countUnwritten(const at::Tensor &t, uint64_t seed);
+// Random bytes, for workspaces and guard bands.
+void fillBytes(at::Tensor &bytes, uint64_t seed);
+// Bytes of `bytes` that differ from fillBytes's pattern for `seed`.
+int64_t countChangedBytes(const at::Tensor &bytes, uint64_t seed);
 // Elements whose bits differ.
 int64_t countChanged(const at::Tensor &a, const at::Tensor &b);
 
-struct CheckFailure {
-    std::string code;
-    std::string message;
+// The float64 reference and what the error model needs, for one output.
+struct Reference64 {
+    at::Tensor value;     // float64 (or the output's integer type)
+    at::Tensor magnitude; // `sum` model: the same operation over |inputs|, float64; else undefined
+    int64_t terms = 1;    // elements reduced into each result (`sum` model)
 };
 
-struct Comparison {
-    double maxAbsError = 0;
-    double maxRelError = 0;
-    std::optional<CheckFailure> failure;
-};
+// Errors of `candidate` and of ATen's `aten` output against `ref`, computed in float64 by chunks so
+// a tensor of billions of elements needs no float64 copy of itself. `seed` is the candidate's fill.
+guard::OutputErrors measureOutput(const std::string &name, const at::Tensor &candidate, const at::Tensor &aten, const Reference64 &ref,
+                                  ErrorModel model, DType dtype, uint64_t seed);
 
-Comparison compareOutput(const at::Tensor &out, const at::Tensor &ref, const Tolerance &tol, const std::string &name);
-std::optional<CheckFailure> checkInvariant(const std::string &invariant, const at::Tensor &out);
-// Everything above for one trial, in order; the first failure wins.
-Comparison checkTrial(const OperatorCard &card, const std::vector<at::Tensor> &inputs, const std::vector<at::Tensor> &inputsBefore,
-                      const std::vector<at::Tensor> &outputs, const std::vector<at::Tensor> &reference, double scale = 1.0);
+std::optional<Reason> checkInvariant(const std::string &invariant, const at::Tensor &out);
 
 } // namespace kforge::worker

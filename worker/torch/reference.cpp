@@ -90,10 +90,12 @@ int64_t symbol(const OperatorCard &card, const ShapeBindings &b, const std::stri
     return it->second;
 }
 
-// Operators this libtorch may lack as one op, computed from ATen ops in float32 then cast back.
+// Operators this libtorch may lack as one op, computed from ATen ops in float32 (float64 for float64
+// inputs) then cast back.
 std::vector<at::Tensor> callComposite(const OperatorCard &card, const std::vector<at::Tensor> &in)
 {
     const std::string name = card.atenOp.substr(8);
+    const auto computeType = at::promote_types(in.at(0).scalar_type(), at::kFloat);
     if (name == "rms_norm") {
         const double eps = card.referenceArgs.size() > 2 ? card.referenceArgs[2].value("double", 1e-6) : 1e-6;
         // PyTorch 2.4 and later have aten::rms_norm (fused on CUDA): what a program calling
@@ -108,12 +110,12 @@ std::vector<at::Tensor> callComposite(const OperatorCard &card, const std::vecto
             fused->callBoxed(&stack);
             return {stack.at(0).toTensor()};
         }
-        const auto x = in.at(0).to(at::kFloat);
-        const auto y = x * at::rsqrt(x.pow(2).mean({-1}, true) + eps) * in.at(1).to(at::kFloat);
+        const auto x = in.at(0).to(computeType);
+        const auto y = x * at::rsqrt(x.pow(2).mean({-1}, true) + eps) * in.at(1).to(computeType);
         return {y.to(in[0].scalar_type())};
     }
     if (name == "add_gelu")
-        return {at::gelu(in.at(0).to(at::kFloat) + in.at(1).to(at::kFloat)).to(in[0].scalar_type())};
+        return {at::gelu(in.at(0).to(computeType) + in.at(1).to(computeType)).to(in[0].scalar_type())};
     throw Error("the composite reference " + card.atenOp + " is not known to this worker");
 }
 
@@ -167,6 +169,44 @@ std::vector<at::Tensor> callReference(const OperatorCard &card, const std::vecto
         throw Error("the reference " + card.atenOp + " returned " + std::to_string(out.size()) + " tensors; the card expects "
                     + std::to_string(card.outputs.size()));
     return out;
+}
+
+std::vector<Reference64> callReference64(const OperatorCard &card, const std::vector<at::Tensor> &inputs, const ShapeBindings &shape,
+                                         at::Device where)
+{
+    std::vector<at::Tensor> in64, abs64;
+    for (const auto &t : inputs) {
+        const bool fp = at::isFloatingType(t.scalar_type());
+        in64.push_back(fp ? t.to(where, at::kDouble) : t.to(where));
+        if (card.errorModel == ErrorModel::Sum)
+            abs64.push_back(fp ? in64.back().abs() : in64.back());
+    }
+    auto values = callReference(card, in64, &shape);
+    std::vector<Reference64> out;
+    for (size_t i = 0; i < values.size(); ++i) {
+        Reference64 r;
+        r.value = values[i];
+        const int64_t n = values[i].numel();
+        r.terms = n > 0 && inputs[0].numel() > n ? inputs[0].numel() / n : std::max<int64_t>(1, inputs[0].dim() ? inputs[0].size(-1) : 1);
+        out.push_back(std::move(r));
+    }
+    if (card.errorModel == ErrorModel::Sum) {
+        in64.clear();
+        auto magnitudes = callReference(card, abs64, &shape);
+        for (size_t i = 0; i < out.size(); ++i)
+            out[i].magnitude = magnitudes[i];
+    }
+    return out;
+}
+
+int64_t reference64Bytes(const OperatorCard &card, const ShapeBindings &shape)
+{
+    int64_t n = 0;
+    for (const auto &t : card.inputs)
+        n += card.numel(t, shape) * 8;
+    for (const auto &t : card.outputs)
+        n += card.numel(t, shape) * 8 * (card.errorModel == ErrorModel::Sum ? 2 : 1);
+    return n * (card.errorModel == ErrorModel::Sum ? 2 : 1) + n / 2; // the |x| copies, and the operator's own scratch
 }
 
 } // namespace kforge::worker

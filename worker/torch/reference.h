@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "ops/operator_card.h"
+#include "worker/torch/checks.h"
 
 namespace kforge::worker {
 
@@ -20,5 +21,12 @@ std::vector<at::Tensor> makeOutputs(const OperatorCard &card, const ShapeBinding
 // symbols in the arguments come from `shape` when given, else from the inputs' sizes and the card.
 std::vector<at::Tensor> callReference(const OperatorCard &card, const std::vector<at::Tensor> &inputs,
                                       const ShapeBindings *shape = nullptr);
+
+// The card's reference computed in float64 from `inputs` (floating inputs promoted) on `where`, with
+// what the card's error model needs beside it (for `sum`: the same operation over |inputs|).
+std::vector<Reference64> callReference64(const OperatorCard &card, const std::vector<at::Tensor> &inputs, const ShapeBindings &shape,
+                                         at::Device where);
+// Bytes callReference64 needs on its device for these inputs.
+int64_t reference64Bytes(const OperatorCard &card, const ShapeBindings &shape);
 
 } // namespace kforge::worker

@@ -280,7 +280,7 @@ void addCpuSoftmaxTemplates(TemplateLibrary &lib)
              fp32Only, renderOnline, {}, {}});
     lib.add({"cpu.softmax.vector", "softmax", "cpu",
              "explicit SIMD vectors of VW floats with a vectorized polynomial exp; SUM_ACCUMULATORS independent sums",
-             {{"width", {4, 8, 16}}, {"exp", {"poly4", "poly6"}}, {"accumulators", {1, 2, 4}}},
+             {{"width", {4, 8, 16}}, {"exp", {"poly6", "poly4"}}, {"accumulators", {1, 2, 4}}},
              fp32Only, renderVector, {}, {}});
 }
 

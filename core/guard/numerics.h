@@ -1,0 +1,55 @@
+#pragma once
+// The numerics rule of the guard, pure: no torch, no CUDA. The worker measures errors; this decides.
+//
+// Every output element is compared with a float64 reference computed on the same inputs. Its error is
+// counted in units of what rounding alone may cost that element:
+//   unit_i = eps(out) * (|ref_i| + rms(ref))                  every model: the value's own rounding, with
+//                                                             a floor at the output's typical size
+//          + eps(acc) * log2(terms) * magnitude_i            `sum`: the same reduction or scan over |x|,
+//                                                             accumulated at float32 (float64 for float64)
+// ATen's own output on the same inputs is measured the same way. A candidate passes when its worst
+// element is within kAtenFactor times ATen's worst, and never held to less than kFloorUnits (ATen may be
+// exact). So a scan or a long reduction is allowed the error its summation order makes, while zeros, a
+// NaN, an unwritten element or a 16-bit accumulator stay far outside the bound at any shape and dtype.
+// `exact` outputs (ReLU, max, argmax) must equal ATen's bit for bit.
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "ops/operator_card.h"
+#include "protocol/verdict.h"
+
+namespace kforge::guard {
+
+inline constexpr double kAtenFactor = 8.0;
+inline constexpr double kFloorUnits = 4.0;
+// A candidate whose error is a quarter of the output's size is no better than a constant, whatever ATen did.
+inline constexpr double kTrivialRelativeRms = 0.25;
+
+double epsilon(DType t);             // machine epsilon of the output type (1 for integers: exact anyway)
+double accumulationEpsilon(DType t); // float32's for 16- and 32-bit floats, float64's for float64
+// The factor the `sum` model gives a reduction of `terms` elements per result.
+double termsFactor(int64_t terms);
+// How many units a candidate may be off, given ATen's worst on the same inputs.
+double allowedUnits(double atenUnits);
+
+// What the worker measured on one output of one run.
+struct OutputErrors {
+    std::string name;
+    int64_t numel = 0;
+    int64_t unwritten = 0;          // elements still holding the fill written before the run
+    int64_t nonFiniteMismatch = 0;  // NaN/Inf where ATen's output has none (or a different one)
+    int64_t firstNonFinite = -1;    // index of the first such element
+    double nonFiniteGot = 0, nonFiniteExpected = 0;
+    double candidateUnits = 0;      // worst error of the candidate, in units
+    double atenUnits = 0;           // worst error of ATen's output, in units
+    int64_t overBound = 0;          // elements of the candidate over allowedUnits(atenUnits) (exact: != ATen)
+    int64_t worstIndex = -1;        // the candidate's worst element
+    double worstGot = 0, worstExpected = 0, worstAten = 0;
+    double candidateRelativeRms = 0; // rms(candidate - ref) / rms(ref)
+};
+
+// The first rule the output breaks, as a reason (code and message), or nothing.
+std::optional<Reason> judgeOutput(const OutputErrors &e, ErrorModel model);
+
+} // namespace kforge::guard

@@ -1,0 +1,14 @@
+#pragma once
+// The guard's rule for verification, pure: a candidate's trials become its verdict's status.
+#include "protocol/messages.h"
+#include "protocol/verdict.h"
+
+namespace kforge::guard {
+
+// After verification: each kind of trial failure becomes one reason (with the first trial that showed
+// it); a candidate with failure reasons is Incorrect, or a SandboxViolation's own status when that was
+// the failure; a correct one that is not to be benchmarked is NotFaster with that said. Returns true
+// when the verdict is final.
+bool finishVerification(Verdict &v, const EvalOptions &options);
+
+} // namespace kforge::guard

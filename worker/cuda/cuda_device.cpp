@@ -1,0 +1,408 @@
+#include "worker/cuda/cuda_device.h"
+
+#include <ATen/ATen.h>
+#include <ATen/cuda/CUDAGraph.h>
+#include <c10/cuda/CUDACachingAllocator.h>
+#include <c10/cuda/CUDAFunctions.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+
+#include "worker/cuda/cuda_driver.h"
+#include "worker/cuda/launch_plan.h"
+#include "worker/cuda/nvrtc_compiler.h"
+
+namespace kforge::worker {
+
+namespace {
+
+using namespace cudadrv;
+
+// The worker's own helpers, not candidates (no static checks). kf_spin keeps the GPU busy on the global
+// timer while the host enqueues the timed work, so no launch gap lands inside a timed region.
+// kf_flush_read evicts the L2 by reading twice its size: a flush that writes (a memset) leaves an L2's
+// worth of dirty lines that the timed kernel must then write back, charging it for bytes it never moved.
+// The loads are kept by an XOR that is stored only when it equals a value the caller never passes.
+const char *kHelpers = R"(
+extern "C" __global__ void kf_spin(unsigned long long ns)
+{
+    unsigned long long t0, t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+    do { asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t)); } while (t - t0 < ns);
+}
+extern "C" __global__ void kf_flush_read(const uint4 *p, unsigned long long n, unsigned *sink, unsigned never)
+{
+    unsigned acc = 0;
+    for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
+         i += (unsigned long long)gridDim.x * blockDim.x) {
+        const uint4 v = p[i];
+        acc ^= v.x ^ v.y ^ v.z ^ v.w;
+    }
+    if (acc == never)
+        *sink = acc;
+}
+)";
+
+constexpr int kFaultExit = 70;
+constexpr double kGraphBelowUs = 10.0;  // kernels shorter than this are timed as CUDA-graph replays
+constexpr unsigned long long kSpinNs = 50000;
+constexpr double kWarmupMs = 100; // of the candidate and baseline alternating, before timing
+
+[[noreturn]] void fatal(const std::string &what)
+{
+    std::fprintf(stderr,
+                 "kforge-worker: cuda_fault: %s; the CUDA context cannot be used again, so this worker exits and the pool starts a new one\n",
+                 what.c_str());
+    std::fflush(stderr);
+    std::_Exit(kFaultExit);
+}
+
+std::string firstLines(const std::string &s, int n)
+{
+    size_t pos = 0;
+    for (int i = 0; i < n && pos != std::string::npos; ++i)
+        pos = s.find('\n', pos + 1);
+    return pos == std::string::npos ? s : s.substr(0, pos) + "\n...";
+}
+
+LoadResult reject(LoadResult r, VerdictStatus status, const char *code, const std::string &message)
+{
+    r.status = status;
+    r.reason = {code, message};
+    return r;
+}
+
+CUdeviceptr ptr(const at::Tensor &t)
+{
+    return reinterpret_cast<CUdeviceptr>(t.data_ptr());
+}
+
+std::vector<CUdeviceptr> pointers(const std::vector<at::Tensor> &ts)
+{
+    std::vector<CUdeviceptr> p;
+    for (const auto &t : ts)
+        p.push_back(ptr(t));
+    return p;
+}
+
+class CudaRecording : public Recording {
+public:
+    explicit CudaRecording(std::unique_ptr<at::cuda::CUDAGraph> g) : m_graph(std::move(g)) {}
+    void replay() override { m_graph->replay(); }
+
+private:
+    std::unique_ptr<at::cuda::CUDAGraph> m_graph;
+};
+
+// A loaded module and its launch plan. Plans are resolved once per shape: the timed loop must not
+// parse expressions.
+class CudaProgram : public Program {
+public:
+    CudaProgram(at::Device device, DeviceLimits limits, LaunchPlan plan, std::unique_ptr<Module> module, std::vector<CUfunction> functions)
+        : m_device(device), m_limits(limits), m_plan(std::move(plan)), m_module(std::move(module)), m_functions(std::move(functions))
+    {
+    }
+
+    std::string checkShape(const ShapeBindings &shape) override
+    {
+        try {
+            checkAgainstFunctions(resolved(shape), m_functions, *m_module, m_limits);
+            return {};
+        } catch (const std::exception &e) {
+            return e.what();
+        }
+    }
+
+    std::vector<int64_t> workspaceBytes(const ShapeBindings &shape) override { return resolved(shape).workspaceBytes; }
+
+    at::Tensor allocate(int64_t bytes) override { return at::empty({bytes}, at::TensorOptions().dtype(at::kByte).device(m_device)); }
+
+    LaunchOutcome launch(const ShapeBindings &shape, const std::vector<at::Tensor> &in, const std::vector<at::Tensor> &out,
+                         const std::vector<at::Tensor> &ws) override
+    {
+        const PlanPointers p{pointers(in), pointers(out), pointers(ws)};
+        std::string failed;
+        const CUresult r = launchPlan(resolved(shape), m_functions, p, reinterpret_cast<CUstream>(c10::cuda::getCurrentCUDAStream().stream()), &failed);
+        if (r == CUDA_SUCCESS)
+            return {};
+        if (isSticky(r))
+            fatal(errorName(r) + " launching kernel '" + failed + "'");
+        return {LaunchOutcome::Kind::Failed, "launching kernel '" + failed + "' failed: " + errorName(r)};
+    }
+
+    std::vector<std::string> kernelNames() const override
+    {
+        std::vector<std::string> n;
+        for (const auto &k : m_plan.kernels)
+            n.push_back(k.name);
+        return n;
+    }
+
+private:
+    const ResolvedPlan &resolved(const ShapeBindings &shape)
+    {
+        auto it = m_resolved.find(shape);
+        if (it == m_resolved.end())
+            it = m_resolved.emplace(shape, resolveLaunchPlan(m_plan, shape, m_limits)).first;
+        return it->second;
+    }
+
+    at::Device m_device;
+    DeviceLimits m_limits;
+    LaunchPlan m_plan;
+    std::unique_ptr<Module> m_module;
+    std::vector<CUfunction> m_functions;
+    std::map<ShapeBindings, ResolvedPlan> m_resolved;
+};
+
+class CudaDevice : public Device {
+public:
+    explicit CudaDevice(int index) : m_info(queryDevice(index)), m_device(at::kCUDA, c10::DeviceIndex(index))
+    {
+        c10::cuda::set_device(c10::DeviceIndex(index));
+        at::empty({1}, at::TensorOptions().device(m_device)); // creates the primary context through torch
+        CUcontext ctx = nullptr;
+        check(cuDevicePrimaryCtxRetain(&ctx, m_info.device), "cuDevicePrimaryCtxRetain");
+        check(cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
+        // One stream of our own from torch's pool for everything, made current so the reference runs on
+        // it too: graphs cannot be captured on the legacy default stream.
+        c10::cuda::setCurrentCUDAStream(c10::cuda::getStreamFromPool(false, m_device.index()));
+        auto helpers = m_compiler.compile(kHelpers, m_info.arch(), false);
+        if (!helpers.report.ok)
+            throw Error("the worker's helper kernels did not compile for " + m_info.arch() + ": " + helpers.report.log);
+        check(m_helpers.load(helpers.cubin), "loading the helper kernels");
+        m_spin = m_helpers.function("kf_spin");
+        m_flushRead = m_helpers.function("kf_flush_read");
+        // The L2 flush buffer: reading twice the L2's size evicts whatever the last run left there. Its
+        // contents are set once; the sink word after it is written only if the XOR of the buffer matches
+        // `never`, which it cannot be asked to.
+        m_flushBytes = std::max<size_t>(size_t(m_info.l2Bytes) * 2, 8u << 20) / 16 * 16;
+        check(cuMemAlloc(&m_flush, m_flushBytes + 16), "allocating the L2 flush buffer");
+        check(cuMemsetD32(m_flush, 0x9e3779b9u, (m_flushBytes + 16) / 4), "filling the L2 flush buffer");
+        check(cuEventCreate(&m_e0, CU_EVENT_DEFAULT), "creating timing events");
+        check(cuEventCreate(&m_e1, CU_EVENT_DEFAULT), "creating timing events");
+        m_bandwidth = measureCopyBandwidth();
+    }
+
+    ~CudaDevice() override
+    {
+        cuEventDestroy(m_e0);
+        cuEventDestroy(m_e1);
+        if (m_flush)
+            cuMemFree(m_flush);
+    }
+
+    std::string backend() const override { return "cuda"; }
+    at::Device torchDevice() const override { return m_device; }
+    double copyBandwidth() const override { return m_bandwidth; }
+    int64_t cacheBytes() const override { return m_info.l2Bytes; }
+    double warmupMillis() const override { return kWarmupMs; }
+    double graphBelowMicros() const override { return kGraphBelowUs; }
+
+    nlohmann::json describe() const override
+    {
+        return {{"backend", "cuda"},
+                {"index", m_info.index},
+                {"name", m_info.name},
+                {"sm", m_info.arch()},
+                {"sms", m_info.sms},
+                {"memory_bytes", m_info.memoryBytes},
+                {"l2_bytes", m_info.l2Bytes},
+                {"copy_bandwidth_gbs", m_bandwidth / 1e9},
+                {"nvrtc", NvrtcCompiler::version()}};
+    }
+
+    LoadResult load(const OperatorCard &card, const Candidate &candidate, int64_t, int) override
+    {
+        LoadResult r;
+        const auto build = m_compiler.compile(candidate.source, m_info.arch());
+        r.compile = build.report;
+        if (!build.findings.empty())
+            return reject(std::move(r), VerdictStatus::CompileError, reason::StaticCheck,
+                          "the candidate failed a static check:\n" + describeFindings(build.findings));
+        if (!build.report.ok)
+            return reject(std::move(r), VerdictStatus::CompileError, reason::CompileError,
+                          "the candidate did not compile:\n" + firstLines(build.report.log, 12));
+        LaunchPlan plan;
+        try {
+            plan = parseLaunchPlan(candidate.launch, card);
+        } catch (const std::exception &e) {
+            return reject(std::move(r), VerdictStatus::CompileError, reason::LaunchPlanInvalid, e.what());
+        }
+        auto module = std::make_unique<Module>();
+        if (const CUresult res = module->load(build.cubin); res != CUDA_SUCCESS) {
+            if (isSticky(res))
+                fatal(errorName(res) + " while loading the module");
+            return reject(std::move(r), VerdictStatus::CompileError, reason::CompileError, "the cubin could not be loaded: " + errorName(res));
+        }
+        std::vector<CUfunction> functions;
+        for (const auto &k : plan.kernels) {
+            CUfunction f = module->function(k.name);
+            if (!f) {
+                std::string have;
+                for (const auto &kr : build.kernels)
+                    have += (have.empty() ? "" : ", ") + kr.name;
+                return reject(std::move(r), VerdictStatus::CompileError, reason::MissingEntry,
+                              "the launch plan names kernel '" + k.name + "', but the module has no extern \"C\" __global__ function by that name (it has: "
+                                  + (have.empty() ? "none" : have) + ")");
+            }
+            functions.push_back(f);
+        }
+        r.program = std::make_unique<CudaProgram>(m_device, m_info.limits, std::move(plan), std::move(module), std::move(functions));
+        return r;
+    }
+
+    LaunchOutcome synchronize(const std::string &context) override
+    {
+        const CUresult r = cuCtxSynchronize();
+        if (r == CUDA_SUCCESS)
+            return {};
+        if (isSticky(r))
+            fatal(errorName(r) + " " + context);
+        return {LaunchOutcome::Kind::Failed, "the candidate's kernels failed " + context + ": " + errorName(r)};
+    }
+
+    void flushCaches() override
+    {
+        CUdeviceptr p = m_flush;
+        unsigned long long n = m_flushBytes / 16;
+        CUdeviceptr sink = m_flush + m_flushBytes;
+        unsigned never = 1; // every 16-byte word XORs to zero
+        void *args[] = {&p, &n, &sink, &never};
+        cuLaunchKernel(m_flushRead, unsigned(m_info.sms) * 4, 1, 1, 512, 1, 1, 0, stream(), args, nullptr);
+    }
+
+    // Overwrites freed device memory with garbage (all-ones bytes: NaN in every float type) so a kernel
+    // cannot find the reference's result in memory the allocator hands out again.
+    void scrubFreeMemory(int64_t recentBytes) override
+    {
+        c10::cuda::CUDACachingAllocator::emptyCache();
+        size_t freeBytes = 0, total = 0;
+        cuMemGetInfo(&freeBytes, &total);
+        size_t n = std::max<size_t>(size_t(256) << 20, size_t(std::max<int64_t>(recentBytes, 0)) * 4);
+        n = std::min(n, freeBytes / 2);
+        CUdeviceptr p = 0;
+        if (n && cuMemAlloc(&p, n) == CUDA_SUCCESS) {
+            cuMemsetD8Async(p, 0xff, n, stream());
+            synchronize("while scrubbing free memory");
+            cuMemFree(p);
+        }
+    }
+
+    // One timed sample: flush L2, spin so the host gets ahead, then events around the work, on the
+    // stream the work runs on; the device sync after it leaves nothing running into the next sample.
+    double sample(const std::function<LaunchOutcome()> &work, LaunchOutcome &outcome) override
+    {
+        const CUstream s = stream();
+        flushCaches();
+        unsigned long long ns = kSpinNs;
+        void *args[] = {&ns};
+        cuLaunchKernel(m_spin, 1, 1, 1, 1, 1, 1, 0, s, args, nullptr);
+        cuEventRecord(m_e0, s);
+        outcome = work();
+        cuEventRecord(m_e1, s);
+        if (const auto o = synchronize("while benchmarking"); !o.ok() && outcome.ok())
+            outcome = o;
+        float ms = 0;
+        cuEventElapsedTime(&ms, m_e0, m_e1);
+        return double(ms) * 1000.0;
+    }
+
+    std::unique_ptr<Recording> record(const std::function<void()> &work) override
+    {
+        try {
+            auto g = std::make_unique<at::cuda::CUDAGraph>();
+            g->capture_begin();
+            work();
+            g->capture_end();
+            return std::make_unique<CudaRecording>(std::move(g));
+        } catch (const std::exception &e) {
+            std::fprintf(stderr, "kforge-worker: graph capture failed: %s\n", e.what());
+            cuStreamSynchronize(stream());
+            return nullptr;
+        }
+    }
+
+    int64_t freeMemory() override
+    {
+        c10::cuda::CUDACachingAllocator::emptyCache();
+        size_t freeBytes = 0, total = 0;
+        cuMemGetInfo(&freeBytes, &total);
+        return int64_t(freeBytes);
+    }
+
+private:
+    CUstream stream() const { return reinterpret_cast<CUstream>(c10::cuda::getCurrentCUDAStream(m_device.index()).stream()); }
+
+    double measureCopyBandwidth()
+    {
+        size_t bytes = size_t(1) << 30;
+        CUdeviceptr a = 0, b = 0;
+        while (bytes >= (size_t(64) << 20) && (cuMemAlloc(&a, bytes) != CUDA_SUCCESS || cuMemAlloc(&b, bytes) != CUDA_SUCCESS)) {
+            if (a)
+                cuMemFree(a);
+            a = 0;
+            bytes /= 2;
+        }
+        if (!a || !b)
+            return 0;
+        const CUstream s = stream();
+        cuMemsetD8Async(a, 0x3c, bytes, s);
+        float best = 1e30f;
+        for (int i = 0; i < 8; ++i) {
+            cuEventRecord(m_e0, s);
+            cuMemcpyDtoDAsync(b, a, bytes, s);
+            cuEventRecord(m_e1, s);
+            cuEventSynchronize(m_e1);
+            float ms = 0;
+            if (i > 0 && cuEventElapsedTime(&ms, m_e0, m_e1) == CUDA_SUCCESS && ms > 0)
+                best = std::min(best, ms);
+        }
+        cuMemFree(a);
+        cuMemFree(b);
+        return best < 1e29f ? 2.0 * double(bytes) / (double(best) * 1e-3) : 0.0; // bytes read plus written
+    }
+
+    DeviceInfo m_info;
+    at::Device m_device;
+    NvrtcCompiler m_compiler;
+    Module m_helpers;
+    CUfunction m_spin = nullptr;
+    CUfunction m_flushRead = nullptr;
+    CUdeviceptr m_flush = 0;
+    size_t m_flushBytes = 0;
+    CUevent m_e0 = nullptr, m_e1 = nullptr;
+    double m_bandwidth = 0; // bytes per second, read plus written
+};
+
+} // namespace
+
+std::unique_ptr<Device> makeCudaDevice(std::string *whyNot)
+{
+    auto fail = [&](const std::string &why) -> std::unique_ptr<Device> {
+        if (whyNot)
+            *whyNot = why;
+        return nullptr;
+    };
+    if (const CUresult r = cuInit(0); r != CUDA_SUCCESS)
+        return fail("cuInit failed: " + errorName(r));
+    int count = 0;
+    cuDeviceGetCount(&count);
+    if (count < 1)
+        return fail("no CUDA device is visible");
+    int index = 0;
+    const char *visible = std::getenv("CUDA_VISIBLE_DEVICES");
+    const char *slot = std::getenv("KFORGE_WORKER_SLOT");
+    if (!visible && slot && *slot)
+        index = std::max(0, std::atoi(slot)) % count;
+    try {
+        return std::make_unique<CudaDevice>(index);
+    } catch (const std::exception &e) {
+        return fail(std::string("device ") + std::to_string(index) + ": " + e.what());
+    }
+}
+
+} // namespace kforge::worker
