@@ -212,6 +212,20 @@ private slots:
         QVERIFY(runnersGone(m_runner));
     }
 
+    void honestThreadsAllocationsAndScratchWork()
+    {
+        const std::string so = build(QStringLiteral("sandbox_threads_softmax.cpp"));
+        QVERIFY(!so.empty());
+        auto started = start(so);
+        QVERIFY2(started.jail, started.detail.c_str());
+        for (int i = 0; i < 3; ++i) {
+            const auto o = softmaxCall(*started.jail);
+            QVERIFY2(o.ok(), qPrintable(QStringLiteral("%1 rc=%2 %3").arg(QLatin1String(kindName(o.kind))).arg(o.rc).arg(QString::fromStdString(o.detail))));
+            verifySoftmaxOutput();
+        }
+        QVERIFY(!fs::exists("/tmp/kforge-scratch.txt"));
+    }
+
     void adversarial_data()
     {
         QTest::addColumn<QString>("kernel");

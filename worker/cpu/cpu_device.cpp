@@ -15,6 +15,7 @@
 
 namespace kforge::worker {
 
+#ifdef KFORGE_HAVE_CPU_SANDBOX
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -374,5 +375,15 @@ std::unique_ptr<Device> makeCpuDevice(std::string *whyNot, const CpuDeviceOption
     }
     return std::make_unique<CpuDevice>(options);
 }
+#else
+// Built without libseccomp: no runner, so no CPU device (never an unconfined one).
+std::unique_ptr<Device> makeCpuDevice(std::string *whyNot, const CpuDeviceOptions &)
+{
+    if (whyNot)
+        *whyNot = "this worker was built without libseccomp, so without the CPU sandbox's runner (kforge-cpu-runner); "
+                  "CPU candidates are not evaluated here (install libseccomp-dev and reconfigure)";
+    return nullptr;
+}
+#endif
 
 } // namespace kforge::worker
