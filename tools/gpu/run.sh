@@ -9,8 +9,8 @@
 # compute-sanitizer runs with --report-api-errors no: the worker probes kernel parameters with
 # cuFuncGetParamInfo until it fails, which memcheck would list as API errors.
 #
-# Usage: tools/gpu/run.sh [all|build|tests|bench|check|templates|variants|study|placement|inductor|ncu|profile|sanitizer]...   (default: all)
-# (study, placement, inductor and ncu are diagnostics, not part of all)
+# Usage: tools/gpu/run.sh [all|build|tests|bench|check|templates|variants|study|placement|inductor|ncu|guardroom|profile|sanitizer]...   (default: all)
+# (study, placement, inductor, ncu and guardroom are run only when named)
 # Output: $OUT/gpu-tests.log, $OUT/bench.log, and every log in $OUT/logs.tgz.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -165,6 +165,24 @@ if asked ncu; then
   done | tee "$out/ncu.log"
   cp "$out/ncu.log" "$final/"
   note "ncu on the variants ($(( $(date +%s) - t0 )) s)"
+fi
+
+if asked guardroom; then
+  # The float64 guard on real sizes: a long-row float32 cumsum (summation order alone once failed every
+  # candidate) and a 7.5 GB-per-tensor group norm (the harness's copies once ran the GPU out of memory).
+  t0=$(date +%s)
+  for spec in "cumsum rows=16384,cols=65536 8" "group_norm n=112,c=64,hw=262144,groups=8 4"; do
+    read -r family shape nodes <<< "$spec"
+    ses="$out/guardroom-$family.kforge"; rm -f "$ses"
+    s0=$(date +%s)
+    timeout 280 "$build/app/kforge-cli" search --backend cuda --family "$family" --shape "$shape" --dtype float32 --nodes "$nodes" \
+      --deadline-ms 240000 --session "$ses" --worker "$worker" > "$out/guardroom-$family.log" 2>&1
+    echo "== $family $shape: search rc=$? in $(( $(date +%s) - s0 )) s"; tail -4 "$out/guardroom-$family.log"
+    "$build/app/kforge-cli" show --session "$ses" > "$out/guardroom-$family-show.txt" 2>&1; head -30 "$out/guardroom-$family-show.txt"
+    "$build/app/kforge-cli" show --session "$ses" --best 2>&1 | head -3
+  done | tee "$out/guardroom.log"
+  cp "$out/guardroom.log" "$final/"
+  note "guard room searches ($(( $(date +%s) - t0 )) s)"
 fi
 
 if want profile; then
