@@ -1,21 +1,33 @@
 // The GUI over real session files: a stored session is drawn node for node and its nodes inspect
 // correctly; a file that is not a session is refused without being changed; a live search through
 // the real worker grows the tree on screen and can be stopped.
+#include <Qsci/qsciscintilla.h>
+#include <QAbstractItemModelTester>
+#include <QAction>
+#include <QElapsedTimer>
 #include <QFile>
+#include <QLineEdit>
+#include <QProcess>
+#include <QScrollBar>
 #include <QSignalSpy>
 #include <QTableWidget>
 #include <QTemporaryDir>
+#include <QTextBrowser>
 #include <QtTest>
+#include <atomic>
 #include <sqlite3.h>
+#include <thread>
 
 #include "ops/operator_card.h"
 #include "store/session_store.h"
 #include "test_support.h"
+#include "ui/diff_view.h"
 #include "ui/main_window.h"
 #include "ui/node_inspector.h"
 #include "ui/node_item.h"
 #include "ui/search_controller.h"
 #include "ui/session_context.h"
+#include "ui/session_watcher.h"
 #include "ui/tree_view.h"
 #include "ui/verdict_pane.h"
 
@@ -35,9 +47,10 @@ Verdict correctVerdict(VerdictStatus status, double speedup)
     Verdict v;
     v.status = status;
     v.compile = {true, false, 350.0, "g++ -O3: ok", "x86_64-g++-O3"};
-    v.trials = {{"scale 1", "256x1024", true, 1e-8, 2e-6, "", ""},
-                {"scale 8", "256x1024", true, 3e-8, 4e-6, "", ""},
-                {"held-out rows=7", "7x1027", true, 1e-8, 1e-6, "", ""}};
+    v.trials = {{"scale 1", "256x1024", true, 1e-8, 2e-6, "", "", 0.12, 0.25, 1.0},
+                {"scale 8", "256x1024", true, 3e-8, 4e-6, "", "", 0.31, 0.5, 1.0},
+                {"held-out rows=7", "7x1027", true, 1e-8, 1e-6, "", "", 0.05, 0.07, 1.0}};
+    v.notes = {"verified 3 input sets instead of 5: the card's inputs are large"};
     v.baseline.samplesUs = {20, 21, 22, 20.5, 21.5};
     for (double b : v.baseline.samplesUs)
         v.candidate.samplesUs.push_back(b / speedup);
@@ -80,7 +93,11 @@ StoredSession writeSession(const QString &path)
     s.addProfile(better, {{"tool", "ncu"}, {"kernel", "kf_rows"}, {"memory_throughput_pct", 93.4}, {"achieved_occupancy_pct", 61.0},
                           {"top_stalls", {{{"reason", "long_scoreboard"}, {"value", 12.5}}}}});
     const auto c = add("compile_error", root, "running", "// broken kernel\nint kforge_entry( {");
-    s.finishNode(c, failureVerdict(VerdictStatus::CompileError, reason::CompileError, "expected ')' before '{'"), -1);
+    {
+        Verdict v = failureVerdict(VerdictStatus::CompileError, reason::CompileError, "expected ')' before '{'");
+        v.compile = {false, false, 120.0, "candidate.cpp:2:19: error: expected ')' before '{' token", "x86_64-g++-O3"};
+        s.finishNode(c, v, -1);
+    }
     {
         Verdict bad = correctVerdict(VerdictStatus::Incorrect, 0);
         bad.trials[1].passed = false;
@@ -101,6 +118,31 @@ QPoint viewPointOf(TreeView *view, NodeItem *item)
     return view->mapFromScene(item->scenePos());
 }
 
+// A node as a search would add it, for sessions the tests grow by hand.
+int64_t addFinishedNode(SessionStore &s, int64_t session, int64_t op, int64_t parent, double speedup, const std::string &source)
+{
+    NodeRecord n;
+    n.sessionId = session;
+    n.operatorId = op;
+    n.parentId = parent;
+    n.expansion = "improve";
+    n.templateId = "cpu.softmax.test";
+    const auto id = s.addNode(n, Candidate{"cpu", source, nlohmann::json::object()});
+    s.finishNode(id, correctVerdict(VerdictStatus::Accepted, speedup), std::log(speedup));
+    return id;
+}
+
+std::vector<DecisionRecord> userDecisions(const QString &path, int64_t node)
+{
+    SessionStore store(path.toStdString(), SessionStore::Mode::ReadOnly);
+    std::vector<DecisionRecord> out;
+    const auto detail = store.nodeDetail(node);
+    for (const auto &d : detail->decisions)
+        if (d.actor != "guard")
+            out.push_back(d);
+    return out;
+}
+
 } // namespace
 
 class TestGui : public QObject {
@@ -115,6 +157,7 @@ private slots:
     void initTestCase()
     {
         QVERIFY(m_dir.isValid());
+        QStandardPaths::setTestModeEnabled(true); // saved layouts and recent files stay out of the user's settings
         m_session = writeSession(path("stored.kforge"));
     }
 
@@ -208,7 +251,7 @@ private slots:
         auto *table = w.inspector()->verdictPane()->trialTable();
         QCOMPARE(table->rowCount(), 3);
         QCOMPARE(table->item(1, 2)->text(), QStringLiteral("no"));
-        QCOMPARE(table->item(1, 5)->text(), QStringLiteral("mismatch: max rel error 0.3 at row 17"));
+        QCOMPARE(table->item(1, 8)->text(), QStringLiteral("mismatch: max rel error 0.3 at row 17"));
         QCOMPARE(w.inspector()->verdictPane()->timingTable()->rowCount(), 2); // candidate and baseline
     }
 
@@ -230,6 +273,7 @@ private slots:
         QTest::newRow("another application's database") << QStringLiteral("sqlite") << QStringLiteral("not a kforge session");
         QTest::newRow("newer kforge") << QStringLiteral("newer") << QStringLiteral("newer kforge");
         QTest::newRow("missing file") << QStringLiteral("missing") << QStringLiteral("no such file");
+        QTest::newRow("empty file") << QStringLiteral("empty") << QStringLiteral("is empty: no kforge session has been written to it yet");
     }
 
     void refusesFileThatIsNotASession()
@@ -248,6 +292,9 @@ private slots:
                                   nullptr, nullptr, nullptr),
                      SQLITE_OK);
             sqlite3_close(db);
+        } else if (kind == QStringLiteral("empty")) {
+            QFile f(file);
+            QVERIFY(f.open(QIODevice::WriteOnly));
         } else if (kind == QStringLiteral("newer")) {
             writeSession(file);
             sqlite3 *db = nullptr;
@@ -264,12 +311,316 @@ private slots:
 
         const QString error = w.openSession(file);
         QVERIFY2(error.contains(message), qPrintable(error));
+        QVERIFY2(!error.contains(QStringLiteral("kforge-cli upgrade")), qPrintable(error));
         // Nothing lost: the file is byte for byte what it was, the open session is still shown.
         QCOMPARE(test::readAll(file), before);
         QCOMPARE(QFile::exists(file), kind != QStringLiteral("missing"));
         QCOMPARE(w.context()->snapshot(), shown);
         QCOMPARE(w.context()->selectedNode(), selected);
         QCOMPARE(w.treeView()->nodeItemCount(), int(m_session.nodeCount));
+    }
+
+    // Accepting and rejecting by button and by keyboard write a decision with actor "user" and the
+    // reason through the store, and the tree and the inspector show it.
+    void acceptAndRejectWriteDecisions()
+    {
+        const QString file = path("decide.kforge");
+        const auto stored = writeSession(file);
+        MainWindow w;
+        w.resize(1400, 850);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QCOMPARE(w.openSession(file), QString());
+        auto *inspector = w.inspector();
+
+        // By button: a reason typed, then Reject. The best node rejected by a person is best no more.
+        const auto best = stored.ids.at("best");
+        w.context()->select(best);
+        QTest::keyClicks(inspector->reasonEdit(), QStringLiteral("reads past the row end on ragged shapes"));
+        QSignalSpy recorded(w.context(), &SessionContext::decisionRecorded);
+        inspector->rejectAction()->trigger();
+        QCOMPARE(recorded.count(), 1);
+        auto decisions = userDecisions(file, best);
+        QCOMPARE(decisions.size(), size_t(1));
+        QCOMPARE(decisions[0].decision, std::string("reject"));
+        QCOMPARE(decisions[0].actor, std::string("user"));
+        QCOMPARE(decisions[0].reason, std::string("reads past the row end on ragged shapes"));
+        QCOMPARE(w.treeView()->nodeItem(best)->decision(), NodeItem::Decision::Rejected);
+        QVERIFY2(inspector->decisionText().contains(QStringLiteral("Rejected by user")), qPrintable(inspector->decisionText()));
+        QVERIFY(inspector->verdictPane()->statusText().contains(QStringLiteral("reject by user: reads past the row end")));
+        QCOMPARE(w.context()->snapshot()->bestNodeId(), stored.ids.at("accepted"));
+        QVERIFY(inspector->reasonEdit()->text().isEmpty());
+
+        // By keyboard: A in the tree asks for the reason, Enter records it.
+        const auto notFaster = stored.ids.at("not_faster");
+        w.context()->select(notFaster);
+        w.treeView()->setFocus();
+        QTest::keyClick(w.treeView(), Qt::Key_A);
+        QTRY_VERIFY(inspector->reasonEdit()->hasFocus());
+        QVERIFY(userDecisions(file, notFaster).empty()); // nothing written without a reason
+        QTest::keyClicks(inspector->reasonEdit(), QStringLiteral("within noise on this host, faster on the H200"));
+        QTest::keyClick(inspector->reasonEdit(), Qt::Key_Return);
+        decisions = userDecisions(file, notFaster);
+        QCOMPARE(decisions.size(), size_t(1));
+        QCOMPARE(decisions[0].decision, std::string("accept"));
+        QCOMPARE(decisions[0].reason, std::string("within noise on this host, faster on the H200"));
+        QCOMPARE(w.treeView()->nodeItem(notFaster)->decision(), NodeItem::Decision::Accepted);
+
+        // A fresh window reads the same decisions back from the file.
+        MainWindow again;
+        QCOMPARE(again.openSession(file), QString());
+        QCOMPARE(again.treeView()->nodeItem(best)->decision(), NodeItem::Decision::Rejected);
+        QCOMPARE(again.treeView()->nodeItem(notFaster)->decision(), NodeItem::Decision::Accepted);
+        // The baseline and nodes in flight cannot be decided.
+        again.context()->select(stored.ids.at("root"));
+        QVERIFY(!again.inspector()->acceptAction()->isEnabled());
+        again.context()->select(stored.ids.at("running"));
+        QVERIFY(!again.inspector()->rejectAction()->isEnabled());
+    }
+
+    void selectionIsTheSameInEveryPanel()
+    {
+        MainWindow w;
+        w.resize(1400, 850);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QCOMPARE(w.openSession(m_session.path), QString());
+        const auto incorrect = m_session.ids["incorrect"];
+        QTest::mouseClick(w.treeView()->viewport(), Qt::LeftButton, {}, viewPointOf(w.treeView(), w.treeView()->nodeItem(incorrect)));
+        QCOMPARE(w.context()->selectedNode(), incorrect);
+        QCOMPARE(w.inspector()->shownNode(), incorrect);
+        QVERIFY(w.treeView()->nodeItem(incorrect)->isMarked());
+        // And the other way: selecting in the context (as another panel does) marks the tree.
+        w.context()->select(m_session.ids["crashed"]);
+        QVERIFY(w.treeView()->nodeItem(m_session.ids["crashed"])->isMarked());
+        QVERIFY(!w.treeView()->nodeItem(incorrect)->isMarked());
+        QCOMPARE(w.inspector()->shownNode(), m_session.ids["crashed"]);
+        // The tables' models behave as models should while the selection moves.
+        QAbstractItemModelTester trials(w.inspector()->verdictPane()->trialTable()->model());
+        QAbstractItemModelTester timing(w.inspector()->verdictPane()->timingTable()->model());
+        for (const auto &[role, id] : m_session.ids)
+            w.context()->select(id);
+    }
+
+    void diffAgainstParentAndChosenNode()
+    {
+        MainWindow w;
+        QCOMPARE(w.openSession(m_session.path), QString());
+        auto *inspector = w.inspector();
+        QSignalSpy ready(inspector, &NodeInspector::diffReady);
+        w.context()->select(m_session.ids["best"]); // its parent is "accepted"
+        QTRY_COMPARE(inspector->diffView()->rows().rows.size(), size_t(2));
+        const auto &rows = inspector->diffView()->rows();
+        QCOMPARE(rows.rows.size(), size_t(2));
+        QCOMPARE(rows.modified, 1);
+        QCOMPARE(rows.rows[0].left.text, std::string("// accepted kernel"));
+        QCOMPARE(rows.rows[0].right.text, std::string("// best kernel"));
+        QVERIFY(rows.rows[1].equal);
+        QCOMPARE(inspector->diffView()->left()->text(), QStringLiteral("// accepted kernel\nextern \"C\" int kforge_entry();"));
+
+        ready.clear();
+        inspector->setDiffBase(m_session.ids["compile_error"]);
+        QVERIFY(ready.count() || ready.wait(5000));
+        QVERIFY(inspector->diffView()->left()->text().contains(QStringLiteral("broken kernel")));
+        QCOMPARE(inspector->diffView()->rows().modified, 2);
+
+        // A first-level node's parent is the baseline, which has no source to compare.
+        inspector->setDiffBase(0);
+        w.context()->select(m_session.ids["not_faster"]);
+        QVERIFY(inspector->diffView()->summary().contains(QStringLiteral("baseline")));
+    }
+
+    void diffViewsScrollTogether()
+    {
+        std::string a, b;
+        for (int i = 0; i < 400; ++i) {
+            a += "line " + std::to_string(i) + " of a long kernel, wide enough to scroll sideways as well .................................\n";
+            b += "line " + std::to_string(i) + (i % 50 ? " of a long kernel" : " CHANGED") + ", wide enough to scroll sideways as well .................................\n";
+        }
+        DiffView view;
+        view.resize(600, 300);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        view.setRows(diffRows(a, b), QStringLiteral("a"), QStringLiteral("b"));
+        QCOMPARE(view.rows().modified, 8);
+        QVERIFY(view.left()->verticalScrollBar()->maximum() > 100);
+        view.left()->verticalScrollBar()->setValue(120);
+        QCOMPARE(view.right()->verticalScrollBar()->value(), 120);
+        view.right()->verticalScrollBar()->setValue(33);
+        QCOMPARE(view.left()->verticalScrollBar()->value(), 33);
+        view.right()->horizontalScrollBar()->setValue(40);
+        QCOMPARE(view.left()->horizontalScrollBar()->value(), 40);
+    }
+
+    void compileLogLinksToTheCode()
+    {
+        const QString html = linkCompileLog(QStringLiteral("candidate.cu(476): error: identifier \"x\" is undefined\nok <tag>"));
+        QVERIFY2(html.contains(QStringLiteral("<a href=\"line:476\">candidate.cu(476)</a>")), qPrintable(html));
+        QVERIFY(html.contains(QStringLiteral("&lt;tag&gt;")));
+        QVERIFY(linkCompileLog(QStringLiteral("candidate.cpp:12:5: error")).contains(QStringLiteral("href=\"line:12\"")));
+
+        MainWindow w;
+        QCOMPARE(w.openSession(m_session.path), QString());
+        w.context()->select(m_session.ids["compile_error"]);
+        QVERIFY(w.inspector()->compileLog().contains(QStringLiteral("candidate.cpp:2:19")));
+        emit w.inspector()->compileLogView()->anchorClicked(QUrl(QStringLiteral("line:2")));
+        int line = -1, index = -1;
+        w.inspector()->codeView()->getCursorPosition(&line, &index);
+        QCOMPARE(line, 1); // 0-based in the view
+        QCOMPARE(w.inspector()->codeView()->selectedText(), QStringLiteral("int kforge_entry( {"));
+    }
+
+    // Switching from a profiled node to the baseline leaves nothing of the first in any tab.
+    void nothingStaleAfterTheBaseline()
+    {
+        MainWindow w;
+        QCOMPARE(w.openSession(m_session.path), QString());
+        w.context()->select(m_session.ids["best"]);
+        QVERIFY(w.inspector()->profileText().contains(QStringLiteral("93.4%")));
+        w.context()->select(m_session.ids["root"]);
+        QVERIFY2(!w.inspector()->profileText().contains(QStringLiteral("93.4%")), qPrintable(w.inspector()->profileText()));
+        QVERIFY(w.inspector()->compileLog().isEmpty());
+        QCOMPARE(w.inspector()->verdictPane()->trialCount(), 0);
+        QVERIFY(!w.inspector()->launchPlanText().contains(QStringLiteral("kforge_entry")));
+    }
+
+    void verificationShowsErrorsAgainstFloat64AndNotes()
+    {
+        MainWindow w;
+        QCOMPARE(w.openSession(m_session.path), QString());
+        w.context()->select(m_session.ids["accepted"]);
+        auto *table = w.inspector()->verdictPane()->trialTable();
+        QCOMPARE(table->horizontalHeaderItem(5)->text(), QStringLiteral("Candidate err"));
+        QCOMPARE(table->item(1, 5)->text(), QStringLiteral("0.31"));
+        QCOMPARE(table->item(1, 6)->text(), QStringLiteral("0.5"));
+        QCOMPARE(table->item(1, 7)->text(), QStringLiteral("1"));
+        QVERIFY(w.inspector()->verdictPane()->reasonsText().contains(QStringLiteral("note: verified 3 input sets")));
+        QVERIFY(w.inspector()->launchPlanText().contains(QStringLiteral("No launch plan")));
+    }
+
+    void launchPlanIsShown()
+    {
+        const QString file = path("cuda.kforge");
+        {
+            SessionStore s(file.toStdString());
+            const auto sid = s.createSession({0, "cuda plan", "demo", "cuda", "templates", "finished", {}, 0});
+            const auto op = s.addOperator(sid, makeSoftmaxCard(256, 1024));
+            NodeRecord n;
+            n.sessionId = sid;
+            n.operatorId = op;
+            n.templateId = "cuda.softmax.rows";
+            const nlohmann::json plan = {{"kernels", {{{"name", "kf_rows"}, {"grid", {"ceil_div(rows, 4)", 1, 1}}, {"block", {128, 1, 1}},
+                                                       {"shared_bytes", "0"}, {"args", {"in:x", "out:y", "sym:rows"}}}}},
+                                         {"workspace", nlohmann::json::array()}};
+            const auto id = s.addNode(n, Candidate{"cuda", "__global__ void kf_rows() {}", plan});
+            s.finishNode(id, correctVerdict(VerdictStatus::Accepted, 1.5), 0.4);
+        }
+        MainWindow w;
+        QCOMPARE(w.openSession(file), QString());
+        w.context()->select(w.context()->snapshot()->nodes().front().id);
+        const QString plan = w.inspector()->launchPlanText();
+        QVERIFY2(plan.contains(QStringLiteral("kernel 1: kf_rows")), qPrintable(plan));
+        QVERIFY(plan.contains(QStringLiteral("grid          (ceil_div(rows, 4), 1, 1)")));
+        QVERIFY(plan.contains(QStringLiteral("arguments     in:x, out:y, sym:rows")));
+    }
+
+    // A search in another process writes the file the window shows: new nodes and new verdicts appear
+    // without a click, the selection stays, and the event loop never stalls while they are read.
+    void sessionWrittenByAnotherWriterAppears()
+    {
+        const QString file = path("growing.kforge");
+        int64_t sid = 0, op = 0, root = 0;
+        {
+            SessionStore s(file.toStdString());
+            sid = s.createSession({0, "growing", "demo", "cpu", "templates", "running", {{"nodes", 60}, {"workers", 2}}, nowSeconds()});
+            op = s.addOperator(sid, makeSoftmaxCard(256, 1024));
+            NodeRecord n;
+            n.sessionId = sid;
+            n.operatorId = op;
+            n.status = "baseline";
+            root = s.addNode(n, Candidate{"reference", "aten", nlohmann::json::object()});
+        }
+        MainWindow w;
+        w.resize(1400, 850);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QCOMPARE(w.openSession(file), QString());
+        w.watcher()->setPollInterval(100);
+        QCOMPARE(w.treeView()->nodeItemCount(), 1);
+        w.context()->select(root);
+
+        // The longest gap between timer ticks while the other writer works is the longest stall.
+        QElapsedTimer clock;
+        clock.start();
+        qint64 lastTick = 0, longest = 0;
+        QTimer tick;
+        tick.setInterval(5);
+        connect(&tick, &QTimer::timeout, this, [&] {
+            const qint64 now = clock.elapsed();
+            longest = std::max(longest, now - lastTick);
+            lastTick = now;
+        });
+        tick.start();
+        std::atomic<bool> done = false;
+        std::thread writer([&] {
+            SessionStore s(file.toStdString()); // a second connection, as another process has
+            int64_t parent = root;
+            for (int i = 0; i < 60; ++i) {
+                parent = addFinishedNode(s, sid, op, i % 3 ? parent : root, 1.0 + i / 50.0, "// kernel " + std::to_string(i));
+                std::this_thread::sleep_for(std::chrono::milliseconds(15));
+            }
+            s.setSessionStatus(sid, "finished");
+            done = true;
+        });
+        QTRY_VERIFY_WITH_TIMEOUT(done.load(), 30000);
+        writer.join();
+        QTRY_COMPARE_WITH_TIMEOUT(w.treeView()->nodeItemCount(), 61, 10000);
+        tick.stop();
+        QVERIFY(w.watcher()->reloads() >= 2); // it grew in steps, not once at the end
+        QCOMPARE(w.context()->selectedNode(), root);
+        QTRY_VERIFY(w.sessionStatusText().startsWith(QStringLiteral("finished · 60 of 60 nodes · 2 workers")));
+        QVERIFY2(longest < 50, qPrintable(QStringLiteral("the event loop stalled for %1 ms").arg(longest)));
+        qInfo("reloads %d, longest stall %lld ms", w.watcher()->reloads(), longest);
+    }
+
+    void decisionFromTheCliAppearsInTheWindow()
+    {
+#ifndef KFORGE_CLI_PATH
+        QSKIP("kforge-cli is not built");
+#else
+        const QString file = path("cli-decide.kforge");
+        const auto stored = writeSession(file);
+        MainWindow w;
+        QCOMPARE(w.openSession(file), QString());
+        w.watcher()->setPollInterval(100);
+        const auto node = stored.ids.at("accepted");
+        QProcess cli;
+        cli.start(QStringLiteral(KFORGE_CLI_PATH), {QStringLiteral("decide"), QStringLiteral("--session"), file, QStringLiteral("--node"),
+                                                    QString::number(node), QStringLiteral("--reject"), QStringLiteral("--reason"),
+                                                    QStringLiteral("spills on sm_80")});
+        QVERIFY(cli.waitForFinished(20000));
+        QCOMPARE(cli.exitCode(), 0);
+        QVERIFY(cli.readAllStandardOutput().contains("rejected by user: spills on sm_80"));
+        QTRY_COMPARE_WITH_TIMEOUT(w.treeView()->nodeItem(node)->decision(), NodeItem::Decision::Rejected, 10000);
+        QCOMPARE(userDecisions(file, node).at(0).reason, std::string("spills on sm_80"));
+
+        // What it refuses, and says why: the baseline, a missing node, a missing reason.
+        auto refused = [&](QStringList args, const char *message) {
+            QProcess p;
+            p.start(QStringLiteral(KFORGE_CLI_PATH), QStringList{QStringLiteral("decide"), QStringLiteral("--session"), file} + args);
+            QVERIFY(p.waitForFinished(20000));
+            QVERIFY(p.exitCode() != 0);
+            const QByteArray err = p.readAllStandardError();
+            QVERIFY2(err.contains(message), err.constData());
+        };
+        refused({QStringLiteral("--node"), QString::number(stored.ids.at("root")), QStringLiteral("--accept"), QStringLiteral("--reason"),
+                 QStringLiteral("x")},
+                "is the baseline");
+        refused({QStringLiteral("--node"), QStringLiteral("9999"), QStringLiteral("--accept"), QStringLiteral("--reason"), QStringLiteral("x")},
+                "has no node 9999");
+        refused({QStringLiteral("--node"), QString::number(node), QStringLiteral("--accept")}, "usage: kforge-cli decide");
+        QCOMPARE(userDecisions(file, node).size(), size_t(1));
+#endif
     }
 
     void liveSearchGrowsTheTree()

@@ -5,12 +5,15 @@
 #include <QCloseEvent>
 #include <QDateTime>
 #include <QDir>
+#include <QDockWidget>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
-#include <QSplitter>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSettings>
 #include <QStatusBar>
 #include <QStyle>
 #include <QToolBar>
@@ -19,12 +22,20 @@
 #include "ui/node_inspector.h"
 #include "ui/session_context.h"
 #include "ui/session_snapshot.h"
+#include "ui/session_watcher.h"
 #include "ui/status_style.h"
 #include "ui/tree_view.h"
 
 namespace kforge::ui {
 
 namespace {
+// A number from the session's options, which older files or hand-written sessions may lack.
+int sessionOption(const SessionInfo &info, const char *key)
+{
+    const auto &o = info.options;
+    return o.is_object() && o.contains(key) && o[key].is_number() ? o[key].get<int>() : 0;
+}
+
 QString duration(double seconds)
 {
     const int s = int(seconds);
@@ -35,20 +46,34 @@ QString duration(double seconds)
 MainWindow::MainWindow(QWidget *parent)
     : QMainWindow(parent), m_context(new SessionContext(this)), m_search(new SearchController(this)),
       m_tree(new TreeView(m_context, this)), m_inspector(new NodeInspector(m_context, this)),
-      m_split(new QSplitter(Qt::Horizontal, this)), m_progress(new QLabel(this)), m_pathLabel(new QLabel(this))
+      m_watcher(new SessionWatcher(m_context, this)), m_inspectorDock(new QDockWidget(QStringLiteral("Node"), this)),
+      m_progress(new QLabel(this)), m_pathLabel(new QLabel(this)), m_sessionStatus(new QLabel(this)),
+      m_budget(new QProgressBar(this))
 {
     setWindowTitle(QStringLiteral("kforge"));
-    m_split->addWidget(m_tree);
-    m_split->addWidget(m_inspector);
-    m_split->setStretchFactor(0, 3);
-    m_split->setStretchFactor(1, 2);
-    m_split->setChildrenCollapsible(false);
-    setCentralWidget(m_split);
+    setDockNestingEnabled(true);
+    setCentralWidget(m_tree);
+    // Panels are docks so a person can arrange them; the arrangement is saved with the window.
+    m_inspectorDock->setObjectName(QStringLiteral("inspectorDock"));
+    m_inspectorDock->setWidget(m_inspector);
+    m_inspectorDock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable);
+    addDockWidget(Qt::RightDockWidgetArea, m_inspectorDock);
 
     createActions();
     m_progress->setContentsMargins(12, 0, 12, 0);
     m_pathLabel->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_budget->setMaximumWidth(160);
+    m_budget->setTextVisible(true);
+    m_budget->hide();
+    statusBar()->addPermanentWidget(m_sessionStatus);
+    statusBar()->addPermanentWidget(m_budget);
     statusBar()->addPermanentWidget(m_pathLabel);
+    connect(m_inspector, &NodeInspector::message, this, [this](const QString &text) { statusBar()->showMessage(text, 8000); });
+    connect(m_context, &SessionContext::nodesChanged, this, &MainWindow::updateSessionStatus);
+    connect(m_context, &SessionContext::sessionLoaded, this, &MainWindow::updateSessionStatus);
+    connect(m_watcher, &SessionWatcher::reloadFailed, this, [this](const QString &message) {
+        statusBar()->showMessage(QStringLiteral("Could not re-read the session: ") + message, 8000);
+    });
 
     m_tick.setInterval(1000);
     connect(&m_tick, &QTimer::timeout, this, &MainWindow::updateProgress);
@@ -97,6 +122,8 @@ void MainWindow::createActions()
     m_openAction = new QAction(style->standardIcon(QStyle::SP_DialogOpenButton), QStringLiteral("&Open session…"), this);
     m_openAction->setShortcut(QKeySequence::Open);
     connect(m_openAction, &QAction::triggered, this, &MainWindow::onOpenTriggered);
+    m_recentMenu = new QMenu(QStringLiteral("Open &recent"), this);
+    connect(m_recentMenu, &QMenu::aboutToShow, this, &MainWindow::fillRecentMenu);
     auto *quit = new QAction(QStringLiteral("&Quit"), this);
     quit->setShortcut(QKeySequence::Quit);
     connect(quit, &QAction::triggered, this, &QWidget::close);
@@ -118,6 +145,7 @@ void MainWindow::createActions()
 
     auto *file = menuBar()->addMenu(QStringLiteral("&File"));
     file->addAction(m_openAction);
+    file->addMenu(m_recentMenu);
     file->addSeparator();
     file->addAction(quit);
     auto *search = menuBar()->addMenu(QStringLiteral("&Search"));
@@ -126,6 +154,15 @@ void MainWindow::createActions()
     auto *view = menuBar()->addMenu(QStringLiteral("&View"));
     view->addAction(fit);
     view->addAction(best);
+    view->addSeparator();
+    view->addAction(m_inspectorDock->toggleViewAction());
+    auto *node = menuBar()->addMenu(QStringLiteral("&Node"));
+    node->addAction(m_inspector->acceptAction());
+    node->addAction(m_inspector->rejectAction());
+    auto *compareParent = new QAction(QStringLiteral("Diff against its &parent"), this);
+    compareParent->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_D));
+    connect(compareParent, &QAction::triggered, this, [this] { m_inspector->setDiffBase(0); });
+    node->addAction(compareParent);
 
     auto *bar = addToolBar(QStringLiteral("Search"));
     bar->setObjectName(QStringLiteral("searchToolBar"));
@@ -192,6 +229,9 @@ QString MainWindow::openSession(const QString &path)
     m_liveSession = 0;
     m_lastProgress = {};
     m_context->load(snap);
+    m_watcher->watch(path, snap->session().id);
+    m_tree->setPlaceholder(QString());
+    addRecent(QFileInfo(path).absoluteFilePath());
     selectBestNode();
     setWindowTitle(QStringLiteral("%1 — kforge").arg(QFileInfo(path).fileName()));
     m_pathLabel->setText(path);
@@ -206,11 +246,156 @@ void MainWindow::onOpenTriggered()
 {
     const QString path = QFileDialog::getOpenFileName(this, QStringLiteral("Open kforge session"), QString(),
                                                       QStringLiteral("kforge sessions (*.kforge);;All files (*)"));
-    if (path.isEmpty())
-        return;
+    if (!path.isEmpty())
+        openSessionInteractively(path);
+}
+
+void MainWindow::openSessionInteractively(const QString &path)
+{
     const QString error = openSession(path);
-    if (!error.isEmpty())
-        QMessageBox::warning(this, QStringLiteral("Cannot open session"), error);
+    if (error.isEmpty())
+        return;
+    int version = -1;
+    try {
+        version = SessionStore::fileSchemaVersion(path.toStdString());
+    } catch (const std::exception &) {
+    }
+    if (version > 0 && version < SessionStore::currentSchemaVersion()) {
+        auto *box = new QMessageBox(QMessageBox::Question, QStringLiteral("Upgrade session?"),
+                                    QStringLiteral("%1\n\nUpgrade the file in place and open it? Older kforge builds "
+                                                   "cannot read it afterwards.")
+                                        .arg(error),
+                                    QMessageBox::Cancel, this);
+        auto *upgrade = box->addButton(QStringLiteral("Upgrade and open"), QMessageBox::AcceptRole);
+        box->setAttribute(Qt::WA_DeleteOnClose);
+        connect(box, &QMessageBox::finished, this, [this, box, upgrade, path] {
+            if (box->clickedButton() == upgrade)
+                if (const QString e = upgradeAndOpen(path); !e.isEmpty())
+                    reportOpenError(path, e);
+        });
+        box->open();
+        return;
+    }
+    reportOpenError(path, error);
+}
+
+QString MainWindow::upgradeAndOpen(const QString &path)
+{
+    try {
+        SessionStore store(path.toStdString()); // migrates on open
+    } catch (const std::exception &e) {
+        return QString::fromStdString(e.what());
+    }
+    return openSession(path);
+}
+
+void MainWindow::reportOpenError(const QString &path, const QString &error)
+{
+    statusBar()->showMessage(QStringLiteral("Cannot open %1: %2").arg(QFileInfo(path).fileName(), error));
+    if (!m_context->hasSession())
+        m_tree->setPlaceholder(QStringLiteral("Cannot open %1\n\n%2\n\nOpen another session (Ctrl+O) or start a demo search (Ctrl+R).")
+                                   .arg(path, error));
+    m_lastError = error;
+    auto *box = new QMessageBox(QMessageBox::Warning, QStringLiteral("Cannot open session"), error, QMessageBox::Ok, this);
+    box->setAttribute(Qt::WA_DeleteOnClose);
+    box->open();
+}
+
+QStringList MainWindow::recentSessions() const
+{
+    return QSettings().value(QStringLiteral("recentSessions")).toStringList();
+}
+
+void MainWindow::addRecent(const QString &path)
+{
+    QStringList list = recentSessions();
+    list.removeAll(path);
+    list.prepend(path);
+    while (list.size() > 10)
+        list.removeLast();
+    QSettings().setValue(QStringLiteral("recentSessions"), list);
+}
+
+void MainWindow::fillRecentMenu()
+{
+    m_recentMenu->clear();
+    const auto list = recentSessions();
+    for (const QString &path : list) {
+        auto *a = m_recentMenu->addAction(QFileInfo(path).fileName());
+        a->setToolTip(path);
+        a->setStatusTip(path);
+        a->setEnabled(QFileInfo::exists(path));
+        connect(a, &QAction::triggered, this, [this, path] { openSessionInteractively(path); });
+    }
+    if (list.isEmpty())
+        m_recentMenu->addAction(QStringLiteral("No recent sessions"))->setEnabled(false);
+}
+
+// One line for the session shown: its state, the node budget spent, its workers and device, and
+// when it should end at the rate nodes have been finishing.
+QString MainWindow::sessionStatusText() const
+{
+    const auto &snap = m_context->snapshot();
+    if (!snap)
+        return {};
+    const auto &info = snap->session();
+    int finished = 0, running = 0;
+    double last = 0;
+    for (const auto &n : snap->nodes()) {
+        if (!n.parentId)
+            continue;
+        if (n.status == "running")
+            ++running;
+        else
+            ++finished;
+        if (n.finishedAt)
+            last = std::max(last, *n.finishedAt);
+    }
+    const int budget = sessionOption(info, "nodes");
+    const int workers = sessionOption(info, "workers");
+    const bool live = m_search->isRunning() || info.status == "running";
+    QStringList parts;
+    parts << QString::fromStdString(info.status);
+    parts << (budget > 0 ? QStringLiteral("%1 of %2 nodes").arg(finished).arg(budget) : QStringLiteral("%1 nodes").arg(finished));
+    if (running)
+        parts << QStringLiteral("%1 running").arg(running);
+    if (workers > 0)
+        parts << QStringLiteral("%1 worker%2").arg(workers).arg(workers == 1 ? QString() : QStringLiteral("s"));
+    parts << QStringLiteral("device: %1").arg(QString::fromStdString(info.backend.empty() ? std::string("?") : info.backend));
+    if (live && budget > finished && finished > 0 && last > info.createdAt) {
+        const double perNode = (last - info.createdAt) / finished;
+        parts << QStringLiteral("ETA %1").arg(duration(perNode * (budget - finished)));
+    }
+    return parts.join(QStringLiteral(" · "));
+}
+
+void MainWindow::updateSessionStatus()
+{
+    m_sessionStatus->setText(sessionStatusText());
+    const auto &snap = m_context->snapshot();
+    const int budget = snap ? sessionOption(snap->session(), "nodes") : 0;
+    m_budget->setVisible(budget > 0);
+    if (budget > 0) {
+        int finished = 0;
+        for (const auto &n : snap->nodes())
+            finished += n.parentId && n.status != "running";
+        m_budget->setRange(0, budget);
+        m_budget->setValue(std::min(finished, budget));
+        m_budget->setFormat(QStringLiteral("%v / %m nodes"));
+    }
+}
+
+void MainWindow::saveLayout()
+{
+    QSettings settings;
+    settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
+    settings.setValue(QStringLiteral("window/state"), saveState());
+}
+
+void MainWindow::restoreLayout()
+{
+    QSettings settings;
+    restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
 }
 
 void MainWindow::setDemoSettings(int maxNodes, int workers, const QString &workerCommand)
@@ -258,6 +443,8 @@ void MainWindow::stopSearch()
 
 void MainWindow::onSessionCreated(const QString &path, const SessionInfo &info)
 {
+    m_watcher->stop(); // this window's own search reports its nodes directly
+    m_tree->setPlaceholder(QString());
     m_livePath = path;
     m_liveSession = info.id;
     // The row exists, so a read-only connection sees the session and its operator card.
@@ -331,16 +518,17 @@ void MainWindow::closeEvent(QCloseEvent *event)
         event->ignore();
         return;
     }
+    saveLayout();
     QMainWindow::closeEvent(event);
 }
 
 void MainWindow::showEvent(QShowEvent *event)
 {
     QMainWindow::showEvent(event);
-    if (!m_sized) { // the splitter only knows its width once shown
-        m_sized = true;
-        const int w = m_split->width();
-        m_split->setSizes({w * 58 / 100, w * 42 / 100});
+    if (!m_restored) { // docks only know the window's width once shown
+        m_restored = true;
+        resizeDocks({m_inspectorDock}, {width() * 42 / 100}, Qt::Horizontal);
+        restoreLayout();
     }
 }
 

@@ -10,13 +10,16 @@
 #include "ui/search_controller.h"
 
 class QAction;
+class QDockWidget;
 class QLabel;
-class QSplitter;
+class QMenu;
+class QProgressBar;
 
 namespace kforge::ui {
 
 class NodeInspector;
 class SessionContext;
+class SessionWatcher;
 class TreeView;
 
 class MainWindow : public QMainWindow {
@@ -25,9 +28,14 @@ public:
     explicit MainWindow(QWidget *parent = nullptr);
     ~MainWindow() override;
 
-    // Shows the file's first session read-only. Returns an empty string, or the reason it could not
-    // (the file is untouched either way). The menu action shows that reason in a dialog.
+    // Shows the file's first session read-only and follows it as another process writes it. Returns
+    // an empty string, or the reason it could not (the file is untouched either way).
     QString openSession(const QString &path);
+    // openSession() for a person: the reason goes to a dialog (never modal to the event loop), the
+    // status bar and the empty tree; a file from an older kforge gets the offer to upgrade it.
+    void openSessionInteractively(const QString &path);
+    // Brings an older session file to the current schema in place, then opens it.
+    QString upgradeAndOpen(const QString &path);
 
     // Starts a live search; an empty sessionPath writes to a new file in the temporary folder.
     bool startSearch(SearchRequest request);
@@ -40,6 +48,10 @@ public:
     static QString newLiveSessionPath();
 
     SessionContext *context() const { return m_context; }
+    SessionWatcher *watcher() const { return m_watcher; }
+    QDockWidget *inspectorDock() const { return m_inspectorDock; }
+    QString sessionStatusText() const;
+    QStringList recentSessions() const;
     TreeView *treeView() const { return m_tree; }
     NodeInspector *inspector() const { return m_inspector; }
     SearchController *searchController() const { return m_search; }
@@ -58,6 +70,12 @@ private:
     void updateActions();
     void updateProgress();
     void onOpenTriggered();
+    void reportOpenError(const QString &path, const QString &error);
+    void addRecent(const QString &path);
+    void fillRecentMenu();
+    void updateSessionStatus();
+    void saveLayout();
+    void restoreLayout();
     void onSessionCreated(const QString &path, const SessionInfo &info);
     void queueNode(const NodeRecord &node);
     void applyPendingNodes();
@@ -67,9 +85,13 @@ private:
     SearchController *m_search;
     TreeView *m_tree;
     NodeInspector *m_inspector;
-    QSplitter *m_split;
+    SessionWatcher *m_watcher;
+    QDockWidget *m_inspectorDock;
     QLabel *m_progress;
     QLabel *m_pathLabel;
+    QLabel *m_sessionStatus;
+    QProgressBar *m_budget;
+    QMenu *m_recentMenu = nullptr;
     QAction *m_openAction = nullptr;
     QAction *m_startAction = nullptr;
     QAction *m_stopAction = nullptr;
@@ -89,7 +111,7 @@ private:
     QTimer m_applyTimer;
     QString m_lastError;
     bool m_closing = false;
-    bool m_sized = false;
+    bool m_restored = false;
 };
 
 } // namespace kforge::ui

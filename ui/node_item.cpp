@@ -64,6 +64,14 @@ void NodeItem::setPhase(int phase)
     update();
 }
 
+void NodeItem::setDecision(Decision decision)
+{
+    if (decision == m_decision)
+        return;
+    m_decision = decision;
+    update();
+}
+
 QRectF NodeItem::boundingRect() const
 {
     const qreal ring = kRadius + kBestGrow + 7;
@@ -99,6 +107,24 @@ void NodeItem::paint(QPainter *painter, const QStyleOptionGraphicsItem *option, 
     painter->setPen(outline);
     painter->setBrush(style.fill);
     painter->drawEllipse(QPointF(0, 0), r, r);
+
+    if (m_decision != Decision::None) {
+        // A person's decision: a tick or a cross on a disc at the upper right, visible at any zoom.
+        const bool ok = m_decision == Decision::Accepted;
+        const QPointF c(r * 0.72, -r * 0.72);
+        const qreal b = 7;
+        painter->setPen(QPen(Qt::white, 1.5));
+        painter->setBrush(ok ? QColor(0x1d, 0x7a, 0x30) : QColor(0xc0, 0x20, 0x20));
+        painter->drawEllipse(c, b, b);
+        painter->setPen(QPen(Qt::white, 2, Qt::SolidLine, Qt::RoundCap, Qt::RoundJoin));
+        if (ok) {
+            const QPointF tick[] = {c + QPointF(-3.5, 0), c + QPointF(-1, 2.8), c + QPointF(3.5, -2.8)};
+            painter->drawPolyline(tick, 3);
+        } else {
+            painter->drawLine(c + QPointF(-3, -3), c + QPointF(3, 3));
+            painter->drawLine(c + QPointF(-3, 3), c + QPointF(3, -3));
+        }
+    }
 
     if (scale < kMinTextScale)
         return;

@@ -24,11 +24,14 @@ public:
     bool onBestPath() const { return m_bestPath; }
     bool isBest() const { return m_best; }
     bool isMarked() const { return m_marked; }
+    enum class Decision { None, Accepted, Rejected }; // a person's, drawn as a badge
+    Decision decision() const { return m_decision; }
 
     void setRecord(const NodeRecord &node);
     void setBest(bool onPath, bool isBest);
     void setMarked(bool marked); // the selected node; not QGraphicsItem selection, which panning clears
     void setPhase(int phase);    // animates the outline of running nodes
+    void setDecision(Decision decision);
 
     int type() const override { return Type; }
     QRectF boundingRect() const override;
@@ -43,6 +46,7 @@ private:
     bool m_best = false;
     bool m_marked = false;
     int m_phase = 0;
+    Decision m_decision = Decision::None;
 };
 
 } // namespace kforge::ui

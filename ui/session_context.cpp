@@ -1,5 +1,7 @@
 #include "ui/session_context.h"
 
+#include "store/session_store.h"
+
 namespace kforge::ui {
 
 SessionContext::SessionContext(QObject *parent) : QObject(parent) {}
@@ -46,6 +48,29 @@ void SessionContext::select(qint64 nodeId)
         return; // not in this session: a stale click
     m_selected = nodeId;
     emit selectionChanged(nodeId);
+}
+
+QString SessionContext::decide(qint64 nodeId, const QString &decision, const QString &reason)
+{
+    if (!m_snapshot || !m_snapshot->node(nodeId))
+        return QStringLiteral("node #%1 is not in the session shown").arg(nodeId);
+    DecisionRecord rec;
+    try {
+        // Its own short-lived connection: the window otherwise only reads. A search writing the same
+        // file in another process holds the lock for one small transaction at a time.
+        SessionStore store(m_snapshot->path());
+        rec.id = store.addDecision(nodeId, decision.toStdString(), "user", reason.toStdString());
+    } catch (const std::exception &e) {
+        return QString::fromStdString(e.what());
+    }
+    rec.nodeId = nodeId;
+    rec.decision = decision.toStdString();
+    rec.actor = "user";
+    rec.reason = reason.toStdString();
+    rec.createdAt = nowSeconds();
+    update(std::make_shared<const SessionSnapshot>(m_snapshot->withDecision(rec)));
+    emit decisionRecorded(nodeId);
+    return {};
 }
 
 } // namespace kforge::ui

@@ -28,11 +28,17 @@ public:
     qint64 selectedNode() const { return m_selected; } // 0: none
     void select(qint64 nodeId);
 
+    // A person accepts or rejects a node: written to the file through the core store (actor "user"),
+    // then shown in a new snapshot. Returns an empty string, or why it could not be written (the
+    // file read-only, the node not in it); nothing changes then.
+    QString decide(qint64 nodeId, const QString &decision, const QString &reason);
+
 signals:
     void sessionLoaded();
     void sessionClosed();
     void nodesChanged();
     void selectionChanged(qint64 nodeId);
+    void decisionRecorded(qint64 nodeId); // after nodesChanged() has shown it
 
 private:
     SnapshotPtr m_snapshot;

@@ -8,9 +8,12 @@
 namespace kforge::ui {
 
 SessionSnapshot::SessionSnapshot(std::string path, SessionInfo session, std::vector<OperatorRecord> operators,
-                                 std::vector<NodeRecord> nodes)
+                                 std::vector<NodeRecord> nodes, const std::vector<DecisionRecord> &decisions)
     : m_path(std::move(path)), m_session(std::move(session)), m_operators(std::move(operators)), m_nodes(std::move(nodes))
 {
+    for (const auto &d : decisions) // oldest first, so the latest one stays
+        if (isUserActor(d.actor))
+            m_userDecisions[d.nodeId] = d;
     std::stable_sort(m_nodes.begin(), m_nodes.end(), [](const NodeRecord &a, const NodeRecord &b) { return a.id < b.id; });
     index();
 }
@@ -27,7 +30,7 @@ SessionSnapshot SessionSnapshot::load(const SessionStore &store, std::optional<i
             throw Error("'" + store.path() + "' has no session " + std::to_string(*sessionId));
         info = &*it;
     }
-    return SessionSnapshot(store.path(), *info, store.operators(info->id), store.nodes(info->id));
+    return SessionSnapshot(store.path(), *info, store.operators(info->id), store.nodes(info->id), store.decisions(info->id));
 }
 
 SessionSnapshot SessionSnapshot::withNode(const NodeRecord &node) const
@@ -43,6 +46,22 @@ SessionSnapshot SessionSnapshot::withNode(const NodeRecord &node) const
     }
     copy.index();
     return copy;
+}
+
+SessionSnapshot SessionSnapshot::withDecision(const DecisionRecord &decision) const
+{
+    SessionSnapshot copy = *this;
+    if (isUserActor(decision.actor)) {
+        copy.m_userDecisions[decision.nodeId] = decision;
+        copy.index();
+    }
+    return copy;
+}
+
+const DecisionRecord *SessionSnapshot::userDecision(int64_t id) const
+{
+    auto it = m_userDecisions.find(id);
+    return it == m_userDecisions.end() ? nullptr : &it->second;
 }
 
 const NodeRecord *SessionSnapshot::node(int64_t id) const
@@ -68,7 +87,9 @@ void SessionSnapshot::index()
         m_byId[m_nodes[i].id] = i;
 
     // Accepted beats merely correct; within a class the higher speedup wins, the older node on ties.
-    auto rank = [](const NodeRecord &n) {
+    auto rank = [this](const NodeRecord &n) {
+        if (const auto *d = userDecision(n.id); d && d->decision == "reject")
+            return 0;
         if (n.status == "accepted")
             return 2;
         if (n.status == "not_faster")

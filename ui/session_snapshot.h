@@ -18,7 +18,7 @@ class SessionSnapshot {
 public:
     SessionSnapshot() = default;
     SessionSnapshot(std::string path, SessionInfo session, std::vector<OperatorRecord> operators,
-                    std::vector<NodeRecord> nodes);
+                    std::vector<NodeRecord> nodes, const std::vector<DecisionRecord> &decisions = {});
 
     // Reads the session (the file's first one when sessionId is empty) through a store the caller
     // opened. Throws kforge::Error when the file holds no such session.
@@ -27,6 +27,8 @@ public:
     // A copy with one node added, or replaced when its id is already present (a live search reports
     // a node when it is proposed and again when its verdict arrives).
     SessionSnapshot withNode(const NodeRecord &node) const;
+    // A copy that knows a decision just written (a person's replaces their earlier one on that node).
+    SessionSnapshot withDecision(const DecisionRecord &decision) const;
 
     const std::string &path() const { return m_path; }
     const SessionInfo &session() const { return m_session; }
@@ -43,6 +45,12 @@ public:
 
     int countWithStatus(const std::string &status) const;
 
+    // A person's latest accept or reject of the node (the guard's own decisions are not counted);
+    // nullptr when nobody has overruled or confirmed the guard. A node a person rejected is never
+    // the best node.
+    const DecisionRecord *userDecision(int64_t id) const;
+    static bool isUserActor(const std::string &actor) { return actor != "guard"; }
+
 private:
     void index();
 
@@ -51,6 +59,7 @@ private:
     std::vector<OperatorRecord> m_operators;
     std::vector<NodeRecord> m_nodes;
     std::unordered_map<int64_t, size_t> m_byId;
+    std::unordered_map<int64_t, DecisionRecord> m_userDecisions;
     int64_t m_best = 0;
     std::vector<int64_t> m_bestPath;
 };

@@ -96,6 +96,10 @@ void TreeView::refresh()
         item->setRecord(n);
         item->setBest(snap.onBestPath(n.id), n.id == snap.bestNodeId() && n.parentId.has_value());
         item->setMarked(n.id == m_context->selectedNode());
+        const auto *decision = snap.userDecision(n.id);
+        item->setDecision(!decision                        ? NodeItem::Decision::None
+                          : decision->decision == "accept" ? NodeItem::Decision::Accepted
+                                                           : NodeItem::Decision::Rejected);
         item->setPos(position(*layout.find(n.id)));
         running = running || n.status == "running";
     }
@@ -238,10 +242,26 @@ void TreeView::resizeEvent(QResizeEvent *event)
         fitTree();
 }
 
+void TreeView::setPlaceholder(const QString &text)
+{
+    m_placeholder = text;
+    viewport()->update();
+}
+
 void TreeView::drawForeground(QPainter *painter, const QRectF &)
 {
-    if (m_nodes.isEmpty())
+    if (m_nodes.isEmpty()) {
+        painter->save();
+        painter->resetTransform();
+        painter->setPen(QColor(0x60, 0x60, 0x60));
+        const QString text = !m_placeholder.isEmpty() ? m_placeholder
+                             : m_context && m_context->hasSession()
+                                 ? QStringLiteral("This session has no nodes yet.")
+                                 : QStringLiteral("Open a session file (Ctrl+O), or start a demo search (Ctrl+R).");
+        painter->drawText(viewport()->rect().adjusted(40, 40, -40, -40), Qt::AlignCenter | Qt::TextWordWrap, text);
+        painter->restore();
         return;
+    }
     // A one-line legend along the bottom edge, in viewport pixels so it never scales with the tree.
     painter->save();
     painter->resetTransform();

@@ -25,6 +25,9 @@ public:
     int nodeItemCount() const { return int(m_nodes.size()); }
     NodeItem *nodeItem(qint64 id) const { return m_nodes.value(id); }
     QList<qint64> bestPathDrawn() const; // node ids whose items are marked on the best path, root first
+    // What the empty view says (why a file could not be opened, what to do); empty: the default hint.
+    void setPlaceholder(const QString &text);
+    QString placeholder() const { return m_placeholder; }
 
 public slots:
     void fitTree(); // and follow the tree again as it grows
@@ -49,6 +52,7 @@ private:
     QHash<qint64, QGraphicsPathItem *> m_edges; // keyed by the child's id
     QTimer m_animation;
     int m_phase = 0;
+    QString m_placeholder;
     bool m_follow = true; // false once the user zooms: then growth must not move their view
 };
 

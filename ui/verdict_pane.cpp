@@ -51,7 +51,8 @@ QString badge(const std::string &status)
 VerdictPane::VerdictPane(QWidget *parent)
     : QWidget(parent), m_status(new QLabel(this)), m_reasons(new QLabel(this)),
       m_trials(makeTable({QStringLiteral("Trial"), QStringLiteral("Shape"), QStringLiteral("Passed"),
-                          QStringLiteral("Max abs err"), QStringLiteral("Max rel err"), QStringLiteral("Failure")},
+                          QStringLiteral("Max abs err"), QStringLiteral("Max rel err"), QStringLiteral("Candidate err"),
+                          QStringLiteral("ATen err"), QStringLiteral("Allowed"), QStringLiteral("Failure")},
                          this)),
       m_timing(makeTable({QStringLiteral("Side"), QStringLiteral("Median µs"), QStringLiteral("p25"), QStringLiteral("p75"),
                           QStringLiteral("Min"), QStringLiteral("Max"), QStringLiteral("Spread"), QStringLiteral("Samples")},
@@ -121,6 +122,8 @@ void VerdictPane::showDetail(const NodeDetail &d)
     QStringList reasons;
     for (const auto &r : v.reasons)
         reasons << QStringLiteral("• %1: %2").arg(QString::fromStdString(r.code), QString::fromStdString(r.message));
+    for (const auto &note : v.notes)
+        reasons << QStringLiteral("note: %1").arg(QString::fromStdString(note));
     m_reasons->setText(reasons.join(QLatin1Char('\n')));
     m_reasons->setVisible(!reasons.isEmpty());
 
@@ -137,7 +140,15 @@ void VerdictPane::showDetail(const NodeDetail &d)
         m_trials->setItem(row, 2, passed);
         m_trials->setItem(row, 3, cell(scientific(t.maxAbsError), kRight));
         m_trials->setItem(row, 4, cell(scientific(t.maxRelError), kRight));
-        m_trials->setItem(row, 5, cell(failure));
+        // Against the float64 reference, in units of the operation's error bound: the candidate's
+        // worst error, ATen's own on the same inputs, and what the guard allowed.
+        auto bound = [](double v) { return v == 0 ? QStringLiteral("–") : QString::number(v, 'g', 3); };
+        m_trials->setItem(row, 5, cell(bound(t.candidateError), kRight));
+        m_trials->setItem(row, 6, cell(bound(t.atenError), kRight));
+        m_trials->setItem(row, 7, cell(bound(t.allowedError), kRight));
+        if (t.allowedError > 0 && t.candidateError > t.allowedError)
+            m_trials->item(row, 5)->setForeground(QColor(0xc0, 0x20, 0x20));
+        m_trials->setItem(row, 8, cell(failure));
     }
     m_trials->resizeColumnsToContents();
 
@@ -164,6 +175,11 @@ void VerdictPane::showDetail(const NodeDetail &d)
 QString VerdictPane::statusText() const
 {
     return m_status->text();
+}
+
+QString VerdictPane::reasonsText() const
+{
+    return m_reasons->text();
 }
 
 int VerdictPane::trialCount() const

@@ -24,6 +24,7 @@ public:
     void clear();
 
     QString statusText() const;
+    QString reasonsText() const; // the guard's reasons and the harness's notes
     int trialCount() const;
     QTableWidget *trialTable() const { return m_trials; }
     QTableWidget *timingTable() const { return m_timing; }

@@ -12,5 +12,6 @@ int cardCommand(const Args &args);
 int templatesCommand(const Args &args);
 int checkTemplatesCommand(const Args &args);
 int profileCommand(const Args &args);
+int decideCommand(const Args &args); // app/cli/decide_command.cpp
 
 } // namespace kforge::cli

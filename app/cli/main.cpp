@@ -14,6 +14,7 @@ static const char *kUsage =
     "  card     print an operator card as JSON\n"
     "  templates list the offline generator's kernel templates, or render one\n"
     "  profile  profile a CUDA node with Nsight Compute and store the report on it\n"
+    "  decide   accept or reject a node by hand, with the reason\n"
     "  check-templates  verify every template's default point on every family and dtype\n\n"
     "Run 'kforge-cli <command> --help' for a command's options.\n";
 
@@ -38,6 +39,8 @@ int main(int argc, char **argv)
             return kforge::cli::templatesCommand(args);
         if (cmd == "profile")
             return kforge::cli::profileCommand(args);
+        if (cmd == "decide")
+            return kforge::cli::decideCommand(args);
         if (cmd == "check-templates")
             return kforge::cli::checkTemplatesCommand(args);
     } catch (const std::exception &e) {

@@ -120,11 +120,15 @@ int main(int argc, char **argv)
             request.sessionPath = QString::fromStdString(*args.session);
         window.startSearch(request);
     } else if (args.session) {
-        const QString error = window.openSession(QString::fromStdString(*args.session));
+        const QString path = QString::fromStdString(*args.session);
+        const QString error = window.openSession(path);
         if (!error.isEmpty()) {
             std::fprintf(stderr, "kforge: %s\n", error.toLocal8Bit().constData());
             if (!args.screenshot.empty())
                 return 1;
+            // Say it in the window too, where the person who double-clicked a file is looking, and
+            // offer the upgrade where one would help.
+            QTimer::singleShot(0, &window, [&window, path] { window.openSessionInteractively(path); });
         }
     }
 

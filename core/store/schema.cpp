@@ -60,6 +60,14 @@ const std::vector<std::string> &migrations()
             id INTEGER PRIMARY KEY, node_id INTEGER NOT NULL REFERENCES nodes(id), tool TEXT NOT NULL,
             report_json TEXT NOT NULL, created_at REAL NOT NULL);
         )sql",
+        // 4: each trial's error against the float64 reference in units of the error bound (the
+        // candidate's, ATen's own, what was allowed), and the harness's notes on a verdict.
+        R"sql(
+        ALTER TABLE verifications ADD COLUMN candidate_error REAL NOT NULL DEFAULT 0;
+        ALTER TABLE verifications ADD COLUMN aten_error REAL NOT NULL DEFAULT 0;
+        ALTER TABLE verifications ADD COLUMN allowed_error REAL NOT NULL DEFAULT 0;
+        ALTER TABLE compile_logs ADD COLUMN notes_json TEXT NOT NULL DEFAULT '[]';
+        )sql",
     };
     return steps;
 }

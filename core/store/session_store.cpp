@@ -91,6 +91,31 @@ NodeRecord readNode(const sql::Statement &s)
 
 } // namespace
 
+int SessionStore::fileSchemaVersion(const std::string &path)
+{
+    if (!std::filesystem::exists(path))
+        throw Error("cannot open session '" + path + "': no such file");
+    sqlite3 *probe = nullptr;
+    if (sqlite3_open_v2(path.c_str(), &probe, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
+        std::string msg = probe ? sqlite3_errmsg(probe) : "out of memory";
+        sqlite3_close(probe);
+        throw Error("cannot open session '" + path + "': " + msg);
+    }
+    try {
+        const int version = inspect(probe, path);
+        sqlite3_close(probe);
+        return version;
+    } catch (...) {
+        sqlite3_close(probe);
+        throw;
+    }
+}
+
+int SessionStore::currentSchemaVersion()
+{
+    return schema::kCurrentVersion;
+}
+
 SessionStore::SessionStore(const std::string &path, Mode mode) : m_path(path), m_mode(mode)
 {
     const bool exists = std::filesystem::exists(path);
@@ -109,10 +134,14 @@ SessionStore::SessionStore(const std::string &path, Mode mode) : m_path(path), m
         }
         try {
             const int version = inspect(probe, path);
+            if (mode == Mode::ReadOnly && version == 0)
+                throw Error("'" + path + "' is empty: no kforge session has been written to it yet "
+                            "(kforge-cli search --session FILE writes one)");
             if (mode == Mode::ReadOnly && version < schema::kCurrentVersion)
-                throw Error("'" + path + "' uses session schema " + std::to_string(version)
-                            + "; open it once for writing (kforge-cli upgrade) to bring it to "
-                            + std::to_string(schema::kCurrentVersion));
+                throw Error("'" + path + "' was written by an older kforge (session schema " + std::to_string(version)
+                            + "; this build reads " + std::to_string(schema::kCurrentVersion)
+                            + "). Opening it for writing upgrades it in place: kforge offers to when you open it, "
+                              "and kforge-cli decide does when it records a decision in it.");
         } catch (...) {
             sqlite3_close(probe);
             throw;
@@ -218,16 +247,18 @@ void SessionStore::finishNode(int64_t nodeId, const Verdict &v, double reward)
         s.bind(1, statusName(v.status)).bind(2, v.speedup).bind(3, reward).bind(4, v.noise).bind(5, v.rooflineUs);
         s.bind(6, reasonsJson(v.reasons)).bind(7, v.summaryLine()).bind(8, v.worker).bind(9, nowSeconds()).bind(10, nodeId);
         s.run();
-        sql::Statement c(m_db, "INSERT OR REPLACE INTO compile_logs(node_id, ok, cached, millis, target, log) VALUES(?,?,?,?,?,?)");
+        sql::Statement c(m_db, "INSERT OR REPLACE INTO compile_logs(node_id, ok, cached, millis, target, log, notes_json) "
+                               "VALUES(?,?,?,?,?,?,?)");
         c.bind(1, nodeId).bind(2, int64_t(v.compile.ok)).bind(3, int64_t(v.compile.cached)).bind(4, v.compile.millis);
-        c.bind(5, v.compile.target).bind(6, v.compile.log).run();
+        c.bind(5, v.compile.target).bind(6, v.compile.log).bind(7, nlohmann::json(v.notes).dump()).run();
         sql::Statement t(m_db, "INSERT INTO verifications(node_id, trial, label, shape, passed, max_abs_error, max_rel_error, "
-                               "failure, detail) VALUES(?,?,?,?,?,?,?,?,?)");
+                               "failure, detail, candidate_error, aten_error, allowed_error) VALUES(?,?,?,?,?,?,?,?,?,?,?,?)");
         for (size_t i = 0; i < v.trials.size(); ++i) {
             const auto &tr = v.trials[i];
             t.reset();
             t.bind(1, nodeId).bind(2, int64_t(i)).bind(3, tr.label).bind(4, tr.shape).bind(5, int64_t(tr.passed));
-            t.bind(6, tr.maxAbsError).bind(7, tr.maxRelError).bind(8, tr.failure).bind(9, tr.detail).run();
+            t.bind(6, tr.maxAbsError).bind(7, tr.maxRelError).bind(8, tr.failure).bind(9, tr.detail);
+            t.bind(10, tr.candidateError).bind(11, tr.atenError).bind(12, tr.allowedError).run();
         }
         sql::Statement ts(m_db, "INSERT INTO timing_samples(node_id, role, idx, micros) VALUES(?,?,?,?)");
         for (auto [role, rep] : {std::pair{"candidate", &v.candidate}, std::pair{"baseline", &v.baseline}})
@@ -325,17 +356,20 @@ std::optional<NodeDetail> SessionStore::nodeDetail(int64_t nodeId) const
     v.rooflineUs = d.node.rooflineUs;
     v.worker = d.node.worker;
     {
-        sql::Statement s(m_db, "SELECT ok, cached, millis, target, log FROM compile_logs WHERE node_id = ?");
+        sql::Statement s(m_db, "SELECT ok, cached, millis, target, log, notes_json FROM compile_logs WHERE node_id = ?");
         s.bind(1, nodeId);
-        if (s.step())
+        if (s.step()) {
             v.compile = {s.integer(0) != 0, s.integer(1) != 0, s.real(2), s.text(4), s.text(3)};
+            v.notes = nlohmann::json::parse(s.text(5)).get<std::vector<std::string>>();
+        }
     }
     {
-        sql::Statement s(m_db, "SELECT label, shape, passed, max_abs_error, max_rel_error, failure, detail "
-                               "FROM verifications WHERE node_id = ? ORDER BY trial");
+        sql::Statement s(m_db, "SELECT label, shape, passed, max_abs_error, max_rel_error, failure, detail, "
+                               "candidate_error, aten_error, allowed_error FROM verifications WHERE node_id = ? ORDER BY trial");
         s.bind(1, nodeId);
         while (s.step())
-            v.trials.push_back({s.text(0), s.text(1), s.integer(2) != 0, s.real(3), s.real(4), s.text(5), s.text(6)});
+            v.trials.push_back({s.text(0), s.text(1), s.integer(2) != 0, s.real(3), s.real(4), s.text(5), s.text(6), s.real(7),
+                                s.real(8), s.real(9)});
     }
     {
         sql::Statement s(m_db, "SELECT role, micros FROM timing_samples WHERE node_id = ? ORDER BY role, idx");
@@ -367,6 +401,17 @@ std::vector<WorkerEventRecord> SessionStore::workerEvents(int64_t sessionId) con
     s.bind(1, sessionId);
     while (s.step())
         out.push_back({int(s.integer(0)), s.text(1), s.text(2), s.real(3)});
+    return out;
+}
+
+std::vector<DecisionRecord> SessionStore::decisions(int64_t sessionId) const
+{
+    std::vector<DecisionRecord> out;
+    sql::Statement s(m_db, "SELECT d.id, d.node_id, d.decision, d.actor, d.reason, d.created_at FROM decisions d "
+                           "JOIN nodes n ON n.id = d.node_id WHERE n.session_id = ? ORDER BY d.id");
+    s.bind(1, sessionId);
+    while (s.step())
+        out.push_back({s.integer(0), s.integer(1), s.text(2), s.text(3), s.text(4), s.real(5)});
     return out;
 }
 

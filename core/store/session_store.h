@@ -90,6 +90,10 @@ public:
 
     const std::string &path() const { return m_path; }
     int schemaVersion() const;
+    // The schema version of an existing file (0: empty), read without changing it. Throws Error, as
+    // the constructor would, for a file that is not a kforge session or is newer than this build.
+    static int fileSchemaVersion(const std::string &path);
+    static int currentSchemaVersion();
 
     // Writes (ReadWrite only).
     int64_t createSession(const SessionInfo &info);
@@ -107,6 +111,8 @@ public:
     std::vector<NodeRecord> nodes(int64_t sessionId, int64_t afterId = 0) const;
     std::optional<NodeDetail> nodeDetail(int64_t nodeId) const;
     std::vector<WorkerEventRecord> workerEvents(int64_t sessionId) const;
+    // Every decision on the session's nodes, oldest first (the guard's and people's).
+    std::vector<DecisionRecord> decisions(int64_t sessionId) const;
 
 private:
     void requireWritable() const;
