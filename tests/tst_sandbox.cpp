@@ -306,6 +306,23 @@ private slots:
         QVERIFY(runnersGone(m_runner));
     }
 
+    void threadLeftRunningIsCaughtAtTheNextCall()
+    {
+        const std::string so = build(QStringLiteral("sandbox_late_socket.cpp"));
+        QVERIFY(!so.empty());
+        auto started = start(so);
+        QVERIFY2(started.jail, started.detail.c_str());
+        const auto first = softmaxCall(*started.jail);
+        QVERIFY2(first.ok(), first.detail.c_str());
+        ::usleep(300000);
+        const auto second = softmaxCall(*started.jail);
+        QVERIFY2(second.kind == Kind::Violation, second.detail.c_str());
+        QVERIFY2(second.detail.find("forbidden system call socket (41)") != std::string::npos, second.detail.c_str());
+        QVERIFY2(second.detail.find("after kforge_entry had returned") != std::string::npos, second.detail.c_str());
+        QVERIFY(!started.jail->alive());
+        QVERIFY(runnersGone(m_runner));
+    }
+
     void missingEntryIsReported()
     {
         const std::string so = build(QStringLiteral("no_entry.cpp"));

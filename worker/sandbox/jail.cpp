@@ -571,8 +571,16 @@ CallOutcome Jail::call(const std::vector<wire::Tensor> &inputs, const std::vecto
         return c;
     }
     // Anything waiting now was written outside a call: only the candidate writes then.
+    // A thread the candidate left running may also have died or trapped since the last call.
     wire::Reply stray;
-    if (receive(stray, 0, nullptr) != 0) {
+    if (const int got = receive(stray, 0, nullptr); got < 0) {
+        return ended(CallOutcome::Kind::Crashed, "");
+    } else if (got > 0) {
+        if (stray.type == wire::Type::Violation)
+            return ended(CallOutcome::Kind::Violation, std::string(stray.text) + " (after kforge_entry had returned)");
+        if (stray.type == wire::Type::Fatal)
+            return ended(stray.code == 2 ? CallOutcome::Kind::Violation : CallOutcome::Kind::Crashed,
+                         std::string(stray.text) + " (after kforge_entry had returned)");
         kill();
         c.kind = CallOutcome::Kind::Violation;
         c.detail = "the candidate wrote to the sandbox's control socket (a message arrived outside any call)";

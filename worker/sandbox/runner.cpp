@@ -45,7 +45,7 @@ int64_t g_memoryBytes = 0;
 int64_t g_fileBytes = 0;
 int g_cpuSeconds = 0;
 std::atomic<int64_t> g_refusedBytes{0}; // the largest allocation the memory limit refused
-std::atomic<bool> g_inCall{false};
+std::atomic<int> g_phase{0}; // 0 loading, 1 in kforge_entry, 2 between calls
 wire::Symbol g_symbols[wire::kMaxSymbols];
 int g_nSymbols = 0;
 
@@ -235,7 +235,9 @@ void onFatal(int sig, siginfo_t *info, void *)
         appendText(r.text, sizeof r.text, " at address ");
         appendHex(r.text, sizeof r.text, reinterpret_cast<uintptr_t>(info->si_addr));
     }
-    appendText(r.text, sizeof r.text, g_inCall ? " in kforge_entry" : " while loading the candidate");
+    const int phase = g_phase.load();
+    appendText(r.text, sizeof r.text,
+               phase == 0 ? " while loading the candidate" : phase == 1 ? " in kforge_entry" : " in a thread the candidate left running");
     appendRefusal(r);
     sendReply(r);
     ::raise(sig); // SA_RESETHAND: the default action, once this handler returns
@@ -435,6 +437,7 @@ int main(int argc, char **argv)
         return 2;
     }
     ready.type = wire::Type::Ready;
+    g_phase = 2;
     sendReply(ready);
 
     static wire::Request req;
@@ -470,7 +473,7 @@ int main(int argc, char **argv)
         r.magic = wire::kMagic;
         r.type = wire::Type::Result;
         r.seq = req.seq;
-        g_inCall = true;
+        g_phase = 1;
         const auto t0 = std::chrono::steady_clock::now();
         try {
             r.rc = entry(ts, req.nIn, ts + req.nIn, req.nOut);
@@ -498,7 +501,7 @@ int main(int argc, char **argv)
             appendText(r.text, sizeof r.text, "(it threw an exception)");
         }
         r.micros = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
-        g_inCall = false;
+        g_phase = 2;
         if (r.rc != 0)
             appendRefusal(r);
         sendReply(r);
