@@ -1,8 +1,23 @@
 // kforge-cli as a user runs it: a real process, its exit status, stdout and stderr. Covers the template
-// listing with a card's seeds, rendering a point with its launch plan, and the errors bad input gets.
+// listing with a card's seeds, rendering a point with its launch plan, the errors bad input and bad
+// options get, candidates with any bytes and with their launch plan in a comment, hostile workers, and
+// a CLI killed mid-evaluation, which must take its worker with it.
+#include <QDir>
+#include <QElapsedTimer>
+#include <QTemporaryDir>
+#include <QThread>
 #include <QtTest>
 
+#include <csignal>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+
 #include <nlohmann/json.hpp>
+
+#include "protocol/messages.h"
 
 namespace {
 
@@ -11,9 +26,11 @@ struct Run {
     QString out, err;
 };
 
-Run cli(const QStringList &args)
+Run cli(const QStringList &args, const QString &workDir = {})
 {
     QProcess p;
+    if (!workDir.isEmpty())
+        p.setWorkingDirectory(workDir);
     p.start(QStringLiteral(KFORGE_CLI_PATH), args);
     Run r;
     if (!p.waitForFinished(60000)) {
@@ -27,6 +44,97 @@ Run cli(const QStringList &args)
     r.err = QString::fromUtf8(p.readAllStandardError());
     return r;
 }
+
+// A worker that says hello, then writes each request to $1/request.json and answers with a failure,
+// or misbehaves as $2 says.
+const char *kScriptWorker = R"SH(#!/bin/sh
+IFS= read -r hello
+printf '{"id":0,"type":"hello","ok":true,"protocol":1,"worker":"script","backends":["cpu","cuda"],"devices":[]}\n'
+while IFS= read -r line; do
+  id=$(printf '%s\n' "$line" | sed -n 's/.*"id":\([0-9][0-9]*\).*/\1/p')
+  case "$line" in *'"type":"shutdown"'*) printf '{"id":%s,"type":"bye","ok":true}\n' "$id"; exit 0;; esac
+  printf '%s\n' "$line" > "$1/request.json"
+  case "$2" in
+    array) echo '[]';;
+    status) printf '{"id":%s,"type":"result","ok":true,"verdict":{"status":"splendid"}}\n' "$id";;
+    binary) printf '\377\376\000\n';;
+    die) echo "OPENAI_API_KEY=$3 and then it fell over" >&2; exit 3;;
+    spin) while :; do :; done;;
+    *) printf '{"id":%s,"type":"failure","status":"error","code":"bad_request","message":"recorded"}\n' "$id";;
+  esac
+done
+)SH";
+
+const char *kPlan = R"({"kernels":[{"name":"k","grid":["rows",1,1],"block":[32,1,1],"args":["in:x","out:y","sym:cols"]}],"workspace":[]})";
+
+std::string fileBytes(const QString &path)
+{
+    std::ifstream in(path.toStdString(), std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+void writeBytes(const QString &path, const std::string &bytes)
+{
+    std::ofstream(path.toStdString(), std::ios::binary) << bytes;
+}
+
+// /proc/<pid>/stat: the state letter, the parent, and the start time (to tell a reused pid apart).
+struct ProcStat {
+    char state = 0;
+    int ppid = 0;
+    unsigned long long start = 0;
+    std::string comm;
+};
+
+bool procStat(int pid, ProcStat &s)
+{
+    std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+    std::string text;
+    if (!std::getline(in, text))
+        return false;
+    const auto open = text.find('('), close = text.rfind(')');
+    if (open == std::string::npos || close == std::string::npos)
+        return false;
+    s.comm = text.substr(open + 1, close - open - 1);
+    std::istringstream rest(text.substr(close + 2));
+    std::string field;
+    rest >> s.state >> s.ppid;
+    for (int i = 5; i <= 21 && rest >> field; ++i) {
+    }
+    rest >> s.start;
+    return true;
+}
+
+// Every process below `root`, by pid, with its start time.
+std::map<int, ProcStat> descendants(int root)
+{
+    std::map<int, ProcStat> all;
+    for (const auto &e : QDir(QStringLiteral("/proc")).entryList(QDir::Dirs)) {
+        bool ok = false;
+        const int pid = e.toInt(&ok);
+        ProcStat s;
+        if (ok && procStat(pid, s))
+            all[pid] = s;
+    }
+    std::map<int, ProcStat> out;
+    std::set<int> frontier = {root};
+    while (!frontier.empty()) {
+        std::set<int> next;
+        for (const auto &[pid, s] : all)
+            if (frontier.count(s.ppid) && !out.count(pid)) {
+                out[pid] = s;
+                next.insert(pid);
+            }
+        frontier = next;
+    }
+    return out;
+}
+
+} // namespace
+
+namespace {
 
 // The seed line printed under a template's name in `kforge-cli templates`, or an empty string.
 QString seedOf(const QString &listing, const QString &templateId)
@@ -44,7 +152,30 @@ QString seedOf(const QString &listing, const QString &templateId)
 
 class TestCli : public QObject {
     Q_OBJECT
+private:
+    QTemporaryDir m_dir;
+
+    QString scriptWorker(const QString &args = {}) const
+    {
+        return QStringLiteral("sh '%1/worker.sh' '%1' %2").arg(m_dir.path(), args);
+    }
+
 private slots:
+    void initTestCase()
+    {
+        QVERIFY(m_dir.isValid());
+        const auto good = fileBytes(QStringLiteral(KFORGE_TEST_KERNELS "/cpu/good_softmax.cpp"));
+        QVERIFY(!good.empty());
+        writeBytes(m_dir.filePath(QStringLiteral("good.cpp")), good);
+        writeBytes(m_dir.filePath(QStringLiteral("latin1.cpp")), good + "\n// caf\xe9 cr\xe8me br\xfbl\xe9\n");
+        writeBytes(m_dir.filePath(QStringLiteral("badbyte.cpp")), good + "\nint broken = \xff;\n");
+        writeBytes(m_dir.filePath(QStringLiteral("plan.cu")), std::string("/* kforge-launch\n") + kPlan + "\n*/\nextern \"C\" __global__ void k() {}\n");
+        writeBytes(m_dir.filePath(QStringLiteral("noplan.cu")), "extern \"C\" __global__ void k() {}\n");
+        writeBytes(m_dir.filePath(QStringLiteral("badplan.cu")), "/* kforge-launch {\"kernels\": [ */\nextern \"C\" __global__ void k() {}\n");
+        writeBytes(m_dir.filePath(QStringLiteral("plan.json")), kPlan);
+        writeBytes(m_dir.filePath(QStringLiteral("worker.sh")), kScriptWorker);
+    }
+
     void templateSeedsForACard_data()
     {
         QTest::addColumn<QStringList>("args");
@@ -140,6 +271,236 @@ private slots:
         QVERIFY2(r.code != 0 && r.code != -1, qPrintable(QStringLiteral("exit %1").arg(r.code)));
         QVERIFY2(r.err.contains(message), qPrintable(r.err));
         QVERIFY(r.out.isEmpty());
+    }
+
+    // Options are checked before anything starts, each with a message naming it and what it takes.
+    void badOptionsAreRefused_data()
+    {
+        QTest::addColumn<QStringList>("args");
+        QTest::addColumn<QString>("message");
+        const auto row = [](const char *name, std::initializer_list<const char *> args, const char *message) {
+            QStringList l;
+            for (const char *a : args)
+                l << QString::fromUtf8(a);
+            QTest::newRow(name) << l << QString::fromUtf8(message);
+        };
+        row("an empty session", {"search", "--session", ""}, "option --session needs a value, not an empty string");
+        row("a negative node count", {"search", "--nodes", "-5"}, "option --nodes takes a whole number from 1 to 1000000, not '-5'");
+        row("a node count with a suffix", {"search", "--nodes", "2x"}, "option --nodes takes a whole number from 1 to 1000000, not '2x'");
+        row("a node count past int64", {"search", "--nodes", "99999999999999999999"}, "not '99999999999999999999'");
+        row("a missing value", {"search", "--nodes"}, "option --nodes needs a value");
+        row("an option for a value", {"search", "--session", "--nodes", "3"}, "option --session needs a value before --nodes");
+        row("an option twice", {"search", "--nodes", "3", "--nodes", "4"}, "option --nodes is given twice");
+        row("no workers", {"search", "--workers", "0"}, "option --workers takes auto or a whole number from 1 to 256, not '0'");
+        row("an unknown backend", {"search", "--backend", "nope"}, "option --backend takes cpu or cuda, not 'nope'");
+        row("a zero deadline", {"search", "--deadline-ms", "0"}, "option --deadline-ms takes a whole number from 1 to 86400000, not '0'");
+        row("a negative time budget", {"search", "--seconds", "-1"}, "option --seconds takes a number from 0 to 10000000, not '-1'");
+        row("a zero row count", {"search", "--rows", "0"}, "option --rows takes a whole number from 1 to 2147483647, not '0'");
+        row("a shape without a family", {"search", "--shape", "rows=4,cols=4"}, "option --shape describes a card of one family: pass --family F");
+        row("a dtype without a family", {"search", "--dtype", "float16"}, "option --dtype describes a card of one family: pass --family F");
+        row("an unknown family", {"search", "--family", "nope"}, "option --family takes ");
+        row("an unknown dtype", {"search", "--family", "softmax", "--dtype", "float64"},
+            "option --dtype takes float32, float16 or bfloat16, not 'float64'");
+        row("eval: a zero deadline", {"eval", "--source", "@DIR@/good.cpp", "--deadline-ms", "0"},
+            "option --deadline-ms takes a whole number from 1 to 86400000, not '0'");
+        row("eval: no samples", {"eval", "--source", "@DIR@/good.cpp", "--samples", "0"}, "option --samples takes a whole number from 1 to 100000, not '0'");
+        row("eval: an unknown backend", {"eval", "--source", "@DIR@/good.cpp", "--backend", "nope"}, "option --backend takes cpu or cuda, not 'nope'");
+        row("eval: a shape without a family", {"eval", "--source", "@DIR@/good.cpp", "--shape", "rows=4,cols=4"},
+            "option --shape describes a card of one family");
+        row("eval: a card and a family", {"eval", "--source", "@DIR@/good.cpp", "--card", "@DIR@/plan.json", "--family", "softmax"},
+            "options --card and --family both describe the card");
+        row("eval: a launch plan for a cpu candidate", {"eval", "--source", "@DIR@/good.cpp", "--launch", "@DIR@/plan.json"},
+            "option --launch gives a CUDA launch plan; this is a cpu candidate");
+        row("eval: a CUDA candidate with no plan", {"eval", "--source", "@DIR@/noplan.cu"},
+            "this CUDA candidate has no launch plan: pass --launch FILE or put a /* kforge-launch {...} */ comment in the source");
+        row("eval: a cuda backend with no plan", {"eval", "--backend", "cuda", "--source", "@DIR@/good.cpp"},
+            "this CUDA candidate has no launch plan");
+        row("eval: a plan comment that is not JSON", {"eval", "--source", "@DIR@/badplan.cu"},
+            "badplan.cu': the /* kforge-launch ... */ comment does not hold valid JSON");
+        row("eval: a source that is not there", {"eval", "--source", "@DIR@/missing.cpp"}, "cannot read '");
+        row("profile: node 0", {"profile", "--session", "@DIR@/s.kforge", "--node", "0"}, "option --node takes a whole number of at least 1, not '0'");
+        row("check-templates: no workers", {"check-templates", "--workers", "0"}, "option --workers takes a whole number from 1 to 256, not '0'");
+    }
+
+    void badOptionsAreRefused()
+    {
+        QFETCH(QStringList, args);
+        QFETCH(QString, message);
+        // A worker that cannot start: an option that slipped through fails differently, and fast.
+        args.insert(1, QStringLiteral("--worker"));
+        args.insert(2, QStringLiteral("false"));
+        for (auto &a : args)
+            a.replace(QStringLiteral("@DIR@"), m_dir.path());
+        const auto r = cli(args, m_dir.path());
+        QVERIFY2(r.code == 2, qPrintable(QStringLiteral("exit %1: %2").arg(r.code).arg(r.err)));
+        QVERIFY2(r.err.contains(message), qPrintable(r.err));
+        QVERIFY(!QFile::exists(m_dir.filePath(QStringLiteral("kforge-session.kforge"))));
+    }
+
+    // What the candidate file holds reaches the worker byte for byte, with the launch plan from
+    // --launch or from the source's comment.
+    void theWorkerGetsTheCandidateAsWritten_data()
+    {
+        QTest::addColumn<QString>("source");
+        QTest::addColumn<QStringList>("extra");
+        QTest::addColumn<QString>("backend");
+        QTest::addColumn<bool>("base64");
+        QTest::addColumn<bool>("plan");
+        QTest::newRow("UTF-8 source") << QStringLiteral("good.cpp") << QStringList{} << QStringLiteral("cpu") << false << false;
+        QTest::newRow("Latin-1 bytes in a comment") << QStringLiteral("latin1.cpp") << QStringList{} << QStringLiteral("cpu") << true << false;
+        QTest::newRow("the plan from the comment") << QStringLiteral("plan.cu") << QStringList{} << QStringLiteral("cuda") << false << true;
+        QTest::newRow("the plan from --launch")
+            << QStringLiteral("noplan.cu") << QStringList{QStringLiteral("--launch"), QStringLiteral("@DIR@/plan.json")} << QStringLiteral("cuda")
+            << false << true;
+    }
+
+    void theWorkerGetsTheCandidateAsWritten()
+    {
+        QFETCH(QString, source);
+        QFETCH(QStringList, extra);
+        QFETCH(QString, backend);
+        QFETCH(bool, base64);
+        QFETCH(bool, plan);
+        QFile::remove(m_dir.filePath(QStringLiteral("request.json")));
+        QStringList args{QStringLiteral("eval"), QStringLiteral("--source"), m_dir.filePath(source), QStringLiteral("--worker"), scriptWorker()};
+        for (auto a : extra)
+            args << a.replace(QStringLiteral("@DIR@"), m_dir.path());
+        const auto r = cli(args, m_dir.path());
+        QVERIFY2(r.code == 1, qPrintable(QStringLiteral("exit %1: %2").arg(r.code).arg(r.err)));
+        const auto req = nlohmann::json::parse(fileBytes(m_dir.filePath(QStringLiteral("request.json"))));
+        QCOMPARE(req.at("candidate").contains("source_b64"), base64);
+        const auto cand = req.at("candidate").get<kforge::Candidate>();
+        QCOMPARE(QString::fromStdString(cand.backend), backend);
+        QVERIFY(cand.source == fileBytes(m_dir.filePath(source)));
+        if (plan)
+            QCOMPARE(cand.launch, nlohmann::json::parse(kPlan));
+    }
+
+    // A source with a byte that is not UTF-8 is evaluated by the real worker: a verdict, never an abort.
+    void nonUtf8SourceIsEvaluated_data()
+    {
+        QTest::addColumn<QString>("source");
+        QTest::addColumn<int>("code");
+        QTest::addColumn<QString>("status");
+        QTest::newRow("in a comment: correct") << QStringLiteral("latin1.cpp") << 0 << QString();
+        QTest::newRow("in the code: a compile error") << QStringLiteral("badbyte.cpp") << 1 << QStringLiteral("compile_error");
+    }
+
+    void nonUtf8SourceIsEvaluated()
+    {
+        QFETCH(QString, source);
+        QFETCH(int, code);
+        QFETCH(QString, status);
+        const auto r = cli({QStringLiteral("eval"), QStringLiteral("--source"), m_dir.filePath(source), QStringLiteral("--verify-only"),
+                            QStringLiteral("--rows"), QStringLiteral("8"), QStringLiteral("--cols"), QStringLiteral("64")},
+                           m_dir.path());
+        QVERIFY2(r.code == code, qPrintable(QStringLiteral("exit %1: %2\n%3").arg(r.code).arg(r.err, r.out)));
+        const auto v = nlohmann::json::parse(r.out.toStdString());
+        if (!status.isEmpty())
+            QCOMPARE(QString::fromStdString(v.at("status").get<std::string>()), status);
+    }
+
+    // A worker that answers garbage or dies gives a verdict on stdout and exit status 1; its last
+    // words come with our secrets' values redacted.
+    void hostileWorkerGivesAVerdict_data()
+    {
+        QTest::addColumn<QString>("mode");
+        QTest::addColumn<QString>("status");
+        QTest::addColumn<QString>("message");
+        QTest::newRow("an array") << QStringLiteral("array") << QStringLiteral("crashed") << QStringLiteral("not a JSON object");
+        QTest::newRow("an unknown status") << QStringLiteral("status") << QStringLiteral("error") << QStringLiteral("unknown verdict status 'splendid'");
+        QTest::newRow("binary bytes") << QStringLiteral("binary") << QStringLiteral("crashed") << QStringLiteral("not JSON");
+        QTest::newRow("a death with a secret") << QStringLiteral("die") << QStringLiteral("crashed")
+                                              << QStringLiteral("its last words: OPENAI_API_KEY=[redacted] and then it fell over");
+    }
+
+    void hostileWorkerGivesAVerdict()
+    {
+        QFETCH(QString, mode);
+        QFETCH(QString, status);
+        QFETCH(QString, message);
+        const QString secret = QStringLiteral("plainsecretvalue123");
+        QProcess p;
+        auto env = QProcessEnvironment::systemEnvironment();
+        env.insert(QStringLiteral("KFORGE_TEST_SERVICE_TOKEN"), secret);
+        p.setProcessEnvironment(env);
+        p.start(QStringLiteral(KFORGE_CLI_PATH), {QStringLiteral("eval"), QStringLiteral("--source"), m_dir.filePath(QStringLiteral("good.cpp")),
+                                                 QStringLiteral("--worker"), scriptWorker(mode + QStringLiteral(" ") + secret)});
+        QVERIFY(p.waitForFinished(60000));
+        const auto out = QString::fromUtf8(p.readAllStandardOutput());
+        QVERIFY2(p.exitStatus() == QProcess::NormalExit && p.exitCode() == 1,
+                 qPrintable(QStringLiteral("exit %1: %2").arg(p.exitCode()).arg(QString::fromUtf8(p.readAllStandardError()))));
+        const auto v = nlohmann::json::parse(out.toStdString());
+        QCOMPARE(QString::fromStdString(v.at("status").get<std::string>()), status);
+        const auto msg = QString::fromStdString(v.at("reasons").at(0).at("message").get<std::string>());
+        QVERIFY2(msg.contains(message), qPrintable(msg));
+        QVERIFY2(!out.contains(secret), qPrintable(out));
+    }
+
+    // SIGKILL the CLI while its worker spins in a kernel that never returns: the worker and anything
+    // it started die with it.
+    void killedCliLeavesNoWorker_data()
+    {
+        QTest::addColumn<QString>("worker");
+        QTest::newRow("the worker in tests/kernels/cpu/hang.cpp") << QString();
+        // A worker that spins without ever looking at its socket again: only PR_SET_PDEATHSIG stops it.
+        QTest::newRow("a worker deaf to its socket") << QStringLiteral("spin");
+    }
+
+    void killedCliLeavesNoWorker()
+    {
+        QFETCH(QString, worker);
+        QStringList args{QStringLiteral("eval"), QStringLiteral("--source"), QStringLiteral(KFORGE_TEST_KERNELS "/cpu/hang.cpp"),
+                         QStringLiteral("--verify-only"), QStringLiteral("--rows"), QStringLiteral("8"), QStringLiteral("--cols"),
+                         QStringLiteral("64"), QStringLiteral("--deadline-ms"), QStringLiteral("600000")};
+        if (!worker.isEmpty())
+            args << QStringLiteral("--worker") << scriptWorker(worker);
+        QProcess p;
+        p.start(QStringLiteral(KFORGE_CLI_PATH), args);
+        QVERIFY(p.waitForStarted());
+        const int cli = int(p.processId());
+        // Wait for the kernel to spin: some process below the CLI running, no compiler among them, for a second.
+        std::map<int, ProcStat> tree;
+        QElapsedTimer timer;
+        timer.start();
+        int spinning = 0;
+        while (spinning < 5 && timer.elapsed() < 60000) {
+            QThread::msleep(200);
+            tree = descendants(cli);
+            bool running = false, compiling = false;
+            for (const auto &[pid, s] : tree) {
+                running = running || s.state == 'R';
+                compiling = compiling || s.comm.find("cc1") != std::string::npos || s.comm == "as" || s.comm == "ld" || s.comm == "c++"
+                         || s.comm == "g++";
+            }
+            spinning = running && !compiling ? spinning + 1 : 0;
+        }
+        QVERIFY2(spinning >= 5, "the worker never started spinning in the hanging kernel");
+        QVERIFY(!tree.empty());
+        QStringList seen;
+        for (const auto &[pid, s] : tree)
+            seen << QStringLiteral("%1 %2 %3").arg(pid).arg(QString::fromStdString(s.comm)).arg(QChar::fromLatin1(s.state));
+        qInfo("killing the CLI %d above %s", cli, qPrintable(seen.join(QStringLiteral(", "))));
+        ::kill(cli, SIGKILL);
+        QVERIFY(p.waitForFinished(10000));
+        // Gone, or a zombie (not running) waiting for a reaper; a reused pid has another start time.
+        const auto alive = [&] {
+            QStringList left;
+            for (const auto &[pid, s] : tree) {
+                ProcStat now;
+                if (procStat(pid, now) && now.start == s.start && now.state != 'Z' && now.state != 'X')
+                    left << QStringLiteral("%1 (%2, %3)").arg(pid).arg(QString::fromStdString(now.comm)).arg(QChar::fromLatin1(now.state));
+            }
+            return left;
+        };
+        timer.restart();
+        while (!alive().isEmpty() && timer.elapsed() < 10000)
+            QThread::msleep(100);
+        const auto left = alive();
+        if (!left.isEmpty())
+            for (const auto &[pid, s] : tree)
+                ::kill(pid, SIGKILL); // do not leave them spinning after a failed test
+        QVERIFY2(left.isEmpty(), qPrintable(QStringLiteral("still running: ") + left.join(QStringLiteral(", "))));
     }
 };
 

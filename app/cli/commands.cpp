@@ -1,14 +1,21 @@
 #include "app/cli/commands.h"
 
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cmath>
 #include <csignal>
-#include <random>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
-#include <optional>
 #include <iostream>
+#include <limits>
 #include <map>
+#include <optional>
+#include <random>
 #include <sstream>
 
+#include "ops/launch_comment.h"
 #include "ops/workload.h"
 #include "pool/worker_pool.h"
 #include "proposers/template_library.h"
@@ -22,7 +29,33 @@ namespace kforge::cli {
 
 namespace {
 
-// --name value options and bare flags; anything unknown is an error naming the option.
+constexpr int64_t kMaxExtent = 2147483647; // a shape symbol
+constexpr int64_t kMaxDeadlineMs = 86400000; // a day
+constexpr int kMaxWorkers = 256;
+
+std::string joined(const std::vector<std::string> &words, const char *last = " or ")
+{
+    std::string s;
+    for (size_t i = 0; i < words.size(); ++i)
+        s += (i == 0 ? "" : i + 1 == words.size() ? last : ", ") + words[i];
+    return s;
+}
+
+// The one integer parser of the CLI: all of `text` must be a whole number within [min, max].
+int64_t parseInteger(const std::string &option, const std::string &text, int64_t min, int64_t max, const std::string &alsoAccepted = {})
+{
+    int64_t v = 0;
+    const char *b = text.data(), *e = b + text.size();
+    const auto [p, ec] = std::from_chars(b, e, v);
+    if (ec == std::errc() && p == e && v >= min && v <= max)
+        return v;
+    const std::string range = max == std::numeric_limits<int64_t>::max() ? "of at least " + std::to_string(min)
+                                                                         : "from " + std::to_string(min) + " to " + std::to_string(max);
+    throw Error("option " + option + " takes " + (alsoAccepted.empty() ? "" : alsoAccepted + " or ") + "a whole number " + range + ", not '"
+                + text + "'");
+}
+
+// --name value options and bare flags; anything unknown, repeated or empty is an error naming the option.
 class Options {
 public:
     Options(const Args &args, const std::map<std::string, bool> &known) // name -> takes a value
@@ -32,10 +65,17 @@ public:
             auto it = known.find(a);
             if (it == known.end())
                 throw Error("unknown option '" + a + "' (see --help)");
+            if (m_values.count(a))
+                throw Error("option " + a + " is given twice");
             if (it->second) {
                 if (i + 1 >= args.size())
                     throw Error("option " + a + " needs a value");
-                m_values[a] = args[++i];
+                const auto &v = args[++i];
+                if (v.empty())
+                    throw Error("option " + a + " needs a value, not an empty string");
+                if (known.count(v))
+                    throw Error("option " + a + " needs a value before " + v);
+                m_values[a] = v;
             } else {
                 m_values[a] = "1";
             }
@@ -47,30 +87,41 @@ public:
         auto it = m_values.find(k);
         return it == m_values.end() ? def : it->second;
     }
-    int integer(const std::string &k, int def) const
+    int64_t integer(const std::string &k, int64_t def, int64_t min, int64_t max) const
     {
-        if (!has(k))
-            return def;
-        try {
-            return std::stoi(get(k));
-        } catch (...) {
-            throw Error("option " + k + " needs a whole number, not '" + get(k) + "'");
-        }
+        return has(k) ? parseInteger(k, get(k), min, max) : def;
     }
-    double real(const std::string &k, double def) const
+    int count(const std::string &k, int def, int min, int max) const { return int(integer(k, def, min, max)); }
+    double real(const std::string &k, double def, double min, double max) const
     {
         if (!has(k))
             return def;
-        try {
-            return std::stod(get(k));
-        } catch (...) {
-            throw Error("option " + k + " needs a number, not '" + get(k) + "'");
-        }
+        const auto text = get(k);
+        char *end = nullptr;
+        errno = 0;
+        const double v = std::strtod(text.c_str(), &end);
+        if (end == text.c_str() || *end != '\0' || errno == ERANGE || !std::isfinite(v) || v < min || v > max)
+            throw Error("option " + k + " takes a number from " + std::to_string(int64_t(min)) + " to " + std::to_string(int64_t(max))
+                        + ", not '" + text + "'");
+        return v;
+    }
+    // One of `allowed`, or `def` when the option is absent.
+    std::string choice(const std::string &k, const std::string &def, const std::vector<std::string> &allowed) const
+    {
+        if (!has(k))
+            return def;
+        const auto v = get(k);
+        if (std::find(allowed.begin(), allowed.end(), v) == allowed.end())
+            throw Error("option " + k + " takes " + joined(allowed) + ", not '" + v + "'");
+        return v;
     }
 
 private:
     std::map<std::string, std::string> m_values;
 };
+
+const std::vector<std::string> kBackends = {"cpu", "cuda"};
+const std::vector<std::string> kDtypes = {"float32", "float16", "bfloat16"};
 
 std::string readFile(const std::string &path)
 {
@@ -84,17 +135,27 @@ std::string readFile(const std::string &path)
 
 OperatorCard demoCard(const Options &o)
 {
+    for (const char *k : {"--shape", "--dtype"})
+        if (o.has(k) && !o.has("--family"))
+            throw Error(std::string("option ") + k + " describes a card of one family: pass --family F with it (" + joined(cardFamilies())
+                        + ")");
+    const int64_t rows = o.integer("--rows", 256, 1, kMaxExtent), cols = o.integer("--cols", 1024, 1, kMaxExtent);
     if (o.has("--family")) {
-        ShapeBindings shape = o.has("--shape") ? parseShape(o.get("--shape"))
-                                               : ShapeBindings{{"rows", o.integer("--rows", 256)}, {"cols", o.integer("--cols", 1024)}};
-        return makeCard(o.get("--family"), shape, dtypeFromName(o.get("--dtype", "float32")));
+        const auto family = o.choice("--family", "", cardFamilies());
+        if (o.has("--op"))
+            throw Error("option --op picks an operator of the demo workload; with --family the card is that family's");
+        ShapeBindings shape = o.has("--shape") ? parseShape(o.get("--shape")) : ShapeBindings{{"rows", rows}, {"cols", cols}};
+        return makeCard(family, shape, dtypeFromName(o.choice("--dtype", "float32", kDtypes)));
     }
-    auto w = demoWorkload(o.integer("--rows", 256), o.integer("--cols", 1024));
+    auto w = demoWorkload(rows, cols);
     const auto key = o.get("--op", w.operators.front().key);
-    for (const auto &c : w.operators)
+    std::vector<std::string> keys;
+    for (const auto &c : w.operators) {
         if (c.key == key)
             return c;
-    throw Error("the demo workload has no operator '" + key + "'");
+        keys.push_back(c.key);
+    }
+    throw Error("option --op takes an operator of the demo workload (" + joined(keys) + "), not '" + key + "'");
 }
 
 SearchEngine *g_engine = nullptr;
@@ -151,29 +212,29 @@ int searchCommand(const Args &args)
     }
     const auto card = demoCard(o);
     SearchOptions so;
-    so.maxNodes = o.integer("--nodes", 24);
-    so.maxSeconds = o.real("--seconds", 0);
-    so.stallNodes = o.integer("--stall", 0);
-    so.seed = uint64_t(o.integer("--seed", 1));
-    so.eval.benchSamples = o.integer("--samples", so.eval.benchSamples);
-    so.eval.deadlineMs = o.integer("--deadline-ms", so.eval.deadlineMs);
+    so.maxNodes = o.count("--nodes", 24, 1, 1000000);
+    so.maxSeconds = o.real("--seconds", 0, 0, 1e7);
+    so.stallNodes = o.count("--stall", 0, 0, 1000000);
+    so.seed = uint64_t(o.integer("--seed", 1, 0, std::numeric_limits<int64_t>::max()));
+    so.eval.benchSamples = o.count("--samples", so.eval.benchSamples, 1, 100000);
+    so.eval.deadlineMs = o.count("--deadline-ms", so.eval.deadlineMs, 1, kMaxDeadlineMs);
+    const auto backend = o.choice("--backend", "cpu", kBackends);
 
     const auto path = o.get("--session", "kforge-session.kforge");
-    SessionStore store(path);
     PoolOptions po;
     po.command = o.get("--worker", defaultWorkerCommand());
     // "auto": one worker per local GPU for the cuda backend (each takes the GPU of its slot).
     if (o.get("--workers") == "auto")
-        po.workers = o.get("--backend", "cpu") == "cuda" ? std::max(1, localGpuCount()) : 1;
-    else
-        po.workers = o.integer("--workers", 1);
+        po.workers = backend == "cuda" ? std::max(1, localGpuCount()) : 1;
+    else if (o.has("--workers"))
+        po.workers = int(parseInteger("--workers", o.get("--workers"), 1, kMaxWorkers, "auto"));
+    SessionStore store(path);
     WorkerPool pool(po);
     pool.start();
 
     SessionInfo info;
     info.name = "search " + card.key;
     info.workload = o.has("--family") ? "single operator" : demoWorkload().name;
-    const auto backend = o.get("--backend", "cpu");
     info.backend = backend;
     info.proposer = "templates";
     info.options = {{"nodes", so.maxNodes}, {"workers", po.workers}, {"seed", so.seed}};
@@ -207,17 +268,34 @@ int evalCommand(const Args &args)
                   "as JSON: compiled, correct, trials, timings, speedup and the reasons for rejection.\n"
                   "Exit status: 0 correct (accepted or not faster), 1 rejected, 2 usage or system error.\n\n"
                   "  --source FILE      candidate source (cpu: C++ defining extern \"C\" kforge_entry)\n"
-                  "  --backend B        cpu (default) or cuda\n"
+                  "  --backend B        cpu or cuda (default: cuda for a .cu file, else cpu)\n"
                   "  --card FILE        operator card JSON (default: the demo workload's softmax; see 'kforge-cli card')\n"
                   "  --rows R --cols C  demo card shape (default 256 x 1024)\n"
                   "  --family F --shape S --dtype D   a card of another family (see 'kforge-cli templates')\n"
-                  "  --launch FILE      CUDA launch plan JSON (cuda backend)\n"
+                  "  --launch FILE      CUDA launch plan JSON (cuda backend; default: the source's\n"
+                  "                     /* kforge-launch {...} */ comment)\n"
                   "  --samples N        timed runs per side (default 30)\n"
                   "  --verify-only      skip the benchmark\n"
                   "  --deadline-ms MS   evaluation deadline (default 60000)\n"
                   "  --worker CMD       command line that starts a worker");
         return o.has("--help") ? 0 : 2;
     }
+    // Everything the command line says is checked before a worker is started.
+    const auto sourcePath = o.get("--source");
+    // A .cu file is a CUDA candidate unless --backend says otherwise.
+    const bool cuFile = sourcePath.size() > 3 && sourcePath.compare(sourcePath.size() - 3, 3, ".cu") == 0;
+    Candidate cand;
+    cand.backend = o.choice("--backend", cuFile ? "cuda" : "cpu", kBackends);
+    EvalOptions eo;
+    eo.benchSamples = o.count("--samples", eo.benchSamples, 1, 100000);
+    eo.deadlineMs = o.count("--deadline-ms", eo.deadlineMs, 1, kMaxDeadlineMs);
+    eo.benchmark = !o.has("--verify-only");
+    if (o.has("--card"))
+        for (const char *k : {"--family", "--shape", "--dtype", "--rows", "--cols", "--op"})
+            if (o.has(k))
+                throw Error(std::string("options --card and ") + k + " both describe the card: pass one of them");
+    if (o.has("--launch") && cand.backend != "cuda")
+        throw Error("option --launch gives a CUDA launch plan; this is a " + cand.backend + " candidate (pass --backend cuda)");
     OperatorCard card;
     if (o.has("--card")) {
         try {
@@ -228,20 +306,26 @@ int evalCommand(const Args &args)
     } else {
         card = demoCard(o);
     }
-    Candidate cand;
-    cand.backend = o.get("--backend", "cpu");
-    cand.source = readFile(o.get("--source"));
+    cand.source = readFile(sourcePath);
     if (o.has("--launch")) {
         try {
             cand.launch = nlohmann::json::parse(readFile(o.get("--launch")));
         } catch (const nlohmann::json::exception &e) {
             throw Error("the launch plan '" + o.get("--launch") + "' is not valid JSON: " + e.what());
         }
+        if (!cand.launch.is_object())
+            throw Error("the launch plan '" + o.get("--launch") + "' must be a JSON object, not " + cand.launch.type_name());
+    } else if (cand.backend == "cuda") {
+        std::optional<nlohmann::json> plan;
+        try {
+            plan = launchPlanFromComment(cand.source);
+        } catch (const Error &e) {
+            throw Error("'" + sourcePath + "': " + e.what());
+        }
+        if (!plan)
+            throw Error("this CUDA candidate has no launch plan: pass --launch FILE or put a /* kforge-launch {...} */ comment in the source");
+        cand.launch = std::move(*plan);
     }
-    EvalOptions eo;
-    eo.benchSamples = o.integer("--samples", eo.benchSamples);
-    eo.deadlineMs = o.integer("--deadline-ms", eo.deadlineMs);
-    eo.benchmark = !o.has("--verify-only");
     PoolOptions po;
     po.command = o.get("--worker", defaultWorkerCommand());
     WorkerPool pool(po);
@@ -249,7 +333,8 @@ int evalCommand(const Args &args)
     const Verdict v = pool.evaluate(card, cand, eo);
     pool.shutdown();
     nlohmann::json j = v;
-    std::cout << j.dump(2) << std::endl;
+    // Compiler logs quote the source, which may hold any bytes.
+    std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << std::endl;
     return v.correct() ? 0 : 1;
 }
 
@@ -321,6 +406,12 @@ int templatesCommand(const Args &args)
                   "of one template for a card: the source goes to stdout, the CUDA launch plan to --launch-out.");
         return 0;
     }
+    if (o.has("--backend"))
+        o.choice("--backend", "", kBackends);
+    if (o.has("--family"))
+        o.choice("--family", "", cardFamilies());
+    o.integer("--rows", 256, 1, kMaxExtent);
+    o.integer("--cols", 1024, 1, kMaxExtent);
     const auto &lib = TemplateLibrary::builtin();
     // The card a point is rendered for, or seeds are listed for: --family, --dtype (float32), --shape.
     const auto cardOf = [&](const std::string &family, const std::string &shape) {
@@ -387,7 +478,8 @@ int profileCommand(const Args &args)
         return o.has("--help") ? 0 : 2;
     }
     SessionStore store(o.get("--session"));
-    const int64_t nodeId = o.integer("--node", 0);
+    const int64_t nodeId = o.integer("--node", 0, 1, std::numeric_limits<int64_t>::max());
+    const int timeout = o.count("--timeout-s", 300, 1, 86400);
     const auto detail = store.nodeDetail(nodeId);
     if (!detail)
         throw Error("the session has no node " + std::to_string(nodeId));
@@ -403,19 +495,24 @@ int profileCommand(const Args &args)
     WorkerPool pool(po);
     pool.start();
     auto req = profileRequest(*card, detail->candidate);
-    const int timeout = o.integer("--timeout-s", 300);
     req["timeout_s"] = timeout;
     const auto reply = pool.request(req, (timeout + 30) * 1000);
     pool.shutdown();
-    if (reply.value("type", "") != "profile") {
-        std::fprintf(stderr, "kforge-cli profile: node %lld was not profiled: %s\n", (long long)nodeId,
-                     reply.value("error", reply.value("message", reply.dump())).c_str());
+    const auto text = [&](const char *key) {
+        const auto it = reply.find(key);
+        return it != reply.end() && it->is_string() ? it->get<std::string>() : std::string();
+    };
+    if (text("type") != "profile" || !reply.contains("profile") || !reply["profile"].is_object()) {
+        auto why = text("error").empty() ? text("message") : text("error");
+        if (why.empty())
+            why = reply.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+        std::fprintf(stderr, "kforge-cli profile: node %lld was not profiled: %s\n", (long long)nodeId, why.c_str());
         return 1;
     }
     store.addProfile(nodeId, reply["profile"]);
     auto shown = reply["profile"];
     shown.erase("metrics");
-    std::cout << shown.dump(2) << std::endl;
+    std::cout << shown.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << std::endl;
     return 0;
 }
 
@@ -450,14 +547,19 @@ int checkTemplatesCommand(const Args &args)
                   "Exit status 0 only when every case passed.");
         return 0;
     }
-    const auto backend = o.get("--backend", "cpu");
+    const auto backend = o.choice("--backend", "cpu", kBackends);
+    if (o.has("--family"))
+        o.choice("--family", "", cardFamilies());
     std::vector<DType> dtypes;
     {
         const auto list = o.get("--dtypes", backend == "cuda" ? "float32,float16,bfloat16" : "float32");
         size_t pos = 0;
         while (pos <= list.size()) {
             const auto comma = list.find(',', pos);
-            dtypes.push_back(dtypeFromName(list.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos)));
+            const auto name = list.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+            if (std::find(kDtypes.begin(), kDtypes.end(), name) == kDtypes.end())
+                throw Error("option --dtypes takes a comma-separated list of " + joined(kDtypes) + ", not '" + list + "'");
+            dtypes.push_back(dtypeFromName(name));
             if (comma == std::string::npos)
                 break;
             pos = comma + 1;
@@ -465,12 +567,12 @@ int checkTemplatesCommand(const Args &args)
     }
     PoolOptions po;
     po.command = o.get("--worker", defaultWorkerCommand());
-    po.workers = o.integer("--workers", 1);
-    WorkerPool pool(po);
-    pool.start();
+    po.workers = o.count("--workers", 1, 1, kMaxWorkers);
     EvalOptions eo;
     eo.benchmark = false;
-    eo.deadlineMs = o.integer("--deadline-ms", 60000);
+    eo.deadlineMs = o.count("--deadline-ms", 60000, 1, kMaxDeadlineMs);
+    WorkerPool pool(po);
+    pool.start();
     int passed = 0, failed = 0;
     for (const auto &family : cardFamilies()) {
         if (o.has("--family") && o.get("--family") != family)

@@ -46,6 +46,9 @@ int main(int argc, char **argv)
     } catch (const std::exception &e) {
         std::fprintf(stderr, "kforge-cli %s: %s\n", cmd.c_str(), e.what());
         return 2;
+    } catch (...) {
+        std::fprintf(stderr, "kforge-cli %s: failed with an unexpected error\n", cmd.c_str());
+        return 2;
     }
     std::fprintf(stderr, "kforge-cli: unknown command '%s'\n\n%s", cmd.c_str(), kUsage);
     return 2;
