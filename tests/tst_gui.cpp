@@ -623,6 +623,66 @@ private slots:
 #endif
     }
 
+    void arrowKeysWalkTheTree()
+    {
+        MainWindow w;
+        w.resize(1400, 850);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QCOMPARE(w.openSession(m_session.path), QString());
+        auto *view = w.treeView();
+        view->setFocus();
+        w.context()->select(m_session.ids["accepted"]); // children: best, running; parent: not_faster
+        QTest::keyClick(view, Qt::Key_Up);
+        QCOMPARE(w.context()->selectedNode(), m_session.ids["not_faster"]);
+        QTest::keyClick(view, Qt::Key_Right); // not_faster's sibling to the right: compile_error
+        QCOMPARE(w.context()->selectedNode(), m_session.ids["compile_error"]);
+        QTest::keyClick(view, Qt::Key_Left);
+        QCOMPARE(w.context()->selectedNode(), m_session.ids["not_faster"]);
+        QTest::keyClick(view, Qt::Key_Down); // its first child on the left: accepted
+        QCOMPARE(w.context()->selectedNode(), m_session.ids["accepted"]);
+        QTest::keyClick(view, Qt::Key_Up);
+        QTest::keyClick(view, Qt::Key_Up);
+        QCOMPARE(w.context()->selectedNode(), m_session.ids["root"]);
+        QTest::keyClick(view, Qt::Key_Up); // the root has no parent: stays
+        QCOMPARE(w.context()->selectedNode(), m_session.ids["root"]);
+        QCOMPARE(w.inspector()->shownNode(), m_session.ids["root"]);
+    }
+
+    // A wide, shallow tree fills the window: levels stretch to the height instead of leaving a strip.
+    void wideTreeFillsTheWindow()
+    {
+        const QString file = path("wide.kforge");
+        {
+            SessionStore s(file.toStdString());
+            const auto sid = s.createSession({0, "wide", "demo", "cpu", "templates", "finished", {}, 0});
+            const auto op = s.addOperator(sid, makeSoftmaxCard(256, 1024));
+            NodeRecord n;
+            n.sessionId = sid;
+            n.operatorId = op;
+            n.status = "baseline";
+            const auto root = s.addNode(n, Candidate{"reference", "aten", nlohmann::json::object()});
+            for (int i = 0; i < 60; ++i) {
+                const auto child = addFinishedNode(s, sid, op, root, 1.1, "// child");
+                if (i % 4 == 0)
+                    addFinishedNode(s, sid, op, child, 1.2, "// grandchild");
+            }
+        }
+        MainWindow w;
+        w.resize(1400, 850);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QCOMPARE(w.openSession(file), QString());
+        auto *view = w.treeView();
+        QCOMPARE(view->columnWidth(), TreeView::kTightColumnWidth);
+        QVERIFY2(view->levelHeight() > TreeView::kLevelHeight, qPrintable(QString::number(view->levelHeight())));
+        // The drawn tree spans most of the view's height, not a strip along the top.
+        QRectF drawn;
+        for (const auto &node : w.context()->snapshot()->nodes())
+            drawn |= QRectF(view->mapFromScene(view->nodeItem(node.id)->scenePos()), QSizeF(1, 1));
+        QVERIFY2(drawn.height() > 0.5 * view->viewport()->height(), qPrintable(QStringLiteral("%1 of %2").arg(drawn.height()).arg(view->viewport()->height())));
+    }
+
     void liveSearchGrowsTheTree()
     {
         if (test::workerCommand().empty())

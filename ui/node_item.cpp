@@ -34,9 +34,15 @@ void NodeItem::setRecord(const NodeRecord &node)
     m_caption = speedupText(node.status, node.speedup);
     if (m_caption.isEmpty() && node.status == "baseline")
         m_caption = QStringLiteral("baseline");
-    QString tip = QStringLiteral("#%1  %2\n%3").arg(node.id).arg(QString::fromStdString(node.templateId), statusStyle(node.status).label);
+    // The hover card: what a person needs to decide whether to click.
+    QString tip = QStringLiteral("<b>#%1</b> %2<br>%3").arg(node.id).arg(QString::fromStdString(node.templateId).toHtmlEscaped(),
+                                                                        statusStyle(node.status).label);
+    if (!m_caption.isEmpty() && node.status != "baseline")
+        tip += QStringLiteral(" · <b>%1</b> vs baseline").arg(m_caption);
+    if (node.rooflineUs > 0)
+        tip += QStringLiteral("<br>roofline floor %1 µs").arg(node.rooflineUs, 0, 'f', 1);
     if (!node.summary.empty())
-        tip += QLatin1Char('\n') + QString::fromStdString(node.summary);
+        tip += QStringLiteral("<br><small>%1</small>").arg(QString::fromStdString(node.summary).toHtmlEscaped());
     setToolTip(tip);
     update();
 }
@@ -61,6 +67,14 @@ void NodeItem::setMarked(bool marked)
 void NodeItem::setPhase(int phase)
 {
     m_phase = phase;
+    update();
+}
+
+void NodeItem::setCaptionVisible(bool visible)
+{
+    if (visible == m_captionVisible)
+        return;
+    m_captionVisible = visible;
     update();
 }
 
@@ -134,7 +148,7 @@ void NodeItem::paint(QPainter *painter, const QStyleOptionGraphicsItem *option, 
     painter->setFont(f);
     painter->setPen(style.text);
     painter->drawText(QRectF(-kRadius, -kRadius, 2 * kRadius, 2 * kRadius), Qt::AlignCenter, QString::number(m_id));
-    if (!m_caption.isEmpty()) {
+    if (!m_caption.isEmpty() && m_captionVisible) {
         f.setBold(m_best);
         painter->setFont(f);
         painter->setPen(QColor(0x20, 0x20, 0x20));

@@ -32,6 +32,7 @@ public:
     void setMarked(bool marked); // the selected node; not QGraphicsItem selection, which panning clears
     void setPhase(int phase);    // animates the outline of running nodes
     void setDecision(Decision decision);
+    void setCaptionVisible(bool visible); // off when the columns are too close for a caption
 
     int type() const override { return Type; }
     QRectF boundingRect() const override;
@@ -47,6 +48,7 @@ private:
     bool m_marked = false;
     int m_phase = 0;
     Decision m_decision = Decision::None;
+    bool m_captionVisible = true;
 };
 
 } // namespace kforge::ui

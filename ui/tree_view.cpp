@@ -81,7 +81,14 @@ void TreeView::refresh()
     for (const auto &n : snap.nodes())
         edges.push_back({n.id, n.parentId});
     const auto layout = layoutTree(edges);
-    auto position = [](const NodePlacement &p) { return QPointF(p.x * kColumnWidth, p.depth * kLevelHeight); };
+    m_grid.clear();
+    for (const auto &p : layout.nodes)
+        m_grid[p.id] = QPointF(p.x, p.depth);
+    m_columns = layout.width;
+    m_levels = layout.levels;
+    if (m_follow)
+        chooseSpacing(m_columns, m_levels);
+    auto position = [this](const NodePlacement &p) { return QPointF(p.x * m_columnWidth, p.depth * m_levelHeight); };
 
     QSet<qint64> alive;
     bool running = false;
@@ -101,6 +108,7 @@ void TreeView::refresh()
                           : decision->decision == "accept" ? NodeItem::Decision::Accepted
                                                            : NodeItem::Decision::Rejected);
         item->setPos(position(*layout.find(n.id)));
+        item->setCaptionVisible(m_columnWidth >= kColumnWidth);
         running = running || n.status == "running";
     }
     for (auto it = m_nodes.begin(); it != m_nodes.end();) {
@@ -155,6 +163,30 @@ void TreeView::refresh()
         m_animation.stop();
     if (m_follow)
         fitTree();
+}
+
+// Fitted to the width, a wide tree of a few levels is a thin strip with the window empty below it;
+// the levels stretch so the tree fills the height too. When even the narrow columns leave labels too
+// small to read, the columns close up and only circles are drawn (the hover card still names them).
+void TreeView::chooseSpacing(double columns, int levels)
+{
+    const QSizeF view = viewport()->size();
+    const double w = std::max(1.0, columns) , l = std::max(1, levels);
+    auto fitScale = [&](qreal colW) { return std::min(kMaxFitScale, view.width() / (w * colW + 2 * kMargin)); };
+    m_columnWidth = fitScale(kColumnWidth) * 1.0 >= 0.62 ? kColumnWidth : kTightColumnWidth;
+    const qreal scale = fitScale(m_columnWidth);
+    const qreal room = view.height() / scale - 2 * kMargin - 40; // the legend's strip
+    m_levelHeight = std::clamp(levels > 1 ? room / (l - 1 + 0.6) : kLevelHeight, kLevelHeight, kMaxLevelHeight);
+}
+
+// Moves every item to the current spacing (after a resize changed it).
+void TreeView::place()
+{
+    for (auto it = m_nodes.begin(); it != m_nodes.end(); ++it) {
+        auto g = m_grid.find(it.key());
+        if (g != m_grid.end())
+            it.value()->setPos(g->second.x() * m_columnWidth, g->second.y() * m_levelHeight);
+    }
 }
 
 void TreeView::fitTree()
@@ -230,6 +262,12 @@ void TreeView::keyPressEvent(QKeyEvent *event)
     case Qt::Key_Home:
         fitTree();
         return;
+    case Qt::Key_Up:
+    case Qt::Key_Down:
+    case Qt::Key_Left:
+    case Qt::Key_Right:
+        moveSelection(event->key());
+        return;
     default:
         QGraphicsView::keyPressEvent(event);
     }
@@ -238,8 +276,54 @@ void TreeView::keyPressEvent(QKeyEvent *event)
 void TreeView::resizeEvent(QResizeEvent *event)
 {
     QGraphicsView::resizeEvent(event);
-    if (m_follow)
+    if (!m_follow)
+        return;
+    const qreal colW = m_columnWidth, levelH = m_levelHeight;
+    chooseSpacing(m_columns, m_levels);
+    if (colW != m_columnWidth || levelH != m_levelHeight)
+        refresh(); // edges and the scene rectangle follow the new spacing; refresh fits
+    else
         fitTree();
+}
+
+void TreeView::moveSelection(int key)
+{
+    if (!m_context || !m_context->snapshot())
+        return;
+    const auto &snap = *m_context->snapshot();
+    const NodeRecord *current = snap.node(m_context->selectedNode());
+    if (!current) {
+        if (!snap.nodes().empty())
+            m_context->select(snap.nodes().front().id);
+        return;
+    }
+    // Children and siblings in the order the layout placed them, left to right.
+    auto childrenOf = [&](std::optional<int64_t> parent) {
+        std::vector<qint64> ids;
+        for (const auto &n : snap.nodes())
+            if (n.parentId == parent)
+                ids.push_back(n.id);
+        std::sort(ids.begin(), ids.end(), [this](qint64 a, qint64 b) { return m_grid[a].x() < m_grid[b].x(); });
+        return ids;
+    };
+    qint64 target = 0;
+    if (key == Qt::Key_Up && current->parentId) {
+        target = *current->parentId;
+    } else if (key == Qt::Key_Down) {
+        const auto kids = childrenOf(current->id);
+        target = kids.empty() ? 0 : kids.front();
+    } else if (key == Qt::Key_Left || key == Qt::Key_Right) {
+        const auto siblings = childrenOf(current->parentId);
+        auto it = std::find(siblings.begin(), siblings.end(), current->id);
+        if (it != siblings.end()) {
+            if (key == Qt::Key_Left && it != siblings.begin())
+                target = *(it - 1);
+            else if (key == Qt::Key_Right && it + 1 != siblings.end())
+                target = *(it + 1);
+        }
+    }
+    if (target)
+        m_context->select(target);
 }
 
 void TreeView::setPlaceholder(const QString &text)

@@ -1,11 +1,15 @@
 #pragma once
 // The family tree of a session: nodes placed by layoutTree(), coloured by status, the best path in
-// gold. Wheel zooms about the cursor, dragging the background pans, clicking a node selects it in the
-// SessionContext. Until the user zooms, the view keeps the whole tree in sight as it grows.
+// gold, a person's accept or reject as a badge. Wheel zooms about the cursor, dragging the background
+// pans, clicking a node selects it in the SessionContext; the arrow keys move to the parent (Up), the
+// first child (Down) and the siblings (Left, Right). Until the user zooms, the view keeps the whole
+// tree in sight as it grows, and spreads it over the window: levels stretch to fill the height, and
+// columns close up when the tree is too wide for labels to be readable anyway.
 #include <QGraphicsView>
 #include <QHash>
 #include <QPointer>
 #include <QTimer>
+#include <unordered_map>
 
 class QGraphicsPathItem;
 
@@ -17,12 +21,16 @@ class SessionContext;
 class TreeView : public QGraphicsView {
     Q_OBJECT
 public:
-    static constexpr qreal kColumnWidth = 66; // wide enough for a "12.34x" caption
-    static constexpr qreal kLevelHeight = 84;
+    static constexpr qreal kColumnWidth = 66;   // wide enough for a "12.34x" caption
+    static constexpr qreal kTightColumnWidth = 38; // circles only: labels would be unreadable at this scale
+    static constexpr qreal kLevelHeight = 84;      // the least; stretched to fill the window
+    static constexpr qreal kMaxLevelHeight = 900;
 
     explicit TreeView(SessionContext *context, QWidget *parent = nullptr);
 
     int nodeItemCount() const { return int(m_nodes.size()); }
+    qreal columnWidth() const { return m_columnWidth; }
+    qreal levelHeight() const { return m_levelHeight; }
     NodeItem *nodeItem(qint64 id) const { return m_nodes.value(id); }
     QList<qint64> bestPathDrawn() const; // node ids whose items are marked on the best path, root first
     // What the empty view says (why a file could not be opened, what to do); empty: the default hint.
@@ -45,6 +53,9 @@ private:
     void showSelection(qint64 id);
     void animate();
     void zoomBy(qreal factor);
+    void chooseSpacing(double columns, int levels);
+    void place();
+    void moveSelection(int key);
 
     QPointer<SessionContext> m_context;
     QGraphicsScene *m_scene;
@@ -53,6 +64,11 @@ private:
     QTimer m_animation;
     int m_phase = 0;
     QString m_placeholder;
+    qreal m_columnWidth = kColumnWidth;
+    qreal m_levelHeight = kLevelHeight;
+    double m_columns = 0; // of the last layout
+    int m_levels = 0;
+    std::unordered_map<qint64, QPointF> m_grid; // each node's (column, depth) in the last layout
     bool m_follow = true; // false once the user zooms: then growth must not move their view
 };
 
