@@ -1,12 +1,15 @@
 // Protocol v1 against the real worker: hello, and malformed or impossible requests that each get an
-// error reply naming the problem while the worker keeps serving.
+// error reply naming the problem while the worker keeps serving; candidates with any bytes in their
+// source; the launch plan a source carries in its kforge-launch comment.
 #include <QtTest>
 
+#include "ops/launch_comment.h"
 #include "ops/operator_card.h"
 #include "pool/worker_process.h"
 #include "protocol/messages.h"
 #include "protocol/verdict.h"
 #include "test_support.h"
+#include "util/error.h"
 
 using namespace kforge;
 
@@ -95,12 +98,107 @@ private slots:
         QVERIFY(v.reasons.front().message.find("aten::no_such_op") != std::string::npos);
     }
 
+    // A source is any bytes: UTF-8 travels as "source", anything else as "source_b64", and the
+    // worker's from_json gives back the same bytes.
+    void candidateCarriesAnyBytes_data()
+    {
+        QTest::addColumn<QByteArray>("source");
+        QTest::addColumn<bool>("base64");
+        QTest::newRow("ASCII") << QByteArray("int x;\n") << false;
+        QTest::newRow("UTF-8") << QByteArray("// caf\xc3\xa9\n") << false;
+        QTest::newRow("empty") << QByteArray() << false;
+        QTest::newRow("Latin-1") << QByteArray("// caf\xe9\n") << true;
+        QTest::newRow("a lone continuation byte") << QByteArray("a\x80z") << true;
+        QTest::newRow("an overlong slash") << QByteArray("\xc0\xaf") << true;
+        QTest::newRow("a surrogate") << QByteArray("\xed\xa0\x80") << true;
+        QTest::newRow("a NUL and binary") << QByteArray("a\0b\xff\xfe", 5) << true;
+        QTest::newRow("a cut sequence at the end") << QByteArray("ok\xe2\x82") << true;
+    }
+
+    void candidateCarriesAnyBytes()
+    {
+        QFETCH(QByteArray, source);
+        QFETCH(bool, base64);
+        Candidate c;
+        c.backend = "cuda";
+        c.source = source.toStdString();
+        c.launch = {{"kernels", nlohmann::json::array()}};
+        const nlohmann::json j = c;
+        QCOMPARE(j.contains("source_b64"), base64);
+        QCOMPARE(j.contains("source"), !base64);
+        const auto back = nlohmann::json::parse(j.dump()).get<Candidate>();
+        QVERIFY(back.source == c.source);
+        QCOMPARE(back.backend, c.backend);
+        QCOMPARE(back.launch, c.launch);
+    }
+
+    void badBase64IsAMalformedRequest()
+    {
+        const std::string card = nlohmann::json(makeSoftmaxCard(4, 8)).dump();
+        const auto r = roundTrip(R"({"id":15,"type":"evaluate","card":)" + card + R"(,"candidate":{"backend":"cpu","source_b64":"@@@"}})");
+        QCOMPARE(r.value("type", ""), std::string("error"));
+        QVERIFY2(r.value("error", "").find("source_b64 is not base64") != std::string::npos, r.dump().c_str());
+    }
+
+    // The real worker compiles exactly the bytes it was sent.
+    void workerEvaluatesANonUtf8Source()
+    {
+        auto cand = test::cpuKernel("good_softmax.cpp");
+        cand.source += "\n// caf\xe9 \xff\n";
+        EvalOptions o;
+        o.benchmark = false;
+        auto req = evaluateRequest(makeSoftmaxCard(8, 64), cand, o);
+        req["id"] = 16;
+        QVERIFY(req["candidate"].contains("source_b64"));
+        const auto r = roundTrip(req.dump());
+        QCOMPARE(r.value("type", ""), std::string("result"));
+        const auto v = r.at("verdict").get<Verdict>();
+        QVERIFY2(v.correct(), v.summaryLine().c_str());
+    }
+
+    void launchPlanComment_data()
+    {
+        QTest::addColumn<QString>("source");
+        QTest::addColumn<QString>("plan");  // JSON, or empty for none
+        QTest::addColumn<QString>("error"); // the Error's message, or empty
+        QTest::newRow("the test kernels' form") << QStringLiteral("/* kforge-launch\n{\"kernels\":[{\"name\":\"k\"}]}\n*/\nvoid k();")
+                                               << QStringLiteral(R"({"kernels":[{"name":"k"}]})") << QString();
+        QTest::newRow("on one line, after code") << QStringLiteral("int a; /*kforge-launch {\"kernels\":[]} */")
+                                                << QStringLiteral(R"({"kernels":[]})") << QString();
+        QTest::newRow("after another comment") << QStringLiteral("/* a kernel */\n/*  kforge-launch {\"workspace\":[]} */")
+                                              << QStringLiteral(R"({"workspace":[]})") << QString();
+        QTest::newRow("none") << QStringLiteral("__global__ void k() {}") << QString() << QString();
+        QTest::newRow("the word in a line comment is not a plan") << QStringLiteral("// kforge-launch {\"kernels\":[]}\n") << QString() << QString();
+        QTest::newRow("the word inside another comment is not a plan")
+            << QStringLiteral("/* see kforge-launch */") << QString() << QString();
+        QTest::newRow("not closed") << QStringLiteral("/* kforge-launch {\"kernels\":[]}") << QString() << QStringLiteral("is not closed");
+        QTest::newRow("not JSON") << QStringLiteral("/* kforge-launch {kernels:} */") << QString() << QStringLiteral("does not hold valid JSON");
+        QTest::newRow("not an object") << QStringLiteral("/* kforge-launch [1] */") << QString() << QStringLiteral("must hold a JSON object");
+    }
+
+    void launchPlanComment()
+    {
+        QFETCH(QString, source);
+        QFETCH(QString, plan);
+        QFETCH(QString, error);
+        try {
+            const auto got = launchPlanFromComment(source.toStdString());
+            QVERIFY2(error.isEmpty(), "no error was raised");
+            QCOMPARE(got.has_value(), !plan.isEmpty());
+            if (got)
+                QCOMPARE(*got, nlohmann::json::parse(plan.toStdString()));
+        } catch (const Error &e) {
+            QVERIFY2(!error.isEmpty() && QString::fromUtf8(e.what()).contains(error), e.what());
+        }
+    }
+
     void blankLinesAreIgnoredAndShutdownSaysBye()
     {
         QVERIFY(m_worker->writeLine(""));
         const auto r = roundTrip(R"({"id":12,"type":"shutdown"})");
         QCOMPARE(r.value("type", ""), std::string("bye"));
-        QCOMPARE(m_worker->exitDescription(5000), std::string("exited with status 0"));
+        const auto how = m_worker->exitDescription(5000);
+        QVERIFY2(how == "exited with status 0", how.c_str());
     }
 };
 
