@@ -413,6 +413,26 @@ private slots:
         QVERIFY2(b.report.log.find("compiler output cut at 64 KiB") != std::string::npos, b.report.log.substr(b.report.log.size() - 300).c_str());
     }
 
+    void missingBwrapIsNamedNeverBypassed()
+    {
+        ::setenv("KFORGE_BWRAP", "/nonexistent/bwrap", 1);
+        std::string why;
+        const std::string found = findBwrap(&why);
+        const std::string probe = probeSandbox();
+        const auto started = start(build(QStringLiteral("good_softmax.cpp")));
+        const auto compiled = m_compiler.compile(kernelSource(QStringLiteral("good_softmax.cpp")) + "\n// not cached\n");
+        ::unsetenv("KFORGE_BWRAP");
+        QVERIFY(found.empty());
+        QVERIFY2(why.find("/nonexistent/bwrap") != std::string::npos, why.c_str());
+        QVERIFY2(probe.find("/nonexistent/bwrap") != std::string::npos, probe.c_str());
+        QVERIFY(!started.jail);
+        QCOMPARE(int(started.failure), int(StartResult::Failure::Unavailable));
+        QVERIFY2(started.detail.find("/nonexistent/bwrap") != std::string::npos, started.detail.c_str());
+        QVERIFY(!compiled.report.ok);
+        QVERIFY2(compiled.report.log.find("cannot compile CPU candidates") != std::string::npos, compiled.report.log.c_str());
+        QVERIFY(!findBwrap(nullptr).empty());
+    }
+
     void cleanupTestCase() { QVERIFY(runnersGone(m_runner)); }
 };
 

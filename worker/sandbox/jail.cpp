@@ -189,6 +189,19 @@ std::string describeWaitStatus(int status, bool viaBwrap)
 
 std::string findBwrap(std::string *why)
 {
+    // KFORGE_BWRAP names one explicitly (a host without the package: tools/gpu/prepare.sh unpacks
+    // Debian's); then beside the running executable, the usual places, PATH.
+    if (const char *env = std::getenv("KFORGE_BWRAP"); env && *env) {
+        if (executable(env))
+            return env;
+        if (why)
+            *why = std::string("KFORGE_BWRAP names ") + env + ", which is not an executable file";
+        return {};
+    }
+    std::error_code ec;
+    const auto self = fs::read_symlink("/proc/self/exe", ec);
+    if (!ec && executable((self.parent_path() / "bwrap").string()))
+        return (self.parent_path() / "bwrap").string();
     for (const char *p : {"/usr/bin/bwrap", "/bin/bwrap", "/usr/local/bin/bwrap"})
         if (executable(p))
             return p;

@@ -16,7 +16,8 @@
 
 namespace kforge::sandbox {
 
-// bubblewrap on PATH or in /usr/bin; empty with *why when missing.
+// bubblewrap: $KFORGE_BWRAP, else beside the running executable, else /usr/bin, /bin, /usr/local/bin or
+// PATH; empty with *why when missing.
 std::string findBwrap(std::string *why);
 // kforge-cpu-runner beside the running executable (/proc/self/exe), else where CMake built it;
 // empty with *why when neither exists.

@@ -123,7 +123,8 @@ void appendRefusal(wire::Reply &r)
     }
     sendReply(r);
     appendText(r.text, sizeof r.text, "\n");
-    ::write(2, r.text, std::strlen(r.text)); // bwrap's stderr until fds 0-2 go to /dev/null
+    if (::write(2, r.text, std::strlen(r.text)) < 0) { // bwrap's stderr until fds 0-2 go to /dev/null
+    }
     ::_exit(3);
 }
 
@@ -295,11 +296,11 @@ void confine()
     rc |= ::seccomp_rule_add(ctx, SCMP_ACT_TRAP, SCMP_SYS(mmap), 1, SCMP_A3(SCMP_CMP_MASKED_EQ, MAP_SHARED, MAP_SHARED));
     // Signals and limits for itself only.
     const pid_t self = ::getpid();
-    rc |= ::seccomp_rule_add(ctx, SCMP_ACT_TRAP, SCMP_SYS(kill), 1, SCMP_A0(SCMP_CMP_NE, scmp_datum_t(self)));
-    rc |= ::seccomp_rule_add(ctx, SCMP_ACT_TRAP, SCMP_SYS(tgkill), 1, SCMP_A0(SCMP_CMP_NE, scmp_datum_t(self)));
-    rc |= ::seccomp_rule_add(ctx, SCMP_ACT_TRAP, SCMP_SYS(prlimit64), 1, SCMP_A0(SCMP_CMP_NE, 0));
+    rc |= ::seccomp_rule_add(ctx, SCMP_ACT_TRAP, SCMP_SYS(kill), 1, SCMP_A0(SCMP_CMP_NE, scmp_datum_t(self), 0));
+    rc |= ::seccomp_rule_add(ctx, SCMP_ACT_TRAP, SCMP_SYS(tgkill), 1, SCMP_A0(SCMP_CMP_NE, scmp_datum_t(self), 0));
+    rc |= ::seccomp_rule_add(ctx, SCMP_ACT_TRAP, SCMP_SYS(prlimit64), 1, SCMP_A0(SCMP_CMP_NE, 0, 0));
     // The SIGSYS handler is the runner's: a candidate's own would swallow the reports.
-    rc |= ::seccomp_rule_add(ctx, SCMP_ACT_TRAP, SCMP_SYS(rt_sigaction), 1, SCMP_A0(SCMP_CMP_EQ, SIGSYS));
+    rc |= ::seccomp_rule_add(ctx, SCMP_ACT_TRAP, SCMP_SYS(rt_sigaction), 1, SCMP_A0(SCMP_CMP_EQ, SIGSYS, 0));
     if (rc != 0) {
         errno = -rc;
         setupFailed("seccomp_rule_add");
