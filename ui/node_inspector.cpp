@@ -274,6 +274,22 @@ qint64 NodeInspector::diffBase() const
     return m_diffBase->value();
 }
 
+bool NodeInspector::showPanel(const QString &name)
+{
+    if (name == QLatin1String("code") || name == QLatin1String("diff")) {
+        m_codeTabs->setCurrentIndex(name == QLatin1String("diff") ? 1 : 0);
+        return true;
+    }
+    const std::pair<const char *, QWidget *> tabs[] = {{"verdict", m_verdict},     {"compile-log", m_compileLog}, {"launch-plan", m_plan},
+                                                       {"parameters", m_params}, {"profile", m_profile}};
+    for (const auto &[key, widget] : tabs)
+        if (name == QLatin1String(key)) {
+            m_tabs->setCurrentWidget(widget);
+            return true;
+        }
+    return false;
+}
+
 void NodeInspector::goToLine(int line)
 {
     m_codeTabs->setCurrentWidget(m_code);

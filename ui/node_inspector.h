@@ -58,6 +58,9 @@ public:
     // 0 compares with the node's parent.
     void setDiffBase(qint64 nodeId);
     qint64 diffBase() const;
+    // Brings a tab forward by name: "code", "diff", "verdict", "compile-log", "launch-plan",
+    // "parameters", "profile". False for a name it does not know.
+    bool showPanel(const QString &name);
     // Brings the code forward at a 1-based line, as a compile-log link does.
     void goToLine(int line);
 

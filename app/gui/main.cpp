@@ -9,6 +9,7 @@
 #include <string>
 
 #include "ui/main_window.h"
+#include "ui/node_inspector.h"
 #include "ui/session_context.h"
 
 namespace {
@@ -24,6 +25,10 @@ const char *kUsage =
     "  --nodes N                 candidates the demo search evaluates (default 24)\n"
     "  --workers N               worker processes (default 1)\n"
     "  --worker CMD              command line that starts a worker (default: kforge-worker beside kforge)\n"
+    "  --select NODE             select this node instead of the best one\n"
+    "  --panel NAME              bring a panel forward: code, diff, verdict, compile-log, launch-plan,\n"
+    "                            parameters, profile\n"
+    "  --diff-base NODE          compare the selected node with NODE instead of its parent\n"
     "  --screenshot FILE         save a picture of the window to FILE (PNG) and quit\n"
     "  --screenshot-after-ms MS  when to take it (default 3000)\n"
     "  --help                    show this text\n";
@@ -36,6 +41,9 @@ struct Args {
     std::string worker;
     std::string screenshot;
     int screenshotAfterMs = 3000;
+    int select = 0;
+    int diffBase = 0;
+    std::string panel;
     bool help = false;
 };
 
@@ -73,6 +81,12 @@ Args parse(int argc, char **argv)
             a.workers = toInt("--workers", value(), 1);
         else if (arg == "--worker")
             a.worker = value();
+        else if (arg == "--select")
+            a.select = toInt("--select", value(), 1);
+        else if (arg == "--diff-base")
+            a.diffBase = toInt("--diff-base", value(), 1);
+        else if (arg == "--panel")
+            a.panel = value();
         else if (arg == "--screenshot")
             a.screenshot = value();
         else if (arg == "--screenshot-after-ms")
@@ -132,12 +146,26 @@ int main(int argc, char **argv)
         }
     }
 
+    // What to show once the session is there: for documentation and for links from other tools.
+    auto present = [&window, args] {
+        if (args.select)
+            window.context()->select(args.select);
+        if (args.diffBase)
+            window.inspector()->setDiffBase(args.diffBase);
+        if (!args.panel.empty() && !window.inspector()->showPanel(QString::fromStdString(args.panel)))
+            std::fprintf(stderr, "kforge: no panel '%s' (see --help)\n", args.panel.c_str());
+    };
+    if (args.session && !args.demo)
+        present();
+
     if (!args.screenshot.empty()) {
         const QString file = QString::fromStdString(args.screenshot);
-        QTimer::singleShot(args.screenshotAfterMs, &window, [&window, &status, file] {
+        QTimer::singleShot(args.screenshotAfterMs, &window, [&window, &status, file, present, &args] {
             // A picture of the inspector empty says little: show the best node found so far.
             if (window.context()->selectedNode() == 0)
                 window.selectBestNode();
+            if (args.demo)
+                present();
             QTimer::singleShot(200, &window, [&window, &status, file] {
                 if (window.grab().save(file)) {
                     std::printf("kforge: saved %s\n", QFileInfo(file).absoluteFilePath().toLocal8Bit().constData());
