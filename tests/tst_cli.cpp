@@ -455,7 +455,12 @@ private slots:
                          QStringLiteral("64"), QStringLiteral("--deadline-ms"), QStringLiteral("600000")};
         if (!worker.isEmpty())
             args << QStringLiteral("--worker") << scriptWorker(worker);
+        // A SIGKILLed CLI cannot remove its log folder: let it make that folder where we clean up.
+        QTemporaryDir tmp;
+        auto env = QProcessEnvironment::systemEnvironment();
+        env.insert(QStringLiteral("TMPDIR"), tmp.path());
         QProcess p;
+        p.setProcessEnvironment(env);
         p.start(QStringLiteral(KFORGE_CLI_PATH), args);
         QVERIFY(p.waitForStarted());
         const int cli = int(p.processId());
