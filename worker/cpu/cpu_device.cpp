@@ -113,7 +113,10 @@ LaunchOutcome toLaunch(const sb::CallOutcome &c)
 class CpuProgram : public Program {
 public:
     CpuProgram(std::shared_ptr<ArenaState> arena, sb::JailOptions options, std::unique_ptr<sb::Jail> jail, int deadlineMs)
-        : m_arena(std::move(arena)), m_options(std::move(options)), m_jail(std::move(jail)), m_deadlineMs(deadlineMs)
+        : m_arena(std::move(arena)), m_options(std::move(options)), m_jail(std::move(jail)),
+          // A call that hangs is stopped here, before the pool's deadline for the whole evaluation
+          // would take the worker down: a tenth of it (at most 5 s) is left for the report.
+          m_deadline(Clock::now() + std::chrono::milliseconds(deadlineMs - std::min(deadlineMs / 10, 5000)))
     {
     }
 
@@ -156,7 +159,8 @@ public:
             }
             m_jail = std::move(started.jail);
         }
-        return toLaunch(m_jail->call(din, dout, shape, m_deadlineMs));
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(m_deadline - Clock::now()).count();
+        return toLaunch(m_jail->call(din, dout, shape, int(std::max<int64_t>(left, 200))));
     }
 
 private:
@@ -197,7 +201,7 @@ private:
     std::shared_ptr<ArenaState> m_arena;
     sb::JailOptions m_options;
     std::unique_ptr<sb::Jail> m_jail;
-    int m_deadlineMs;
+    Clock::time_point m_deadline;
 };
 
 class CpuDevice : public Device {

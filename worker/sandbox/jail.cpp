@@ -635,7 +635,10 @@ CallOutcome Jail::call(const std::vector<wire::Tensor> &inputs, const std::vecto
     case wire::Type::Fatal: {
         const std::string status = reap(2000);
         c.kind = reply.code == 2 ? CallOutcome::Kind::Violation : CallOutcome::Kind::Crashed;
-        c.detail = std::string(reply.text) + " (" + status + ")";
+        // The runner's words name the signal; the jail's status is worth saying only when it differs.
+        c.detail = reply.text;
+        if (status.find(signalName(reply.rc)) == std::string::npos)
+            c.detail += " (then " + status + ")";
         return c;
     }
     default:
