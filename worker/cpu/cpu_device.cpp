@@ -116,7 +116,7 @@ public:
         : m_arena(std::move(arena)), m_options(std::move(options)), m_jail(std::move(jail)),
           // A call that hangs is stopped here, before the pool's deadline for the whole evaluation
           // would take the worker down: a tenth of it (at most 5 s) is left for the report.
-          m_deadline(Clock::now() + std::chrono::milliseconds(deadlineMs - std::min(deadlineMs / 10, 5000)))
+          m_deadline(Clock::now() + std::chrono::milliseconds(deadlineMs - std::min(deadlineMs / 10, 5000))), m_deadlineMs(deadlineMs)
     {
     }
 
@@ -160,7 +160,10 @@ public:
             m_jail = std::move(started.jail);
         }
         const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(m_deadline - Clock::now()).count();
-        return toLaunch(m_jail->call(din, dout, shape, int(std::max<int64_t>(left, 200))));
+        auto o = toLaunch(m_jail->call(din, dout, shape, int(std::max<int64_t>(left, 200))));
+        if (o.kind == LaunchOutcome::Kind::Timeout)
+            o.detail += " (stopped ahead of the evaluation's deadline of " + std::to_string(m_deadlineMs) + " ms)";
+        return o;
     }
 
 private:
@@ -202,6 +205,7 @@ private:
     sb::JailOptions m_options;
     std::unique_ptr<sb::Jail> m_jail;
     Clock::time_point m_deadline;
+    int m_deadlineMs;
 };
 
 class CpuDevice : public Device {
