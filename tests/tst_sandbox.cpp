@@ -245,6 +245,7 @@ private slots:
         QTest::newRow("fd spray") << QStringLiteral("sandbox_fd_spray.cpp") << Kind::Violation << 0 << QStringLiteral("control socket");
         QTest::newRow("forged reply") << QStringLiteral("sandbox_forge_reply.cpp") << Kind::Violation << 0 << QStringLiteral("forged");
         QTest::newRow("crash") << QStringLiteral("crash.cpp") << Kind::Crashed << 0 << QStringLiteral("signal SIGSEGV (11) at address 0x0 in kforge_entry");
+        QTest::newRow("shape symbols") << QStringLiteral("sandbox_symbols.cpp") << Kind::Ok << 0 << QString();
         QTest::newRow("write outside") << QStringLiteral("sandbox_write_outside.cpp") << Kind::Ok << 0 << QString();
         QTest::newRow("read passwd") << QStringLiteral("sandbox_read_passwd.cpp") << Kind::Ok << 0 << QString();
         QTest::newRow("environment") << QStringLiteral("sandbox_environ.cpp") << Kind::Ok << 0 << QString();
