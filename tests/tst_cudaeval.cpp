@@ -59,7 +59,7 @@ private slots:
             QSKIP(qPrintable(m_skip));
         QFETCH(int, index);
         const auto c = test::guardCases().at(size_t(index));
-        const Verdict v = m_pool->evaluate(test::guardCard(c.dtype, c.pad), test::cudaKernel(c.kernel, c.dtype, c.plan), options(c.deadlineMs));
+        const Verdict v = m_pool->evaluate(test::caseCard(c), test::cudaKernel(c.kernel, c.dtype, c.plan), options(c.deadlineMs));
         const auto problem = test::checkVerdict(c, v);
         QVERIFY2(problem.empty(), problem.c_str());
         if (c.recovery) {

@@ -62,7 +62,7 @@ void Server::send(const std::string &line)
 
 void Server::watch(int protoIn)
 {
-    for (;;) {
+    while (!m_stopWatching) {
         pollfd p{protoIn, POLLRDHUP, 0};
         if (::poll(&p, 1, 100) > 0 && (p.revents & (POLLHUP | POLLRDHUP | POLLERR | POLLNVAL))) {
             std::fprintf(stderr, "kforge-worker: the pool hung up; exiting\n");
@@ -73,7 +73,7 @@ void Server::watch(int protoIn)
             auto v = failureVerdict(VerdictStatus::Timeout, reason::Timeout,
                                     "the candidate was still running at its deadline; the worker stopped it by exiting, and the pool starts a new one");
             v.worker = m_name;
-            send(nlohmann::json{{"id", m_busyId}, {"type", "result"}, {"ok", true}, {"verdict", v}}.dump(-1, ' ', false,
+            send(nlohmann::json{{"id", m_busyId}, {"type", "result"}, {"ok", true}, {"exiting", true}, {"verdict", v}}.dump(-1, ' ', false,
                                                                                                            nlohmann::json::error_handler_t::replace));
             std::fprintf(stderr, "kforge-worker: deadline: an evaluation ran past its deadline; exiting\n");
             std::fflush(stderr);
@@ -176,7 +176,7 @@ int Server::serve()
     if (!in || !out)
         return 2;
     m_out = out;
-    std::thread([this, protoIn] { watch(protoIn); }).detach();
+    m_watcher = std::thread([this, protoIn] { watch(protoIn); });
     std::string line;
     char *buf = nullptr;
     size_t cap = 0;
@@ -193,6 +193,8 @@ int Server::serve()
         send(handle(line, quit).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
     }
     std::free(buf);
+    m_stopWatching = true;
+    m_watcher.join();
     return 0;
 }
 

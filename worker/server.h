@@ -14,6 +14,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -47,6 +48,8 @@ private:
     nlohmann::json m_busyId;
     std::chrono::steady_clock::time_point m_busyUntil;
     bool m_busy = false;
+    std::atomic<bool> m_stopWatching{false};
+    std::thread m_watcher;
 };
 
 } // namespace kforge::worker

@@ -6,6 +6,10 @@
 #include <fstream>
 #include <unistd.h>
 
+#include <csignal>
+#include <dlfcn.h>
+#include <ucontext.h>
+#include <execinfo.h>
 #include <malloc.h>
 
 #include "worker/cpu/cpu_device.h"
@@ -14,8 +18,54 @@
 #endif
 #include "worker/server.h"
 
+namespace {
+// A fatal signal in the worker itself (not in a sandboxed candidate) leaves the faulting instruction and a
+// backtrace in its log, which the pool quotes as its last words. It runs on its own stack, so a stack
+// overflow is reported too.
+void onFatalSignal(int sig, siginfo_t *info, void *context)
+{
+    const auto *uc = static_cast<const ucontext_t *>(context);
+    void *pc = reinterpret_cast<void *>(uc->uc_mcontext.gregs[REG_RIP]);
+    Dl_info where{};
+    ::dladdr(pc, &where);
+    char line[512];
+    const int n = std::snprintf(line, sizeof line, "kforge-worker: fatal signal %d (%s) at address %p, instruction %p (%s+%#lx in %s); backtrace:\n", sig,
+                                strsignal(sig), info->si_addr, pc, where.dli_sname ? where.dli_sname : "?",
+                                static_cast<unsigned long>(static_cast<const char *>(pc) - static_cast<const char *>(where.dli_fbase)),
+                                where.dli_fname ? where.dli_fname : "?");
+    if (n > 0 && ::write(2, line, size_t(n)) < 0)
+        std::_Exit(128 + sig);
+    if (!pc) { // a call through a null pointer: the caller is the return address on top of the stack
+        void *ret = *reinterpret_cast<void *const *>(uc->uc_mcontext.gregs[REG_RSP]);
+        Dl_info caller{};
+        ::dladdr(ret, &caller);
+        const int m = std::snprintf(line, sizeof line, "kforge-worker: called from %p (%s+%#lx in %s)\n", ret, caller.dli_sname ? caller.dli_sname : "?",
+                                    static_cast<unsigned long>(static_cast<const char *>(ret) - static_cast<const char *>(caller.dli_fbase)),
+                                    caller.dli_fname ? caller.dli_fname : "?");
+        if (m > 0 && ::write(2, line, size_t(m)) < 0)
+            std::_Exit(128 + sig);
+    }
+    void *frames[64];
+    backtrace_symbols_fd(frames, backtrace(frames, 64), 2);
+    std::signal(sig, SIG_DFL);
+    std::raise(sig);
+}
+
+} // namespace
+
 int main(int argc, char **argv)
 {
+    static char altStack[1 << 16];
+    stack_t ss{};
+    ss.ss_sp = altStack;
+    ss.ss_size = sizeof altStack;
+    ::sigaltstack(&ss, nullptr);
+    for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) {
+        struct sigaction sa{};
+        sa.sa_sigaction = onFatalSignal;
+        sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+        ::sigaction(sig, &sa, nullptr);
+    }
     for (int i = 1; i < argc; ++i)
         if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h")) {
             std::puts("usage: kforge-worker\n\n"

@@ -405,8 +405,15 @@ nlohmann::json WorkerPool::exchange(Slot &slot, Job &job)
         if (!reply.is_object())
             return violation(std::string("a reply that is not a JSON object (") + reply.type_name() + ": " + describeJson(reply) + ")");
         const auto rid = reply.find("id");
-        if (rid != reply.end() && *rid == id)
+        if (rid != reply.end() && *rid == id) {
+            // A worker that answers and then exits (its watchdog stopped a kernel that hung) says so;
+            // it is reaped now, so the next request goes to a fresh one.
+            if (reply.value("exiting", false)) {
+                slot.process->kill();
+                notify({slot.index, "timeout", "the worker stopped a candidate at its deadline and exited"});
+            }
             return named(std::move(reply));
+        }
         // The worker could not read our request, so it could not know its id.
         if ((rid == reply.end() || rid->is_null()) && textOf(reply, "type") == "error")
             return named(std::move(reply));

@@ -10,6 +10,9 @@
 //   -> {"id":3,"type":"shutdown"}
 //   <- {"id":3,"type":"bye","ok":true}
 //
+// A result may carry "exiting":true: the worker answered for a candidate it could only stop by exiting
+// (a CUDA kernel past its deadline), and the pool starts a fresh one.
+//
 // A line that is not valid JSON, or a request the worker cannot carry out, gets
 // {"id":<id or null>,"type":"error","ok":false,"error":"..."} and the worker keeps serving.
 #include <string>

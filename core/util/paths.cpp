@@ -6,7 +6,17 @@
 #include <cstring>
 #include <filesystem>
 
+#include <ftw.h>
+#include <unistd.h>
+
 namespace kforge {
+
+void removeTree(const std::string &dir)
+{
+    ::nftw(dir.c_str(), [](const char *path, const struct stat *, int type, struct FTW *) {
+        return type == FTW_DP ? ::rmdir(path) : ::unlink(path); }, 16, FTW_DEPTH | FTW_PHYS);
+}
+
 
 std::string executableDir()
 {

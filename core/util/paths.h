@@ -11,6 +11,10 @@ std::string defaultWorkerCommand();
 // The compile cache for one backend: $KFORGE_CACHE_DIR, else ~/.cache/kforge, else the temporary folder;
 // with `sub` appended ("cpu", "cuda"). Created if missing.
 std::string cacheDir(const std::string &sub);
+// Removes a folder and everything in it (POSIX calls, not std::filesystem: libtorch 2.x exports
+// std::filesystem symbols of its own that the worker, linked with exported symbols, binds to, and its
+// remove_all calls through a null pointer there). Silent about what is already gone.
+void removeTree(const std::string &dir);
 // GPUs on this host as nvidia-smi lists them (honouring CUDA_VISIBLE_DEVICES); 0 without a driver.
 int localGpuCount();
 

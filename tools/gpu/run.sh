@@ -62,6 +62,8 @@ fi
 
 worker=$build/app/kforge-worker
 export KFORGE_CACHE_DIR=$(mktemp -d)
+# The host has no bubblewrap package; tools/gpu/prepare.sh carries Debian's for the CPU sandbox.
+[[ -x $root/.gpu/root/usr/bin/bwrap ]] && export KFORGE_BWRAP=$root/.gpu/root/usr/bin/bwrap
 
 if want tests; then
   t0=$(date +%s)

@@ -87,9 +87,8 @@ struct Scratch {
     }
     ~Scratch()
     {
-        std::error_code ec;
         if (!dir.empty())
-            fs::remove_all(dir, ec);
+            removeTree(dir); // not fs::remove_all: see util/paths.h
     }
 };
 

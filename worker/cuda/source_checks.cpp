@@ -3,11 +3,12 @@
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
 #include <fstream>
 #include <regex>
 #include <sstream>
 #include <unistd.h>
+
+#include "util/paths.h"
 
 namespace kforge::worker {
 
@@ -344,8 +345,7 @@ std::string expandMacros(const std::string &source, std::string *why)
             out.append(buf, n);
         ::pclose(p);
     }
-    std::error_code ec;
-    std::filesystem::remove_all(dir, ec);
+    removeTree(dir);
     if (out.empty() && why)
         *why = "the host preprocessor (c++ -E) gave nothing";
     return out;
