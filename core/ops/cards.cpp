@@ -44,6 +44,7 @@ const std::map<std::string, std::function<OperatorCard(const ShapeBindings &, DT
              auto c = rowCard("softmax", s, dt);
              c.atenSchema = "aten::_softmax(Tensor self, int dim, bool half_to_float) -> Tensor";
              c.atenOp = "aten::_softmax";
+             c.errorModel = ErrorModel::Normalization;
              c.referenceArgs = J::array({{{"input", 0}}, {{"int", -1}}, {{"bool", false}}});
              c.invariants = {"rows_sum_to_one"};
              c.specialInputs = {"masked_rows"};
@@ -54,6 +55,7 @@ const std::map<std::string, std::function<OperatorCard(const ShapeBindings &, DT
              auto c = rowCard("log_softmax", s, dt);
              c.atenSchema = "aten::_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor";
              c.atenOp = "aten::_log_softmax";
+             c.errorModel = ErrorModel::Normalization;
              c.specialInputs = {"masked_rows"};
              c.referenceArgs = J::array({{{"input", 0}}, {{"int", -1}}, {{"bool", false}}});
              c.flopsPerElement = 5;
@@ -63,6 +65,7 @@ const std::map<std::string, std::function<OperatorCard(const ShapeBindings &, DT
              auto c = rowCard("layer_norm", s, dt);
              c.atenSchema = "aten::layer_norm(Tensor input, int[] normalized_shape, Tensor? weight, Tensor? bias, float eps, bool cudnn_enable) -> Tensor";
              c.atenOp = "aten::layer_norm";
+             c.errorModel = ErrorModel::Normalization;
              c.inputs.push_back({"weight", {"cols"}, dt, "randn_unscaled"});
              c.inputs.push_back({"bias", {"cols"}, dt, "randn_unscaled"});
              c.referenceArgs = J::array({{{"input", 0}}, {{"sym_list", {"cols"}}}, {{"input", 1}}, {{"input", 2}},
@@ -74,6 +77,7 @@ const std::map<std::string, std::function<OperatorCard(const ShapeBindings &, DT
              auto c = rowCard("rms_norm", s, dt);
              c.atenSchema = "rms_norm(Tensor input, Tensor weight, float eps) -> Tensor  (x * rsqrt(mean(x^2) + eps) * weight)";
              c.atenOp = "kforge::rms_norm";
+             c.errorModel = ErrorModel::Normalization;
              c.inputs.push_back({"weight", {"cols"}, dt, "randn_unscaled"});
              c.referenceArgs = J::array({{{"input", 0}}, {{"input", 1}}, {{"double", 1e-6}}});
              c.flopsPerElement = 4;
@@ -90,6 +94,7 @@ const std::map<std::string, std::function<OperatorCard(const ShapeBindings &, DT
              c.outputs = {{"y", {"n", "c", "hw"}, dt}};
              c.atenSchema = "aten::group_norm(Tensor input, int num_groups, Tensor? weight, Tensor? bias, float eps, bool cudnn_enabled) -> Tensor";
              c.atenOp = "aten::group_norm";
+             c.errorModel = ErrorModel::Normalization;
              c.referenceArgs = J::array({{{"input", 0}}, {{"sym", "groups"}}, {{"input", 1}}, {{"input", 2}},
                                          {{"double", 1e-5}}, {{"bool", true}}});
              c.flopsPerElement = 8;
@@ -199,6 +204,7 @@ const std::map<std::string, std::function<OperatorCard(const ShapeBindings &, DT
              c.outputs = {{"loss", {}, dt}};
              c.atenSchema = "aten::cross_entropy_loss(Tensor self, Tensor target, Tensor? weight, int reduction, int ignore_index, float label_smoothing) -> Tensor";
              c.atenOp = "aten::cross_entropy_loss";
+             c.errorModel = ErrorModel::Normalization;
              c.referenceArgs = J::array({{{"input", 0}}, {{"input", 1}}, {{"none", true}}, {{"int", 1}}, {{"int", -100}}, {{"double", 0.0}}});
              c.flopsPerElement = 5.0 * double(c.shape["rows"] * c.shape["vocab"]);
              return c;

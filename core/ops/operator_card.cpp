@@ -30,6 +30,7 @@ std::string errorModelName(ErrorModel m)
     switch (m) {
     case ErrorModel::Exact: return "exact";
     case ErrorModel::Sum: return "sum";
+    case ErrorModel::Normalization: return "norm";
     case ErrorModel::Pointwise: break;
     }
     return "pointwise";
@@ -37,10 +38,10 @@ std::string errorModelName(ErrorModel m)
 
 ErrorModel errorModelFromName(const std::string &name)
 {
-    for (ErrorModel m : {ErrorModel::Exact, ErrorModel::Pointwise, ErrorModel::Sum})
+    for (ErrorModel m : {ErrorModel::Exact, ErrorModel::Pointwise, ErrorModel::Normalization, ErrorModel::Sum})
         if (errorModelName(m) == name)
             return m;
-    throw Error("unknown error model '" + name + "' (exact, pointwise or sum)");
+    throw Error("unknown error model '" + name + "' (exact, pointwise, norm or sum)");
 }
 
 int dtypeSize(DType t)

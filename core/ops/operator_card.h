@@ -30,9 +30,10 @@ struct TensorSpec {
 
 // How a correct result's rounding error grows, so the guard bounds it by what the operation does
 // (core/guard/numerics.h): `exact` results must equal ATen's (max, argmax, ReLU); `pointwise` errors
-// scale with the value and the output's typical size (activations, normalizations); `sum` errors scale
-// with the sum of the magnitudes that went into each result (sums, means, scans).
-enum class ErrorModel { Exact, Pointwise, Sum };
+// scale with the value and the output's typical size (activations); `norm` errors also carry the
+// relative error of statistics reduced over many elements (softmax, layer, RMS and group norms, losses);
+// `sum` errors scale with the sum of the magnitudes that went into each result (sums, means, scans).
+enum class ErrorModel { Exact, Pointwise, Normalization, Sum };
 std::string errorModelName(ErrorModel m);
 ErrorModel errorModelFromName(const std::string &name);
 

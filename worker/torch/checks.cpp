@@ -162,6 +162,8 @@ guard::OutputErrors measureOutput(const std::string &name, const at::Tensor &can
         auto u = (rc.abs() + rms) * eps;
         if (m.defined())
             u = u + chunk(m, s, n).abs() * accEps;
+        else if (model == ErrorModel::Normalization)
+            u = u + rc.abs() * accEps;
         return at::clamp_min(u, std::numeric_limits<double>::min());
     };
     double errSq = 0;
