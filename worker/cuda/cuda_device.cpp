@@ -326,12 +326,15 @@ public:
         }
     }
 
+    // Free device memory plus what torch's caching allocator holds unused, without emptying its cache:
+    // the next allocations would all go back to cudaMalloc.
     int64_t freeMemory() override
     {
-        c10::cuda::CUDACachingAllocator::emptyCache();
         size_t freeBytes = 0, total = 0;
         cuMemGetInfo(&freeBytes, &total);
-        return int64_t(freeBytes);
+        const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(m_device.index());
+        const auto &reserved = stats.reserved_bytes[0], &allocated = stats.allocated_bytes[0]; // aggregate pools
+        return int64_t(freeBytes) + std::max<int64_t>(0, reserved.current - allocated.current);
     }
 
 private:

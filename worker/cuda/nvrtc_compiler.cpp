@@ -1,6 +1,7 @@
 #include "worker/cuda/nvrtc_compiler.h"
 
 #include <chrono>
+#include <future>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -184,20 +185,30 @@ CudaBuild NvrtcCompiler::compile(const std::string &source, const std::string &a
             b.ptx.clear();
         }
     }
-    if (!b.report.cached && staticChecks) {
-        // Again with the candidate's macros expanded: `#define DEV __device__` hides nothing. Only
-        // before a real compile: a cache entry exists only for a source that passed.
-        for (auto f : scanSource(expandMacros(source)).findings) {
-            f.line = 0;
-            f.message += " (after macro expansion)";
-            b.findings.push_back(f);
-        }
-        if (!b.findings.empty()) {
-            b.report.log = describeFindings(b.findings);
-            b.report.millis = millisSince(start);
-            return b;
-        }
-    }
+    // Again with the candidate's macros expanded: `#define DEV __device__` hides nothing. Only before a
+    // real compile (a cache entry exists only for a source that passed), and beside NVRTC, whose result
+    // is dropped if the scan finds something.
+    std::future<std::vector<StaticFinding>> expandedScan;
+    if (!b.report.cached && staticChecks)
+        expandedScan = std::async(std::launch::async, [&source] {
+            auto found = scanSource(expandMacros(source)).findings;
+            for (auto &f : found) {
+                f.line = 0;
+                f.message += " (after macro expansion)";
+            }
+            return found;
+        });
+    auto expandedFindings = [&] {
+        if (expandedScan.valid())
+            b.findings = expandedScan.get();
+        if (b.findings.empty())
+            return false;
+        b.report.ok = false;
+        b.cubin.clear();
+        b.report.log = describeFindings(b.findings);
+        b.report.millis = millisSince(start);
+        return true;
+    };
     if (!b.report.cached) {
         nvrtcProgram prog = nullptr;
         if (nvrtcCreateProgram(&prog, source.c_str(), "candidate.cu", 0, nullptr, nullptr) != NVRTC_SUCCESS) {
@@ -236,6 +247,8 @@ CudaBuild NvrtcCompiler::compile(const std::string &source, const std::string &a
             b.report.log = nvrtcGetErrorString(rc);
         }
         nvrtcDestroyProgram(&prog);
+        if (expandedFindings())
+            return b;
         if (rc != NVRTC_SUCCESS || b.cubin.empty()) {
             b.report.millis = millisSince(start);
             return b;

@@ -201,7 +201,8 @@ private:
     at::Device reference64Device(const ShapeBindings &shape)
     {
         const auto dev = m_device.torchDevice();
-        if (dev.is_cpu() || double(reference64Bytes(m_card, shape)) < 0.6 * double(m_device.freeMemory()))
+        const int64_t bytes = reference64Bytes(m_card, shape);
+        if (dev.is_cpu() || bytes < (int64_t(1) << 30) || double(bytes) < 0.6 * double(m_device.freeMemory()))
             return dev;
         note("the float64 reference was computed on the host: it did not fit in device memory beside the harness's copies");
         return at::Device(at::kCPU);
