@@ -182,6 +182,7 @@ if asked guardroom; then
     echo "== $family $shape: search rc=$? in $(( $(date +%s) - s0 )) s"; tail -4 "$out/guardroom-$family.log"
     "$build/app/kforge-cli" show --session "$ses" > "$out/guardroom-$family-show.txt" 2>&1; head -30 "$out/guardroom-$family-show.txt"
     "$build/app/kforge-cli" show --session "$ses" --best 2>&1 | head -3
+    python3 tools/gpu/dump_reasons.py "$ses" 2>&1 | cut -c1-700
   done | tee "$out/guardroom.log"
   cp "$out/guardroom.log" "$final/"
   note "guard room searches ($(( $(date +%s) - t0 )) s)"
