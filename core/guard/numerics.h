@@ -5,8 +5,10 @@
 // counted in units of what rounding alone may cost that element:
 //   unit_i = eps(out) * (|ref_i| + rms(ref))                  every model: the value's own rounding, with
 //                                                             a floor at the output's typical size
-//          + eps(acc) * log2(terms) * |ref_i|               `norm`: the relative error of statistics
+//          + eps(acc) * log2(terms) * size_i                `norm`: the relative error of statistics
 //                                                             reduced over `terms` elements (a row, a group)
+//                                                             carried by the normalized term, of size |ref_i|,
+//                                                             or for an affine norm |x^||w| + |b| (it cancels)
 //          + eps(acc) * log2(terms) * magnitude_i            `sum`: the same reduction or scan over |x|,
 //                                                             accumulated at float32 (float64 for float64)
 // ATen's own output on the same inputs is measured the same way. A candidate passes when its worst

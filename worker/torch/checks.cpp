@@ -160,7 +160,7 @@ guard::OutputErrors measureOutput(const std::string &name, const at::Tensor &can
     };
     auto unitOf = [&](const at::Tensor &rc, int64_t s, int64_t n) {
         auto u = (rc.abs() + rms) * eps;
-        if (m.defined())
+        if (m.defined()) // `sum`: |x| reduced alike; `norm`: the affine terms' size
             u = u + chunk(m, s, n).abs() * accEps;
         else if (model == ErrorModel::Normalization)
             u = u + rc.abs() * accEps;

@@ -196,6 +196,24 @@ std::vector<Reference64> callReference64(const OperatorCard &card, const std::ve
         for (size_t i = 0; i < out.size(); ++i)
             out[i].magnitude = magnitudes[i];
     }
+    if (card.errorModel == ErrorModel::Normalization && inputs.size() > 1) {
+        // An affine normalization y = x^ * w + b cancels to near zero where x^ * w meets -b, and its
+        // rounding there is that of the terms, |x^||w| + |b|: the larger of |f(x, |w|, |b|)| and
+        // |f(x, |w|, -|b|)|. A scale, so at the inputs' own precision; the candidate's error is
+        // still measured against float64.
+        in64.clear();
+        std::vector<at::Tensor> plus{inputs[0]}, minus{inputs[0]};
+        for (size_t i = 1; i < inputs.size(); ++i) {
+            const bool fp = at::isFloatingType(inputs[i].scalar_type());
+            plus.push_back(fp ? inputs[i].abs() : inputs[i]);
+            minus.push_back(fp && i + 1 == inputs.size() ? -inputs[i].abs() : plus.back());
+        }
+        auto a = callReference(card, plus, &shape);
+        plus.clear();
+        const auto b = callReference(card, minus, &shape);
+        for (size_t i = 0; i < out.size(); ++i)
+            out[i].magnitude = at::maximum(a[i].abs_(), b[i].abs()).to(where);
+    }
     return out;
 }
 
@@ -205,7 +223,7 @@ int64_t reference64Bytes(const OperatorCard &card, const ShapeBindings &shape)
     for (const auto &t : card.inputs)
         n += card.numel(t, shape) * 8;
     for (const auto &t : card.outputs)
-        n += card.numel(t, shape) * 8 * (card.errorModel == ErrorModel::Sum ? 2 : 1);
+        n += card.numel(t, shape) * 8 * (card.errorModel == ErrorModel::Exact || card.errorModel == ErrorModel::Pointwise ? 1 : 2);
     return n * (card.errorModel == ErrorModel::Sum ? 2 : 1) + n / 2; // the |x| copies, and the operator's own scratch
 }
 
