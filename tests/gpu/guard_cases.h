@@ -151,9 +151,10 @@ inline std::vector<GuardCase> guardCases()
         // Numerics against float64.
         {"accumulates in float16, float32 card", "half_accum_softmax.cu", DType::F32, "incorrect", reason::Mismatch, "float64", "", 60000, false},
         {"accumulates in float16, float16 card", "half_accum_softmax.cu", DType::F16, "incorrect", reason::Mismatch, "float64", "", 60000, false},
-        // float16 keeps more bits than a bfloat16 output: the error may stay within the output's rounding, and
-        // the rows' sums give it away instead.
-        {"accumulates in float16, bfloat16 card", "half_accum_softmax.cu", DType::BF16, "incorrect", "", "", "", 60000, false},
+        // float16 keeps more bits than a bfloat16 output: on rows of 1024 its sum's error stayed within 4
+        // bfloat16 units on the H200; on rows of 4096 the running sum stagnates (its spacing passes the terms).
+        {"accumulates in float16, bfloat16 card, rows of 4096", "half_accum_softmax.cu", DType::BF16, "incorrect", "", "", "", 60000, false, 0,
+         "softmax:rows=512,cols=4096"},
         {"zeros for a bfloat16 mean over rows of 262144", "zeros_rows.cu", DType::BF16, "incorrect", reason::Mismatch, "", "", 60000, false, 0,
          "mean:rows=16,cols=262144"},
         {"zeros for a float32 sum", "zeros_rows.cu", DType::F32, "incorrect", reason::Mismatch, "", "", 60000, false, 0,

@@ -219,12 +219,22 @@ std::vector<Reference64> callReference64(const OperatorCard &card, const std::ve
 
 int64_t reference64Bytes(const OperatorCard &card, const ShapeBindings &shape)
 {
-    int64_t n = 0;
+    // Float64 copies of the inputs and the result, the operator's own scratch, and beside them what the
+    // error model needs: for `sum` the same again over |x|, for an affine `norm` two results at the
+    // inputs' precision.
+    int64_t in = 0, out = 0, outNative = 0;
     for (const auto &t : card.inputs)
-        n += card.numel(t, shape) * 8;
-    for (const auto &t : card.outputs)
-        n += card.numel(t, shape) * 8 * (card.errorModel == ErrorModel::Exact || card.errorModel == ErrorModel::Pointwise ? 1 : 2);
-    return n * (card.errorModel == ErrorModel::Sum ? 2 : 1) + n / 2; // the |x| copies, and the operator's own scratch
+        in += card.numel(t, shape) * 8;
+    for (const auto &t : card.outputs) {
+        out += card.numel(t, shape) * 8;
+        outNative += card.numel(t, shape) * dtypeSize(t.dtype);
+    }
+    int64_t n = in + out + (in + out) / 2;
+    if (card.errorModel == ErrorModel::Sum)
+        n += in + out;
+    else if (card.errorModel == ErrorModel::Normalization && card.inputs.size() > 1)
+        n += 2 * outNative;
+    return n;
 }
 
 } // namespace kforge::worker
