@@ -13,11 +13,7 @@ bool finishVerification(Verdict &v, const EvalOptions &options)
                 v.reasons.push_back({tr.failure, tr.label + " (" + tr.shape + "): " + tr.detail});
         }
     if (!v.reasons.empty()) {
-        // A crash or a timeout inside a trial is what happened to the candidate, not a wrong answer.
-        const auto &first = v.reasons.front().code;
-        v.status = first == reason::Crashed ? VerdictStatus::Crashed
-                 : first == reason::Timeout ? VerdictStatus::Timeout
-                                            : VerdictStatus::Incorrect;
+        v.status = statusForFailure(v.reasons.front().code);
         return true;
     }
     if (!options.benchmark) {
@@ -26,6 +22,11 @@ bool finishVerification(Verdict &v, const EvalOptions &options)
         return true;
     }
     return false;
+}
+
+VerdictStatus statusForFailure(const std::string &code)
+{
+    return code == reason::Crashed ? VerdictStatus::Crashed : code == reason::Timeout ? VerdictStatus::Timeout : VerdictStatus::Incorrect;
 }
 
 } // namespace kforge::guard

@@ -11,4 +11,8 @@ namespace kforge::guard {
 // when the verdict is final.
 bool finishVerification(Verdict &v, const EvalOptions &options);
 
+// The status of a candidate that failed with this reason: a crash or a timeout is what happened to it,
+// anything else is a wrong or forbidden result.
+VerdictStatus statusForFailure(const std::string &code);
+
 } // namespace kforge::guard

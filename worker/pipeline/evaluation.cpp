@@ -364,12 +364,7 @@ private:
             callReference(m_card, bufs[size_t(s)].views(bufs[size_t(s)].in), &shape);
             return LaunchOutcome{};
         };
-        auto fail = [&](const LaunchOutcome &o, const std::string &when) {
-            v.status = o.kind == LaunchOutcome::Kind::Crashed ? VerdictStatus::Crashed
-                     : o.kind == LaunchOutcome::Kind::Timeout ? VerdictStatus::Timeout
-                                                               : VerdictStatus::Incorrect;
-            v.reasons.push_back({failureCode(o.kind), when + ": " + o.detail});
-        };
+        auto fail = [&](const LaunchOutcome &o, const std::string &when) { failTimed(when, {failureCode(o.kind), o.detail}, {}); };
 
         const auto warm0 = Clock::now();
         for (int i = 0; i < std::max(1, m_options.warmup) || millisSince(warm0) < m_device.warmupMillis(); ++i) {
@@ -481,11 +476,8 @@ private:
     // A timed run's outputs, checked as a trial would check them.
     bool spotCheck(Buffers &b, const std::vector<int64_t> &prints, const std::string &which)
     {
-        if (auto o = m_device.synchronize("after " + which); !o.ok()) {
-            m_verdict.status = VerdictStatus::Incorrect;
-            m_verdict.reasons.push_back({failureCode(o.kind), which + ": " + o.detail});
-            return false;
-        }
+        if (auto o = m_device.synchronize("after " + which); !o.ok())
+            return failTimed(which, {failureCode(o.kind), o.detail}, {});
         for (size_t i = 0; i < b.in.size(); ++i)
             if (fingerprint(b.in[i].data) != prints[i])
                 return failTimed(which, {reason::InputModified, "input '" + m_card.inputs[i].name + "' was modified"}, {});
@@ -527,7 +519,7 @@ private:
         tr.failure = r.code;
         tr.detail = r.message;
         m_verdict.trials.push_back(tr);
-        m_verdict.status = r.code == reason::Crashed ? VerdictStatus::Crashed : r.code == reason::Timeout ? VerdictStatus::Timeout : VerdictStatus::Incorrect;
+        m_verdict.status = guard::statusForFailure(r.code);
         m_verdict.reasons.push_back({r.code, which + ": " + r.message});
         m_verdict.candidate = {};
         m_verdict.baseline = {};
