@@ -10,6 +10,7 @@
 #include "util/error.h"
 #include "worker/pipeline/evaluation.h"
 #include "worker/profile/ncu_profiler.h"
+#include "worker/profile/workload_profiler.h"
 
 namespace kforge::worker {
 
@@ -137,6 +138,8 @@ nlohmann::json Server::handle(const std::string &line, bool &quit)
             return errorReply(id, e.what());
         }
     }
+    if (type == "profile_workload")
+        return profileWorkloadReply(id, req);
     if (type == "shutdown") {
         quit = true;
         return {{"id", id}, {"type", "bye"}, {"ok", true}};

@@ -1,0 +1,226 @@
+#include "workload/call_cards.h"
+
+#include <set>
+
+#include "util/error.h"
+
+namespace kforge {
+
+namespace {
+
+using J = nlohmann::json;
+
+std::string shortName(const std::string &op)
+{
+    auto s = op.substr(op.find("::") == std::string::npos ? 0 : op.find("::") + 2);
+    while (!s.empty() && s.front() == '_')
+        s.erase(s.begin());
+    return s;
+}
+
+bool isFloating(const std::string &dtype)
+{
+    return dtype == "float32" || dtype == "float16" || dtype == "bfloat16" || dtype == "float64";
+}
+
+bool knownDtype(const std::string &dtype)
+{
+    try {
+        dtypeFromName(dtype);
+        return true;
+    } catch (const Error &) {
+        return false;
+    }
+}
+
+const std::vector<const CallArg *> tensorArgs(const CapturedCall &c)
+{
+    std::vector<const CallArg *> out;
+    for (const auto &a : c.args)
+        if (a.kind == "tensor")
+            out.push_back(&a);
+    return out;
+}
+
+// The dimension an int argument names, made non-negative for a tensor of `rank` dimensions.
+std::optional<int64_t> dimOf(const CallArg &a, int64_t rank)
+{
+    int64_t d = 0;
+    if (a.kind == "int")
+        d = a.value.get<int64_t>();
+    else if (a.kind == "int_list" && a.value.size() == 1)
+        d = a.value[0].get<int64_t>();
+    else
+        return std::nullopt;
+    return d < 0 ? d + rank : d;
+}
+
+bool isFalse(const CallArg &a)
+{
+    return a.kind == "bool" && !a.value.get<bool>();
+}
+
+struct FamilyMatch {
+    std::string family;
+    // Reference arguments in the family card's terms (the input flattened to rows x cols).
+    J referenceArgs = J::array();
+};
+
+// Row-wise families: the first argument is the input, reduced or normalized along its last dimension.
+std::optional<FamilyMatch> matchFamily(const CapturedCall &c)
+{
+    const auto tensors = tensorArgs(c);
+    if (tensors.empty() || c.args.empty() || c.args[0].kind != "tensor")
+        return std::nullopt;
+    const auto &x = c.args[0].tensors[0];
+    const int64_t rank = int64_t(x.shape.size());
+    if (rank < 1 || !isFloating(x.dtype) || !x.contiguous())
+        return std::nullopt;
+    for (const auto *t : tensors)
+        if (t->tensors[0].dtype != x.dtype || !t->tensors[0].contiguous())
+            return std::nullopt;
+    const int64_t last = rank - 1;
+    const auto n = c.args.size();
+    const auto name = c.qualifiedName();
+    const auto lastDim = [&](size_t i) { return i < n && dimOf(c.args[i], rank) == last; };
+    const J in0 = {{"input", 0}};
+    if ((name == "aten::_softmax" || name == "aten::_log_softmax") && n == 3 && lastDim(1) && isFalse(c.args[2]))
+        return FamilyMatch{name == "aten::_softmax" ? "softmax" : "log_softmax", J::array({in0, {{"int", -1}}, {{"bool", false}}})};
+    if ((name == "aten::softmax.int" || name == "aten::log_softmax.int") && n == 3 && lastDim(1) && c.args[2].kind == "none")
+        return FamilyMatch{name == "aten::softmax.int" ? "softmax" : "log_softmax", J::array({in0, {{"int", -1}}, {{"none", true}}})};
+    if (name == "aten::layer_norm" && n == 6 && c.args[1].kind == "int_list" && c.args[1].value == J::array({x.shape[last]})
+        && c.args[2].kind == "tensor" && c.args[3].kind == "tensor" && c.args[4].kind == "double" && c.args[5].kind == "bool"
+        && c.args[2].tensors[0].shape == std::vector<int64_t>{x.shape[last]} && c.args[3].tensors[0].shape == std::vector<int64_t>{x.shape[last]})
+        return FamilyMatch{"layer_norm", J::array({in0, {{"sym_list", {"cols"}}}, {{"input", 1}}, {{"input", 2}}, {{"double", c.args[4].value}},
+                                                   {{"bool", c.args[5].value}}})};
+    if (name == "aten::gelu" && n == 2 && c.args[1].kind == "str") {
+        const auto approx = c.args[1].value.get<std::string>();
+        if (approx == "none" || approx == "tanh")
+            return FamilyMatch{approx == "none" ? "gelu" : "gelu_tanh", J::array({in0, {{"str", approx}}})};
+    }
+    if ((name == "aten::silu" || name == "aten::relu") && n == 1)
+        return FamilyMatch{shortName(c.op), J::array({in0})};
+    if ((name == "aten::sum.dim_IntList" || name == "aten::mean.dim") && n == 4 && c.args[1].kind == "int_list" && lastDim(1)
+        && isFalse(c.args[2]) && c.args[3].kind == "none" && rank >= 2)
+        return FamilyMatch{name == "aten::mean.dim" ? "mean" : "sum", J::array({in0, {{"int_list", {-1}}}, {{"bool", false}}, {{"none", true}}})};
+    if (name == "aten::amax" && n == 3 && c.args[1].kind == "int_list" && lastDim(1) && isFalse(c.args[2]) && rank >= 2)
+        return FamilyMatch{"max", J::array({in0, {{"int_list", {-1}}}, {{"bool", false}}})};
+    if (name == "aten::argmax" && n == 3 && lastDim(1) && isFalse(c.args[2]) && rank >= 2)
+        return FamilyMatch{"argmax", J::array({in0, {{"int", -1}}, {{"bool", false}}})};
+    if (name == "aten::cumsum" && n == 3 && lastDim(1) && c.args[2].kind == "none")
+        return FamilyMatch{"cumsum", J::array({in0, {{"int", -1}}, {{"none", true}}})};
+    return std::nullopt;
+}
+
+} // namespace
+
+ErrorModel errorModelForOp(const std::string &op, const std::string &outputDtype)
+{
+    if (!outputDtype.empty() && !isFloating(outputDtype))
+        return ErrorModel::Exact;
+    auto s = shortName(op);
+    while (!s.empty() && s.back() == '_')
+        s.pop_back();
+    static const std::set<std::string> exact = {"relu", "relu6", "hardtanh", "max", "amax", "min", "amin", "argmax", "argmin", "maximum",
+                                                "minimum", "max_pool2d", "max_pool1d", "max_pool3d", "max_pool2d_with_indices", "sort",
+                                                "topk", "abs", "neg", "sign", "floor", "ceil", "round", "trunc", "clamp", "clamp_min",
+                                                "clamp_max", "where", "masked_fill", "index_select", "gather", "embedding", "cat",
+                                                "stack", "clone", "contiguous", "copy", "to_copy", "flip", "roll", "pad", "constant_pad_nd"};
+    static const std::set<std::string> sum = {"sum", "mean", "cumsum", "nansum", "prod", "cumprod", "addmm", "mm", "bmm", "baddbmm",
+                                              "matmul", "linear", "addmv", "mv", "dot", "einsum", "convolution", "conv1d", "conv2d",
+                                              "conv3d", "conv_transpose2d", "avg_pool2d", "adaptive_avg_pool2d", "var", "std", "norm",
+                                              "linalg_vector_norm", "scaled_dot_product_attention"};
+    static const std::set<std::string> norm = {"softmax", "log_softmax", "layer_norm", "native_layer_norm", "group_norm",
+                                               "native_group_norm", "rms_norm", "batch_norm", "native_batch_norm", "instance_norm",
+                                               "cross_entropy_loss", "nll_loss", "nll_loss_forward", "safe_softmax"};
+    if (exact.count(s))
+        return ErrorModel::Exact;
+    if (sum.count(s))
+        return ErrorModel::Sum;
+    if (norm.count(s))
+        return ErrorModel::Normalization;
+    return ErrorModel::Pointwise;
+}
+
+std::string familyForCall(const CapturedCall &call)
+{
+    const auto m = matchFamily(call);
+    return m ? m->family : std::string();
+}
+
+CardOrReason cardForCall(const CapturedCall &c, int tensorReturns, int keyIndex)
+{
+    if (c.schema.find("(a!") != std::string::npos || c.schema.find("(b!") != std::string::npos)
+        return {std::nullopt, "writes to its arguments (an in-place or out= operator)"};
+    const auto arrow = c.schema.find("->");
+    if (arrow != std::string::npos && c.schema.find("Tensor(a", arrow) != std::string::npos)
+        return {std::nullopt, "returns a view of its input: it moves no data"};
+    if (c.schema.find("Generator?") != std::string::npos)
+        return {std::nullopt, "draws random numbers: its result cannot be checked against a reference"};
+    if (tensorReturns <= 0)
+        return {std::nullopt, "returns no tensor"};
+    const auto tensors = tensorArgs(c);
+    if (tensors.empty())
+        return {std::nullopt, "has no tensor input (it creates a tensor from its arguments)"};
+    for (const auto &a : c.args) {
+        if (a.kind == "tensor_list" || a.kind == "double_list" || a.kind == "bool_list" || a.kind == "other")
+            return {std::nullopt, "takes a " + a.kind + " argument" + (a.name.empty() ? "" : " (" + a.name + ")")
+                                      + ", which a card's reference arguments cannot carry yet"};
+        for (const auto &t : a.tensors)
+            if (!knownDtype(t.dtype))
+                return {std::nullopt, "has a " + t.dtype + " tensor, a dtype kforge has no cards for"};
+    }
+
+    OperatorCard card;
+    const auto &x = tensors.front()->tensors[0];
+    const DType dt = dtypeFromName(x.dtype);
+    if (auto m = matchFamily(c)) {
+        int64_t rows = 1;
+        for (size_t d = 0; d + 1 < x.shape.size(); ++d)
+            rows *= x.shape[d];
+        card = makeCard(m->family, {{"rows", rows}, {"cols", x.shape.back()}}, dt);
+        card.key += "." + std::to_string(keyIndex);
+        card.referenceArgs = m->referenceArgs;
+    } else {
+        card.key = shortName(c.op) + (c.overload.empty() ? "" : "." + c.overload) + "." + std::to_string(keyIndex) + "." + x.dtype;
+        card.heldOutShapes.clear();
+        int input = 0;
+        for (size_t i = 0; i < c.args.size(); ++i) {
+            const auto &a = c.args[i];
+            if (a.kind == "tensor") {
+                const auto &t = a.tensors[0];
+                TensorSpec spec;
+                spec.name = a.name.empty() ? "t" + std::to_string(i) : a.name;
+                spec.dtype = dtypeFromName(t.dtype);
+                for (size_t d = 0; d < t.shape.size(); ++d) {
+                    const auto sym = spec.name + "_" + std::to_string(d);
+                    spec.dims.push_back(sym);
+                    card.shape[sym] = t.shape[d];
+                }
+                // Integer inputs are often indices: keep them within the range the workload used.
+                if (!isFloating(t.dtype) && t.min && t.max && *t.min >= 0) {
+                    const auto sym = spec.name + "_range";
+                    card.shape[sym] = int64_t(*t.max) + 1;
+                    spec.init = "index:" + sym;
+                }
+                card.inputs.push_back(spec);
+                card.referenceArgs.push_back({{"input", input++}});
+            } else if (a.kind == "none") {
+                card.referenceArgs.push_back({{"none", true}});
+            } else {
+                card.referenceArgs.push_back({{a.kind, a.value}});
+            }
+        }
+        for (int i = 0; i < tensorReturns; ++i)
+            card.outputs.push_back({"out" + std::to_string(i), {}, dt});
+        card.errorModel = errorModelForOp(c.op);
+        card.invariants.clear();
+        card.specialInputs.clear();
+    }
+    card.atenOp = c.op;
+    card.atenOverload = c.overload;
+    card.atenSchema = c.schema;
+    return {card, {}};
+}
+
+} // namespace kforge

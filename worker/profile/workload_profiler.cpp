@@ -1,0 +1,233 @@
+#include "worker/profile/workload_profiler.h"
+
+#include <torch/script.h>
+#include <torch/csrc/jit/passes/tensorexpr_fuser.h>
+#include <torch/csrc/jit/runtime/graph_executor.h>
+
+#include <ATen/core/dispatch/Dispatcher.h>
+
+#include "protocol/messages.h"
+#include "util/error.h"
+#include "workload/call_cards.h"
+#include "worker/profile/call_recorder.h"
+#include "worker/torch/reference.h"
+
+namespace kforge::worker {
+
+namespace {
+
+std::string firstLine(const std::string &s)
+{
+    const auto nl = s.find('\n');
+    return nl == std::string::npos ? s : s.substr(0, nl);
+}
+
+torch::jit::Module loadModule(const std::string &path, const std::string &what)
+{
+    try {
+        return torch::jit::load(path);
+    } catch (const c10::Error &e) {
+        throw Error("cannot load " + what + " " + path + " as TorchScript: " + firstLine(e.what_without_backtrace()));
+    } catch (const std::exception &e) {
+        throw Error("cannot load " + what + " " + path + " as TorchScript: " + firstLine(e.what()));
+    }
+}
+
+at::ScalarType scalarTypeOf(const std::string &dtype, const std::string &where)
+{
+    if (dtype == "bool")
+        return at::kBool;
+    if (dtype == "uint8")
+        return at::kByte;
+    try {
+        return scalarType(dtypeFromName(dtype));
+    } catch (const Error &) {
+        throw Error(where + ": this worker cannot make " + dtype + " inputs");
+    }
+}
+
+std::vector<c10::IValue> makeModelInputs(const WorkloadFile &w)
+{
+    std::vector<c10::IValue> out;
+    if (!w.capturedInputs.empty()) {
+        auto holder = loadModule(w.resolve(w.capturedInputs), "the captured inputs");
+        for (int i = 0;; ++i) {
+            const auto name = "i" + std::to_string(i);
+            if (!holder.hasattr(name))
+                break;
+            out.push_back(holder.attr(name));
+        }
+        if (out.empty())
+            throw Error("the captured inputs " + w.capturedInputs + " hold no tensors i0, i1, ...");
+        return out;
+    }
+    at::manual_seed(w.seed);
+    for (size_t i = 0; i < w.inputs.size(); ++i) {
+        const auto &s = w.inputs[i];
+        const auto opts = at::TensorOptions().dtype(scalarTypeOf(s.dtype, "inputs.tensors[" + std::to_string(i) + "]"));
+        if (s.init == "randn")
+            out.emplace_back(at::randn(s.shape, opts));
+        else if (s.init == "rand")
+            out.emplace_back(at::rand(s.shape, opts));
+        else if (s.init == "zeros")
+            out.emplace_back(at::zeros(s.shape, opts));
+        else if (s.init == "ones")
+            out.emplace_back(at::ones(s.shape, opts));
+        else { // randint:LO:HI
+            const auto a = s.init.find(':'), b = s.init.find(':', a + 1);
+            int64_t lo = 0, hi = 0;
+            try {
+                lo = std::stoll(s.init.substr(a + 1, b - a - 1));
+                hi = std::stoll(s.init.substr(b + 1));
+            } catch (...) {
+                throw Error("inputs.tensors[" + std::to_string(i) + "].init: randint takes randint:LO:HI, not '" + s.init + "'");
+            }
+            out.emplace_back(at::randint(lo, hi, s.shape, opts));
+        }
+    }
+    return out;
+}
+
+int tensorReturns(const CapturedCall &c, std::string &why)
+{
+    const auto handle = c10::Dispatcher::singleton().findSchema({c.op, c.overload});
+    if (!handle) {
+        why = "this libtorch has no operator " + c.qualifiedName();
+        return -1;
+    }
+    int n = 0;
+    for (const auto &r : handle->schema().returns())
+        if (r.type()->kind() == c10::TypeKind::TensorType)
+            ++n;
+        else {
+            why = "returns a " + r.type()->str() + ", which a card cannot describe";
+            return -1;
+        }
+    return n;
+}
+
+std::string dtypeOf(const at::Tensor &t)
+{
+    for (DType d : {DType::F32, DType::F16, DType::BF16, DType::F64, DType::I64, DType::I32})
+        if (scalarType(d) == t.scalar_type())
+            return dtypeName(d);
+    return c10::toString(t.scalar_type());
+}
+
+// The card's outputs, from running its reference once on inputs of the captured shape.
+void fillOutputs(OperatorCard &card)
+{
+    const auto inputs = makeInputs(card, card.shape, 1.0, at::kCPU);
+    const auto outs = callReference(card, inputs);
+    if (!card.family.empty())
+        return; // a family card's outputs are the family's, at the flattened shape
+    for (size_t i = 0; i < outs.size(); ++i) {
+        auto &spec = card.outputs[i];
+        spec.dims.clear();
+        const auto dt = dtypeOf(outs[i]);
+        spec.dtype = dtypeFromName(dt);
+        for (int64_t d = 0; d < outs[i].dim(); ++d) {
+            const auto sym = spec.name + "_" + std::to_string(d);
+            spec.dims.push_back(sym);
+            card.shape[sym] = outs[i].size(d);
+        }
+    }
+    if (!card.outputs.empty() && !at::isFloatingType(outs[0].scalar_type()))
+        card.errorModel = ErrorModel::Exact;
+}
+
+void makeCards(WorkloadFile &w, const CallRecorder *recorder, const std::string &samplesPath)
+{
+    w.cards.clear();
+    w.skipped.clear();
+    w.samples.clear();
+    torch::jit::Module holder("kforge_samples");
+    bool anySample = false;
+    const auto groups = groupCalls(w.calls);
+    int index = 0;
+    for (const auto &g : groups) {
+        const auto &call = w.calls.at(g.calls.front());
+        std::string why;
+        const int returns = tensorReturns(call, why);
+        if (returns < 0) {
+            w.skipped.push_back({call.qualifiedName(), why});
+            continue;
+        }
+        auto made = cardForCall(call, returns, index);
+        if (!made.card) {
+            w.skipped.push_back({call.qualifiedName(), made.why});
+            continue;
+        }
+        auto &card = *made.card;
+        card.calls = int64_t(g.calls.size());
+        card.workloadMs = g.totalUs / 1000.0;
+        try {
+            fillOutputs(card);
+        } catch (const std::exception &e) {
+            w.skipped.push_back({call.qualifiedName(), std::string("its reference did not run on made inputs: ") + firstLine(e.what())});
+            continue;
+        }
+        if (recorder && !samplesPath.empty())
+            if (const auto *tensors = recorder->sample(g.signature)) {
+                const auto prefix = "c" + std::to_string(index) + "_";
+                for (size_t i = 0; i < tensors->size(); ++i)
+                    holder.register_buffer(prefix + std::to_string(i), (*tensors)[i]);
+                w.samples[card.key] = {samplesPath, prefix};
+                anySample = true;
+            }
+        w.cards.push_back(std::move(card));
+        ++index;
+    }
+    if (anySample)
+        holder.save(samplesPath);
+}
+
+} // namespace
+
+nlohmann::json profileWorkloadReply(const nlohmann::json &id, const nlohmann::json &req)
+{
+    WorkloadFile w;
+    try {
+        w = parseWorkload(req.at("workload"), "workload");
+        w.dir = req.value("dir", std::string());
+    } catch (const std::exception &e) {
+        return errorReply(id, std::string("malformed profile_workload request: ") + e.what());
+    }
+    const int warmup = std::clamp(req.value("warmup", 1), 0, 100), runs = std::clamp(req.value("runs", 1), 1, 100);
+    const auto samplesPath = req.value("samples_path", std::string());
+    try {
+        std::unique_ptr<CallRecorder> recorder;
+        if (!req.value("calls_only", false)) {
+            if (w.model.kind != "torchscript")
+                throw Error("the worker runs TorchScript models; a " + w.model.kind + " workload is captured by "
+                            "python/kforge_capture.py (kforge-cli import), and its calls are then made into cards with calls_only");
+            auto module = loadModule(w.resolve(w.model.path), "the model");
+            module.eval();
+            const auto inputs = makeModelInputs(w);
+            torch::NoGradGuard noGrad;
+            // Run the graph as written: no fusion groups, no specialization, so every ATen call of the
+            // model reaches the dispatcher as the model makes it.
+            torch::jit::GraphOptimizerEnabledGuard plain(false);
+            torch::jit::setTensorExprFuserEnabled(false);
+            try {
+                for (int i = 0; i < warmup; ++i)
+                    module.forward(inputs);
+                recorder = std::make_unique<CallRecorder>();
+                for (int i = 0; i < runs; ++i)
+                    module.forward(inputs);
+                recorder->stop();
+            } catch (const c10::Error &e) {
+                throw Error("the model failed while running: " + firstLine(e.what_without_backtrace()));
+            }
+            w.calls = recorder->calls();
+        } else if (w.calls.empty()) {
+            throw Error("calls_only: the workload has no calls to make cards from");
+        }
+        makeCards(w, recorder.get(), samplesPath);
+    } catch (const std::exception &e) {
+        return errorReply(id, e.what());
+    }
+    return {{"id", id}, {"type", "workload_profile"}, {"ok", true}, {"workload", workloadToJson(w)}};
+}
+
+} // namespace kforge::worker
