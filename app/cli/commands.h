@@ -13,5 +13,7 @@ int templatesCommand(const Args &args);
 int checkTemplatesCommand(const Args &args);
 int profileCommand(const Args &args);
 int decideCommand(const Args &args); // app/cli/decide_command.cpp
+int profileWorkloadCommand(const Args &args); // app/cli/workload_commands.cpp
+int importCommand(const Args &args);          // app/cli/workload_commands.cpp
 
 } // namespace kforge::cli

@@ -13,7 +13,8 @@ static const char *kUsage =
     "  show     print a session's search tree\n"
     "  card     print an operator card as JSON\n"
     "  templates list the offline generator's kernel templates, or render one\n"
-    "  profile  profile a CUDA node with Nsight Compute and store the report on it\n"
+    "  profile  profile a workload's model (ATen calls, cards, Chrome trace), or a CUDA node with Nsight Compute\n"
+    "  import   import a folder of KernelBench-style problems as workloads\n"
     "  decide   accept or reject a node by hand, with the reason\n"
     "  check-templates  verify every template's default point on every family and dtype\n\n"
     "Run 'kforge-cli <command> --help' for a command's options.\n";
@@ -37,8 +38,10 @@ int main(int argc, char **argv)
             return kforge::cli::cardCommand(args);
         if (cmd == "templates")
             return kforge::cli::templatesCommand(args);
-        if (cmd == "profile")
-            return kforge::cli::profileCommand(args);
+        if (cmd == "profile") // a workload file first; --session/--node for a node
+            return !args.empty() && args[0].rfind("--", 0) != 0 ? kforge::cli::profileWorkloadCommand(args) : kforge::cli::profileCommand(args);
+        if (cmd == "import")
+            return kforge::cli::importCommand(args);
         if (cmd == "decide")
             return kforge::cli::decideCommand(args);
         if (cmd == "check-templates")

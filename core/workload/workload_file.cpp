@@ -240,17 +240,17 @@ WorkloadFile parseWorkload(const J &j, const std::string &where)
     w.name = text(j, "name", where, false);
     const auto &model = field(j, "model", where);
     if (!model.is_object())
-        fail(where + ".model", "must be an object with \"kind\" and \"path\"");
-    w.model.kind = text(model, "kind", where + ".model");
+        fail(where + ": model", "must be an object with \"kind\" and \"path\"");
+    w.model.kind = text(model, "kind", where + ": model");
     if (w.model.kind != "torchscript" && w.model.kind != "problem")
-        fail(where + ".model.kind", "is \"torchscript\" (a .pt file) or \"problem\" (a Python file defining Model, get_inputs, "
+        fail(where + ": model.kind", "is \"torchscript\" (a .pt file) or \"problem\" (a Python file defining Model, get_inputs, "
                                     "get_init_inputs), not \"" + w.model.kind + "\"");
-    w.model.path = text(model, "path", where + ".model");
+    w.model.path = text(model, "path", where + ": model");
     if (w.model.path.empty())
-        fail(where + ".model.path", "is empty");
+        fail(where + ": model.path", "is empty");
     if (j.contains("inputs")) {
         const auto &in = j["inputs"];
-        const auto iw = where + ".inputs";
+        const auto iw = where + ": inputs";
         if (!in.is_object())
             fail(iw, "must be an object with \"seed\" and \"tensors\", or \"captured\"");
         if (in.contains("seed")) {
@@ -287,30 +287,30 @@ WorkloadFile parseWorkload(const J &j, const std::string &where)
     if (j.contains("calls")) {
         const auto &calls = j["calls"];
         if (!calls.is_array())
-            fail(where + ".calls", "must be a list");
+            fail(where + ": calls", "must be a list");
         for (size_t i = 0; i < calls.size(); ++i)
-            w.calls.push_back(callFromJson(calls[i], where + ".calls[" + std::to_string(i) + "]"));
+            w.calls.push_back(callFromJson(calls[i], where + ": calls[" + std::to_string(i) + "]"));
     }
     if (j.contains("cards")) {
         const auto &cards = j["cards"];
         if (!cards.is_array())
-            fail(where + ".cards", "must be a list of operator cards");
+            fail(where + ": cards", "must be a list of operator cards");
         std::set<std::string> keys;
         for (size_t i = 0; i < cards.size(); ++i) {
             try {
                 w.cards.push_back(cards[i].get<OperatorCard>());
             } catch (const std::exception &e) {
-                fail(where + ".cards[" + std::to_string(i) + "]", e.what());
+                fail(where + ": cards[" + std::to_string(i) + "]", e.what());
             }
             if (!keys.insert(w.cards.back().key).second)
-                fail(where + ".cards[" + std::to_string(i) + "]", "repeats the card key '" + w.cards.back().key + "'");
+                fail(where + ": cards[" + std::to_string(i) + "]", "repeats the card key '" + w.cards.back().key + "'");
         }
     }
     if (j.contains("skipped")) {
         if (!j["skipped"].is_array())
-            fail(where + ".skipped", "must be a list");
+            fail(where + ": skipped", "must be a list");
         for (size_t i = 0; i < j["skipped"].size(); ++i) {
-            const auto sw = where + ".skipped[" + std::to_string(i) + "]";
+            const auto sw = where + ": skipped[" + std::to_string(i) + "]";
             const auto &s = j["skipped"][i];
             if (!s.is_object())
                 fail(sw, "must be an object with op and why");
@@ -319,9 +319,9 @@ WorkloadFile parseWorkload(const J &j, const std::string &where)
     }
     if (j.contains("samples")) {
         if (!j["samples"].is_object())
-            fail(where + ".samples", "must be an object from card key to {file, prefix}");
+            fail(where + ": samples", "must be an object from card key to {file, prefix}");
         for (const auto &[key, s] : j["samples"].items()) {
-            const auto sw = where + ".samples." + key;
+            const auto sw = where + ": samples." + key;
             if (!s.is_object())
                 fail(sw, "must be an object with file and prefix");
             w.samples[key] = {text(s, "file", sw), text(s, "prefix", sw)};

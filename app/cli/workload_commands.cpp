@@ -1,0 +1,259 @@
+// kforge-cli profile WORKLOAD and kforge-cli import DIR: real models in. Profiling runs in a worker (the
+// only process that runs a model); importing a KernelBench-style problem runs python/kforge_capture.py
+// with a Python that has torch.
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <dirent.h>
+#include <fstream>
+#include <map>
+#include <string>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "app/cli/commands.h"
+#include "pool/worker_pool.h"
+#include "util/error.h"
+#include "util/paths.h"
+#include "workload/workload_file.h"
+
+namespace kforge::cli {
+
+namespace {
+
+const char *kProfileUsage =
+    "usage: kforge-cli profile WORKLOAD.json [--trace OUT.json] [--runs N] [--warmup N] [--no-write] [--worker CMD]\n\n"
+    "Runs the workload's TorchScript model in a worker with every ATen call recorded (schema, shapes,\n"
+    "dtypes, strides, scalars, CPU time), groups the calls into operator cards by call pattern and prints\n"
+    "them ranked by their share of the runtime. The calls, the cards and the calls that have no card (and\n"
+    "why) are written back into WORKLOAD.json, with a sample of each card's real inputs beside it\n"
+    "(WORKLOAD.samples.pt). A workload imported from a Python problem already has its calls: only its cards\n"
+    "are made. --trace writes the timeline as a Chrome trace (Perfetto and chrome://tracing open it).\n\n"
+    "(kforge-cli profile --session FILE --node N profiles a CUDA node with Nsight Compute.)\n";
+
+const char *kImportUsage =
+    "usage: kforge-cli import DIR [--out DIR] [--python PYTHON]\n\n"
+    "Imports every KernelBench-style problem in DIR (a .py file defining Model, get_inputs and\n"
+    "get_init_inputs) as a workload: python/kforge_capture.py builds the model, records every ATen call of\n"
+    "one run, and traces it to TorchScript where it traces. Writes NAME.json (and NAME.pt, NAME.inputs.pt)\n"
+    "into --out (default: DIR). Needs a Python with torch: --python, else $KFORGE_PYTHON, else python3.\n"
+    "Exit status 1 when a problem failed to import, 2 when no Python with torch is found.\n";
+
+bool isFile(const std::string &p)
+{
+    struct stat st{};
+    return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+bool isDir(const std::string &p)
+{
+    struct stat st{};
+    return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+std::string absolute(const std::string &p)
+{
+    if (!p.empty() && p[0] == '/')
+        return p;
+    char buf[4096];
+    if (!::getcwd(buf, sizeof buf))
+        return p;
+    return std::string(buf) + "/" + p;
+}
+
+// Runs argv and waits; stdout and stderr pass through. Returns the exit status (127: not started).
+int runProgram(const std::vector<std::string> &argv, bool quiet = false)
+{
+    const pid_t pid = ::fork();
+    if (pid < 0)
+        return 127;
+    if (pid == 0) {
+        if (quiet) {
+            std::FILE *null = std::fopen("/dev/null", "w");
+            if (null) {
+                ::dup2(::fileno(null), 1);
+                ::dup2(::fileno(null), 2);
+            }
+        }
+        std::vector<char *> args;
+        for (const auto &a : argv)
+            args.push_back(const_cast<char *>(a.c_str()));
+        args.push_back(nullptr);
+        ::execvp(args[0], args.data());
+        std::_Exit(127);
+    }
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0) {
+    }
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+std::string captureHelper()
+{
+    if (const char *env = std::getenv("KFORGE_CAPTURE_HELPER"))
+        return env;
+    for (const auto &p : {executableDir() + "/../share/kforge/python/kforge_capture.py",
+#ifdef KFORGE_SOURCE_PYTHON_DIR
+                          std::string(KFORGE_SOURCE_PYTHON_DIR) + "/kforge_capture.py",
+#endif
+                          executableDir() + "/../../../python/kforge_capture.py"})
+        if (isFile(p))
+            return p;
+    throw Error("python/kforge_capture.py is not installed beside kforge-cli (set KFORGE_CAPTURE_HELPER to its path)");
+}
+
+} // namespace
+
+// A Python that imports torch: the one given, else $KFORGE_PYTHON, else python3 and /usr/bin/python3.
+std::string findTorchPython(const std::string &given)
+{
+    std::vector<std::string> tries;
+    if (!given.empty())
+        tries.push_back(given);
+    else if (const char *env = std::getenv("KFORGE_PYTHON"))
+        tries.push_back(env);
+    else
+        tries = {"python3", "/usr/bin/python3"};
+    for (const auto &py : tries)
+        if (runProgram({py, "-c", "import torch"}, true) == 0)
+            return py;
+    return {};
+}
+
+int profileWorkloadCommand(const Args &args)
+{
+    if (args.empty() || args[0] == "--help" || args[0] == "-h") {
+        std::fputs(kProfileUsage, args.empty() ? stderr : stdout);
+        return args.empty() ? 2 : 0;
+    }
+    const std::string path = args[0];
+    std::map<std::string, std::string> o;
+    for (size_t i = 1; i < args.size(); ++i) {
+        const auto &a = args[i];
+        if (a == "--no-write") {
+            o[a] = "1";
+        } else if (a == "--trace" || a == "--runs" || a == "--warmup" || a == "--worker") {
+            if (i + 1 >= args.size() || args[i + 1].empty())
+                throw Error("option " + a + " needs a value");
+            o[a] = args[++i];
+        } else {
+            throw Error("unknown option '" + a + "' (see --help)");
+        }
+    }
+    const auto count = [&](const char *k, int def) {
+        if (!o.count(k))
+            return def;
+        const auto &t = o[k];
+        if (t.empty() || t.size() > 3 || t.find_first_not_of("0123456789") != std::string::npos || std::stoi(t) > 100)
+            throw Error(std::string("option ") + k + " takes a whole number from 0 to 100, not '" + t + "'");
+        return std::stoi(t);
+    };
+    const int runs = std::max(1, count("--runs", 1)), warmup = count("--warmup", 1);
+    auto w = loadWorkloadFile(path);
+    const bool callsOnly = w.model.kind != "torchscript";
+    if (callsOnly && w.calls.empty())
+        throw Error("workload " + path + " names a " + w.model.kind + " model and has no captured calls: import it with "
+                    "kforge-cli import (or python/kforge_capture.py problem) first");
+    const auto dir = absolute(w.dir);
+    std::string stem = path;
+    if (stem.size() > 5 && stem.compare(stem.size() - 5, 5, ".json") == 0)
+        stem.resize(stem.size() - 5);
+    nlohmann::json req = {{"type", "profile_workload"}, {"workload", workloadToJson(w)}, {"dir", dir}, {"runs", runs},
+                          {"warmup", warmup}, {"calls_only", callsOnly}};
+    if (!o.count("--no-write"))
+        req["samples_path"] = absolute(stem + ".samples.pt");
+
+    PoolOptions po;
+    po.command = o.count("--worker") ? o["--worker"] : defaultWorkerCommand();
+    WorkerPool pool(po);
+    pool.start();
+    const auto reply = pool.request(req, 600000);
+    pool.shutdown();
+    if (reply.value("type", std::string()) != "workload_profile" || !reply.contains("workload")) {
+        const auto why = reply.contains("error") && reply["error"].is_string() ? reply["error"].get<std::string>() : reply.dump();
+        std::fprintf(stderr, "kforge-cli profile: %s was not profiled: %s\n", path.c_str(), why.c_str());
+        return 1;
+    }
+    auto profiled = parseWorkload(reply["workload"], "the worker's profile of " + path);
+    profiled.dir = w.dir;
+    profiled.name = w.name;
+    // Sample files are written as absolute paths on the worker; keep them relative when they sit beside the workload.
+    for (auto &[key, s] : profiled.samples)
+        if (s.file.rfind(dir + "/", 0) == 0)
+            s.file = s.file.substr(dir.size() + 1);
+    const auto groups = groupCalls(profiled.calls);
+    std::fputs(rankedTable(profiled, groups).c_str(), stdout);
+    std::printf("%zu operator cards", profiled.cards.size());
+    std::string sep = ": ";
+    for (const auto &c : profiled.cards) {
+        std::printf("%s%s (%s%s)", sep.c_str(), c.key.c_str(), c.atenOp.c_str(), c.family.empty() ? "" : (", family " + c.family).c_str());
+        sep = ", ";
+    }
+    std::printf("\n");
+    for (const auto &s : profiled.skipped)
+        std::printf("no card for %s: %s\n", s.op.c_str(), s.why.c_str());
+    if (!o.count("--no-write")) {
+        saveWorkloadFile(profiled, path);
+        std::printf("wrote %s\n", path.c_str());
+    }
+    if (o.count("--trace")) {
+        std::ofstream out(o["--trace"]);
+        out << chromeTrace(profiled.calls, "kforge workload " + profiled.name).dump() << "\n";
+        if (!out)
+            throw Error("cannot write the trace " + o["--trace"]);
+        std::printf("wrote the Chrome trace %s\n", o["--trace"].c_str());
+    }
+    return 0;
+}
+
+int importCommand(const Args &args)
+{
+    if (args.empty() || args[0] == "--help" || args[0] == "-h") {
+        std::fputs(kImportUsage, args.empty() ? stderr : stdout);
+        return args.empty() ? 2 : 0;
+    }
+    const std::string dir = args[0];
+    std::string outDir = dir, python;
+    for (size_t i = 1; i < args.size(); ++i) {
+        if ((args[i] == "--out" || args[i] == "--python") && i + 1 < args.size() && !args[i + 1].empty())
+            (args[i] == "--out" ? outDir : python) = args[i + 1], ++i;
+        else
+            throw Error("unknown option or missing value '" + args[i] + "' (see --help)");
+    }
+    if (!isDir(dir))
+        throw Error("'" + dir + "' is not a folder of problem files");
+    if (!isDir(outDir))
+        throw Error("the output folder '" + outDir + "' does not exist");
+    const auto py = findTorchPython(python);
+    if (py.empty()) {
+        std::fprintf(stderr, "kforge-cli import: no Python with torch found (tried %s); install python3-torch "
+                             "(packaging/install-deps.sh does) or name one with --python or KFORGE_PYTHON\n",
+                     python.empty() ? (std::getenv("KFORGE_PYTHON") ? "$KFORGE_PYTHON" : "python3, /usr/bin/python3") : python.c_str());
+        return 2;
+    }
+    const auto helper = captureHelper();
+    std::vector<std::string> files;
+    if (DIR *d = ::opendir(dir.c_str())) {
+        while (const dirent *e = ::readdir(d)) {
+            const std::string name = e->d_name;
+            if (name.size() > 3 && name.compare(name.size() - 3, 3, ".py") == 0 && name[0] != '_')
+                files.push_back(name);
+        }
+        ::closedir(d);
+    }
+    std::sort(files.begin(), files.end());
+    if (files.empty())
+        throw Error("'" + dir + "' holds no .py problem files");
+    int failed = 0;
+    for (const auto &f : files) {
+        const auto out = outDir + "/" + f.substr(0, f.size() - 3) + ".json";
+        const int rc = runProgram({py, helper, "problem", dir + "/" + f, "--out", out});
+        std::printf("%s %s%s\n", rc == 0 ? "imported" : "FAILED  ", f.c_str(), rc == 0 ? (" -> " + out).c_str() : "");
+        failed += rc != 0;
+    }
+    std::printf("%zu problems, %d failed\n", files.size(), failed);
+    return failed ? 1 : 0;
+}
+
+} // namespace kforge::cli
