@@ -5,6 +5,7 @@
 #include <QtTest>
 #include <sqlite3.h>
 
+#include "store/llm_calls.h"
 #include "store/schema.h"
 #include "store/session_store.h"
 #include "store/sqlite_util.h"
@@ -109,6 +110,58 @@ private slots:
         QCOMPARE(s.sessions().front().name, std::string("old"));
         s.addWorkerEvent(s.sessions().front().id, 0, "crashed", "killed by signal 9");
         QCOMPARE(s.workerEvents(s.sessions().front().id).size(), size_t(1));
+    }
+
+    // Version 5 adds the LLM call log; a version 4 session keeps its nodes and gains the table.
+    void migratesVersionFourFileToTheCallLog()
+    {
+        const auto file = path("v4.kforge").toStdString();
+        sqlite3 *db = nullptr;
+        QCOMPARE(sqlite3_open(file.c_str(), &db), SQLITE_OK);
+        schema::migrate(db, 4);
+        sql::exec(db, "INSERT INTO sessions(name, workload, backend, proposer, created_at) VALUES('v4', 'w', 'cpu', 'templates', 1)");
+        QCOMPARE(sql::pragmaInt(db, "user_version"), int64_t(4));
+        sqlite3_close(db);
+
+        SessionStore s(file);
+        QCOMPARE(s.schemaVersion(), 5);
+        const auto sid = s.sessions().front().id;
+        const auto op = s.addOperator(sid, makeSoftmaxCard(4, 8));
+        NodeRecord n;
+        n.sessionId = sid;
+        n.operatorId = op;
+        const auto node = s.addNode(n, Candidate{"cpu", "int x;", nlohmann::json::object()});
+
+        LlmCallLog log(s, true);
+        LlmCallRecord c;
+        c.sessionId = sid;
+        c.operatorId = op;
+        c.provider = "openai";
+        c.model = "gpt-4.1";
+        c.purpose = "first";
+        c.request = R"({"model":"gpt-4.1"})";
+        c.response = "{}";
+        c.outcome = "ok";
+        c.inputTokens = 1000;
+        c.outputTokens = 500;
+        c.cost = 0.006;
+        const auto a = log.add(c);
+        c.outcome = "no_code";
+        c.cost = 0.004;
+        log.add(c); // a call no node came of
+        log.attach({a}, node);
+        QCOMPARE(log.nodeCalls(node).size(), size_t(1));
+        QCOMPARE(log.nodeCalls(node).front().request, c.request);
+        QCOMPARE(log.nodeTotals(node).calls, 1);
+        QCOMPARE(log.operatorTotals(op).calls, 2);
+        QCOMPARE(log.sessionTotals(sid).inputTokens, int64_t(2000));
+        QVERIFY(std::abs(log.sessionTotals(sid).cost - 0.010) < 1e-12);
+
+        // Readers see it through their own connection.
+        SessionStore reader(file, SessionStore::Mode::ReadOnly);
+        LlmCallLog readLog(reader, false);
+        QCOMPARE(readLog.calls(sid).size(), size_t(2));
+        QVERIFY_THROWS_EXCEPTION(Error, readLog.add(c));
     }
 
     void readOnlyRefusesOldSchema()

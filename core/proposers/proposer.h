@@ -1,6 +1,7 @@
 #pragma once
 // A proposer makes a child candidate from a parent node: an improvement of a working parent, or a
-// repair of a failed one. `templates` works offline; `llm` (later) asks a model.
+// repair of a failed one. `templates` works offline; `llm` asks a model.
+#include <cstdint>
 #include <optional>
 #include <random>
 #include <string>
@@ -27,6 +28,13 @@ public:
     // parent == nullptr asks for a first attempt. Returns nullopt when it has nothing new to offer from
     // this parent.
     virtual std::optional<Proposal> propose(const OperatorCard &card, const NodeRecord *parent, std::mt19937_64 &rng) = 0;
+
+    // The search tells a proposer where its proposals go: begin() once a run's root is stored, stored()
+    // right after the last proposal became node `nodeId` (the llm proposer attaches its calls to it).
+    // A non-empty stopReason() (a money budget spent) ends the search before the next proposal.
+    virtual void begin(int64_t sessionId, int64_t operatorId) {}
+    virtual void stored(int64_t nodeId) {}
+    virtual std::string stopReason() const { return {}; }
 };
 
 } // namespace kforge

@@ -42,12 +42,15 @@ SearchProgress SearchEngine::run(int64_t sessionId, int64_t operatorId, const Op
     records[0] = root;
     if (observer)
         observer->nodeAdded(root);
+    m_proposer.begin(sessionId, operatorId);
 
     SearchProgress prog;
     int proposed = 0, sinceBest = 0;
     auto elapsed = [&] { return std::chrono::duration<double>(clock::now() - started).count(); };
     auto budgetLeft = [&] {
         if (m_stop)
+            return false;
+        if (!m_proposer.stopReason().empty())
             return false;
         if (proposed >= m_options.maxNodes)
             return false;
@@ -79,6 +82,7 @@ SearchProgress SearchEngine::run(int64_t sessionId, int64_t operatorId, const Op
             n.params = proposal->params;
             n.summary = proposal->rationale;
             n.id = m_store.addNode(n, proposal->candidate);
+            m_proposer.stored(n.id);
             const int t = tree.addChild(*sel);
             records[t] = n;
             ++proposed;
@@ -92,7 +96,8 @@ SearchProgress SearchEngine::run(int64_t sessionId, int64_t operatorId, const Op
             });
         }
         if (prog.running == 0) {
-            prog.stopReason = m_stop ? "stopped" : proposed >= m_options.maxNodes ? "node budget spent"
+            prog.stopReason = m_stop ? "stopped" : !m_proposer.stopReason().empty() ? m_proposer.stopReason()
+                            : proposed >= m_options.maxNodes ? "node budget spent"
                             : (m_options.stallNodes > 0 && sinceBest >= m_options.stallNodes) ? "no improvement"
                             : (m_options.maxSeconds > 0 && elapsed() >= m_options.maxSeconds) ? "time budget spent"
                             : "search space exhausted";

@@ -68,6 +68,22 @@ const std::vector<std::string> &migrations()
         ALTER TABLE verifications ADD COLUMN allowed_error REAL NOT NULL DEFAULT 0;
         ALTER TABLE compile_logs ADD COLUMN notes_json TEXT NOT NULL DEFAULT '[]';
         )sql",
+        // 5: every LLM call: the exact request and the whole response (redacted), its purpose, tokens,
+        // cost and outcome; on the node its reply became (none when no candidate came of it).
+        R"sql(
+        CREATE TABLE llm_calls(
+            id INTEGER PRIMARY KEY, session_id INTEGER NOT NULL REFERENCES sessions(id),
+            operator_id INTEGER REFERENCES operators(id), node_id INTEGER REFERENCES nodes(id),
+            provider TEXT NOT NULL, model TEXT NOT NULL, purpose TEXT NOT NULL, url TEXT NOT NULL,
+            request TEXT NOT NULL, response TEXT NOT NULL, reply_text TEXT NOT NULL, outcome TEXT NOT NULL,
+            error TEXT NOT NULL DEFAULT '', input_tokens INTEGER NOT NULL DEFAULT 0,
+            output_tokens INTEGER NOT NULL DEFAULT 0, cost REAL NOT NULL DEFAULT 0,
+            priced INTEGER NOT NULL DEFAULT 1, attempts INTEGER NOT NULL DEFAULT 0,
+            millis REAL NOT NULL DEFAULT 0, created_at REAL NOT NULL);
+        CREATE INDEX llm_calls_by_node ON llm_calls(node_id);
+        CREATE INDEX llm_calls_by_session ON llm_calls(session_id, id);
+        CREATE INDEX llm_calls_by_operator ON llm_calls(operator_id);
+        )sql",
     };
     return steps;
 }
