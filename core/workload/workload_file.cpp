@@ -254,7 +254,7 @@ WorkloadFile parseWorkload(const J &j, const std::string &where)
         if (!in.is_object())
             fail(iw, "must be an object with \"seed\" and \"tensors\", or \"captured\"");
         if (in.contains("seed")) {
-            if (!in["seed"].is_number_unsigned())
+            if (!in["seed"].is_number_integer() || in["seed"].get<int64_t>() < 0)
                 fail(iw + ".seed", "must be a whole number of at least 0");
             w.seed = in["seed"].get<uint64_t>();
         }
