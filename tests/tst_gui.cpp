@@ -4,11 +4,17 @@
 #include <Qsci/qsciscintilla.h>
 #include <QAbstractItemModelTester>
 #include <QAction>
+#include <QCheckBox>
+#include <QComboBox>
+#include <QSpinBox>
+#include <QTableView>
+#include <QDockWidget>
 #include <QElapsedTimer>
 #include <QFile>
 #include <QLineEdit>
 #include <QProcess>
 #include <QScrollBar>
+#include <QSettings>
 #include <QSignalSpy>
 #include <QTableWidget>
 #include <QTemporaryDir>
@@ -21,11 +27,17 @@
 #include "ops/operator_card.h"
 #include "store/session_store.h"
 #include "test_support.h"
+#include "ui/compare_model.h"
+#include "ui/compare_rows.h"
+#include "ui/compare_view.h"
 #include "ui/diff_view.h"
+#include "ui/filter_bar.h"
 #include "ui/main_window.h"
+#include "ui/node_filter.h"
 #include "ui/node_inspector.h"
 #include "ui/node_item.h"
 #include "ui/search_controller.h"
+#include "ui/search_settings.h"
 #include "ui/session_context.h"
 #include "ui/session_watcher.h"
 #include "ui/tree_view.h"
@@ -142,6 +154,45 @@ std::vector<DecisionRecord> userDecisions(const QString &path, int64_t node)
             out.push_back(d);
     return out;
 }
+
+// A node for the pure filter and comparison tables.
+NodeRecord record(int64_t id, std::optional<int64_t> parent, const char *status, const char *templateId = "t.a",
+                  const char *expansion = "improve")
+{
+    NodeRecord n;
+    n.id = id;
+    n.parentId = parent;
+    n.status = status;
+    n.templateId = templateId;
+    n.expansion = parent ? expansion : "root";
+    return n;
+}
+
+const char *stateName(FilterState s)
+{
+    return s == FilterState::Shown ? "shown" : s == FilterState::Dimmed ? "dimmed" : "hidden";
+}
+
+QStringList printStates(const std::vector<NodeRecord> &nodes, const std::unordered_map<int64_t, FilterState> &states)
+{
+    QStringList out;
+    for (const auto &n : nodes)
+        out << QStringLiteral("%1:%2").arg(n.id).arg(QLatin1String(stateName(states.at(n.id))));
+    return out;
+}
+
+const char *kPtxasOneKernel = "ptxas info    : Compiling entry function 'kf_rows' for 'sm_90'\n"
+                              "ptxas info    : Function properties for kf_rows\n"
+                              "ptxas         .     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
+                              "ptxas info    : Used 40 registers, used 1 barriers, 1024 bytes smem, 380 bytes cmem[0]\n";
+const char *kPtxasTwoKernels = "ptxas info    : Compiling entry function 'kf_stats' for 'sm_90'\n"
+                               "ptxas info    : Function properties for kf_stats\n"
+                               "ptxas         .     24 bytes stack frame, 16 bytes spill stores, 8 bytes spill loads\n"
+                               "ptxas info    : Used 255 registers, used 1 barriers, 380 bytes cmem[0]\n"
+                               "ptxas info    : Compiling entry function 'kf_apply' for 'sm_90'\n"
+                               "ptxas info    : Function properties for kf_apply\n"
+                               "ptxas         .     0 bytes stack frame, 4 bytes spill stores, 4 bytes spill loads\n"
+                               "ptxas info    : Used 64 registers, 8192 bytes smem, 380 bytes cmem[0]\n";
 
 } // namespace
 
@@ -681,6 +732,338 @@ private slots:
         for (const auto &node : w.context()->snapshot()->nodes())
             drawn |= QRectF(view->mapFromScene(view->nodeItem(node.id)->scenePos()), QSizeF(1, 1));
         QVERIFY2(drawn.height() > 0.5 * view->viewport()->height(), qPrintable(QStringLiteral("%1 of %2").arg(drawn.height()).arg(view->viewport()->height())));
+    }
+
+    void filterStates_data()
+    {
+        // 1 root; 2, 5 children of 1; 3, 6 children of 2; 4 child of 3; 7 child of 5 (a repair).
+        QTest::addColumn<QString>("status");
+        QTest::addColumn<QString>("templateId");
+        QTest::addColumn<QString>("proposer");
+        QTest::addColumn<bool>("hide");
+        QTest::addColumn<QStringList>("expected");
+        const QStringList all = {QStringLiteral("1:shown"), QStringLiteral("2:shown"), QStringLiteral("3:shown"), QStringLiteral("4:shown"),
+                                 QStringLiteral("5:shown"), QStringLiteral("6:shown"), QStringLiteral("7:shown")};
+        QTest::newRow("no filter") << QString() << QString() << QString() << true << all;
+        QTest::newRow("accepted, dimmed")
+            << QStringLiteral("accepted") << QString() << QString() << false
+            << QStringList{QStringLiteral("1:dimmed"), QStringLiteral("2:dimmed"), QStringLiteral("3:shown"), QStringLiteral("4:shown"),
+                           QStringLiteral("5:dimmed"), QStringLiteral("6:dimmed"), QStringLiteral("7:dimmed")};
+        QTest::newRow("accepted, hidden: the path down stays")
+            << QStringLiteral("accepted") << QString() << QString() << true
+            << QStringList{QStringLiteral("1:dimmed"), QStringLiteral("2:dimmed"), QStringLiteral("3:shown"), QStringLiteral("4:shown"),
+                           QStringLiteral("5:hidden"), QStringLiteral("6:hidden"), QStringLiteral("7:hidden")};
+        QTest::newRow("crashed under a compile error, hidden")
+            << QStringLiteral("crashed") << QString() << QString() << true
+            << QStringList{QStringLiteral("1:dimmed"), QStringLiteral("2:hidden"), QStringLiteral("3:hidden"), QStringLiteral("4:hidden"),
+                           QStringLiteral("5:dimmed"), QStringLiteral("6:hidden"), QStringLiteral("7:shown")};
+        QTest::newRow("template t.b")
+            << QString() << QStringLiteral("t.b") << QString() << true
+            << QStringList{QStringLiteral("1:dimmed"), QStringLiteral("2:dimmed"), QStringLiteral("3:hidden"), QStringLiteral("4:hidden"),
+                           QStringLiteral("5:hidden"), QStringLiteral("6:shown"), QStringLiteral("7:hidden")};
+        QTest::newRow("repairs")
+            << QString() << QString() << QStringLiteral("templates \u00b7 repair") << false
+            << QStringList{QStringLiteral("1:dimmed"), QStringLiteral("2:dimmed"), QStringLiteral("3:dimmed"), QStringLiteral("4:dimmed"),
+                           QStringLiteral("5:dimmed"), QStringLiteral("6:dimmed"), QStringLiteral("7:shown")};
+        QTest::newRow("the baseline alone")
+            << QString() << QString() << QStringLiteral("baseline") << true
+            << QStringList{QStringLiteral("1:shown"), QStringLiteral("2:hidden"), QStringLiteral("3:hidden"), QStringLiteral("4:hidden"),
+                           QStringLiteral("5:hidden"), QStringLiteral("6:hidden"), QStringLiteral("7:hidden")};
+        QTest::newRow("status and template together: none")
+            << QStringLiteral("accepted") << QStringLiteral("t.b") << QString() << true
+            << QStringList{QStringLiteral("1:hidden"), QStringLiteral("2:hidden"), QStringLiteral("3:hidden"), QStringLiteral("4:hidden"),
+                           QStringLiteral("5:hidden"), QStringLiteral("6:hidden"), QStringLiteral("7:hidden")};
+    }
+
+    void filterStates()
+    {
+        QFETCH(QString, status);
+        QFETCH(QString, templateId);
+        QFETCH(QString, proposer);
+        QFETCH(bool, hide);
+        QFETCH(QStringList, expected);
+        const std::vector<NodeRecord> nodes = {record(1, std::nullopt, "baseline", "aten"), record(2, 1, "not_faster"),
+                                               record(3, 2, "accepted"), record(4, 3, "accepted"), record(5, 1, "compile_error"),
+                                               record(6, 2, "incorrect", "t.b"), record(7, 5, "crashed", "t.a", "repair")};
+        NodeFilter f;
+        if (!status.isEmpty())
+            f.statuses.insert(status.toStdString());
+        f.templateId = templateId.toStdString();
+        f.proposer = proposer.toStdString();
+        f.hide = hide;
+        QCOMPARE(printStates(nodes, applyFilter(nodes, "templates", f)), expected);
+    }
+
+    void filterBarDimsAndHidesTheTree()
+    {
+        MainWindow w;
+        QCOMPARE(w.openSession(m_session.path), QString());
+        auto *bar = w.filterBar();
+        QVERIFY(bar->templateBox()->findData(QStringLiteral("cpu.softmax.test")) > 0);
+        QVERIFY(bar->templateBox()->findData(QStringLiteral("aten")) > 0);
+        QVERIFY(bar->proposerBox()->findData(QStringLiteral("templates \u00b7 improve")) > 0);
+        QVERIFY(bar->proposerBox()->findData(QStringLiteral("baseline")) > 0);
+
+        QSignalSpy changed(bar, &FilterBar::filterChanged);
+        QVERIFY(w.applyFilter(QStringLiteral("accepted"), QString(), false));
+        QVERIFY(changed.count() >= 1);
+        auto *tree = w.treeView();
+        auto item = [&](const char *role) { return tree->nodeItem(m_session.ids[role]); };
+        for (const char *role : {"accepted", "best"})
+            QVERIFY2(item(role)->isVisible() && !item(role)->isDimmed(), role);
+        for (const char *role : {"root", "not_faster", "compile_error", "incorrect", "crashed", "running"})
+            QVERIFY2(item(role)->isVisible() && item(role)->isDimmed(), role);
+
+        bar->hideBox()->setChecked(true); // what fails goes; the ancestors of what is kept stay, dimmed
+        for (const char *role : {"accepted", "best"})
+            QVERIFY2(item(role)->isVisible() && !item(role)->isDimmed(), role);
+        for (const char *role : {"root", "not_faster"})
+            QVERIFY2(item(role)->isVisible() && item(role)->isDimmed(), role);
+        for (const char *role : {"compile_error", "incorrect", "crashed", "running"})
+            QVERIFY2(!item(role)->isVisible(), role);
+        // The kept nodes are reachable with the keys through their dimmed ancestors; hidden ones are skipped.
+        w.context()->select(m_session.ids["root"]);
+        tree->setFocus();
+        QTest::keyClick(tree, Qt::Key_Down);
+        QCOMPARE(w.context()->selectedNode(), m_session.ids["not_faster"]);
+        QTest::keyClick(tree, Qt::Key_Down);
+        QCOMPARE(w.context()->selectedNode(), m_session.ids["accepted"]);
+
+        bar->clear();
+        for (auto role : {"root", "compile_error", "running", "best"})
+            QVERIFY2(item(role)->isVisible() && !item(role)->isDimmed(), role);
+        QVERIFY(!w.applyFilter(QStringLiteral("no-such-status"), QString(), false));
+    }
+
+    void visitBadgesAndRooflineInTheHoverCard_data()
+    {
+        QTest::addColumn<QString>("role");
+        QTest::addColumn<int>("visits");
+        QTest::addColumn<QString>("card"); // a part of the hover card; empty: no roofline line
+        // Subtree sizes of finished nodes: what MCTS backs up through each ancestor.
+        QTest::newRow("root") << QStringLiteral("root") << 6 << QString();
+        QTest::newRow("not faster") << QStringLiteral("not_faster") << 4 << QStringLiteral("at <b>39%</b> of the roofline (floor 8.4 µs)");
+        QTest::newRow("accepted") << QStringLiteral("accepted") << 2 << QStringLiteral("at <b>72%</b> of the roofline (floor 8.4 µs)");
+        QTest::newRow("best") << QStringLiteral("best") << 1 << QStringLiteral("at <b>96%</b> of the roofline");
+        QTest::newRow("compile error") << QStringLiteral("compile_error") << 2 << QString();
+        QTest::newRow("running") << QStringLiteral("running") << 0 << QString();
+    }
+
+    void visitBadgesAndRooflineInTheHoverCard()
+    {
+        QFETCH(QString, role);
+        QFETCH(int, visits);
+        QFETCH(QString, card);
+        MainWindow w;
+        QCOMPARE(w.openSession(m_session.path), QString());
+        const auto id = m_session.ids[role.toStdString()];
+        QCOMPARE(w.context()->snapshot()->visits(id), visits);
+        auto *item = w.treeView()->nodeItem(id);
+        QCOMPARE(item->visits(), visits);
+        const QString tip = item->toolTip();
+        if (card.isEmpty())
+            QVERIFY2(!tip.contains(QStringLiteral("of the roofline")), qPrintable(tip));
+        else
+            QVERIFY2(tip.contains(card), qPrintable(tip));
+        if (visits > 0)
+            QVERIFY2(tip.contains(QStringLiteral("%1 visit").arg(visits)), qPrintable(tip));
+    }
+
+    void kernelUsageFromTheCompileLog_data()
+    {
+        QTest::addColumn<QString>("log");
+        QTest::addColumn<QString>("expected"); // kernels/registers/shared/spills, or "none"
+        QTest::newRow("cpu compile") << QStringLiteral("g++ -O3: ok") << QStringLiteral("none");
+        QTest::newRow("empty") << QString() << QStringLiteral("none");
+        QTest::newRow("one kernel") << QString::fromLatin1(kPtxasOneKernel) << QStringLiteral("1/40/1024/0");
+        QTest::newRow("two kernels: most registers and shared memory, spills summed")
+            << QString::fromLatin1(kPtxasTwoKernels) << QStringLiteral("2/255/8192/32");
+        QTest::newRow("not ptxas's words")
+            << QStringLiteral("candidate.cu(3): note: Used 12 registers in a comment") << QStringLiteral("none");
+    }
+
+    void kernelUsageFromTheCompileLog()
+    {
+        QFETCH(QString, log);
+        QFETCH(QString, expected);
+        const auto u = parseKernelUsage(log.toStdString());
+        const QString got = !u ? QStringLiteral("none")
+                               : QStringLiteral("%1/%2/%3/%4").arg(u->kernels).arg(u->registers).arg(u->sharedBytes).arg(u->spillBytes);
+        QCOMPARE(got, expected);
+    }
+
+    void compareRowsReadAsATable_data()
+    {
+        QTest::addColumn<QString>("status");
+        QTest::addColumn<QString>("log");
+        QTest::addColumn<QString>("samples"); // comma-separated candidate microseconds
+        QTest::addColumn<double>("roofline");
+        QTest::addColumn<QString>("sharedExpr");
+        QTest::addColumn<QStringList>("cells"); // every column, in order
+        QTest::newRow("cpu, accepted")
+            << QStringLiteral("accepted") << QStringLiteral("g++ -O3: ok") << QStringLiteral("10,10,12,8,10") << 8.0 << QString()
+            << QStringList{QStringLiteral("#7"), QStringLiteral("accepted"), QStringLiteral("t.a"), QStringLiteral("10.00 µs"),
+                           QStringLiteral("±0.0% (5)"), QStringLiteral("2.00x"), QStringLiteral("-"), QStringLiteral("-"),
+                           QStringLiteral("-"), QStringLiteral("80%")};
+        QTest::newRow("cuda, one kernel, dynamic shared memory")
+            << QStringLiteral("not_faster") << QString::fromLatin1(kPtxasOneKernel) << QStringLiteral("100,110,120,130,140") << 60.0
+            << QStringLiteral("cols * 4")
+            << QStringList{QStringLiteral("#7"), QStringLiteral("not_faster"), QStringLiteral("t.a"), QStringLiteral("120.00 µs"),
+                           QStringLiteral("±8.3% (5)"), QStringLiteral("2.00x"), QStringLiteral("40"),
+                           QStringLiteral("1 KiB + dynamic cols * 4"), QStringLiteral("0 B"), QStringLiteral("50%")};
+        QTest::newRow("cuda, two kernels with spills, no floor")
+            << QStringLiteral("accepted") << QString::fromLatin1(kPtxasTwoKernels) << QStringLiteral("5") << 0.0 << QString()
+            << QStringList{QStringLiteral("#7"), QStringLiteral("accepted"), QStringLiteral("t.a"), QStringLiteral("5.00 µs"),
+                           QStringLiteral("±0.0% (1)"), QStringLiteral("2.00x"), QStringLiteral("255"), QStringLiteral("8 KiB"),
+                           QStringLiteral("32 B"), QStringLiteral("-")};
+        QTest::newRow("compile error: nothing measured")
+            << QStringLiteral("compile_error") << QStringLiteral("error: expected ')'") << QString() << 8.0 << QString()
+            << QStringList{QStringLiteral("#7"), QStringLiteral("compile_error"), QStringLiteral("t.a"), QStringLiteral("-"),
+                           QStringLiteral("-"), QStringLiteral("2.00x"), QStringLiteral("-"), QStringLiteral("-"),
+                           QStringLiteral("-"), QStringLiteral("-")};
+    }
+
+    void compareRowsReadAsATable()
+    {
+        QFETCH(QString, status);
+        QFETCH(QString, log);
+        QFETCH(QString, samples);
+        QFETCH(double, roofline);
+        QFETCH(QString, sharedExpr);
+        QFETCH(QStringList, cells);
+        NodeDetail d;
+        d.node = record(7, 1, status.toUtf8().constData());
+        d.node.speedup = 2.0;
+        d.node.rooflineUs = roofline;
+        d.verdict.compile.log = log.toStdString();
+        for (const auto &s : samples.split(QLatin1Char(','), Qt::SkipEmptyParts))
+            d.verdict.candidate.samplesUs.push_back(s.toDouble());
+        d.verdict.candidate.summary = summarize(d.verdict.candidate.samplesUs);
+        if (!sharedExpr.isEmpty())
+            d.candidate.launch = {{"kernels", {{{"name", "kf_rows"}, {"shared_bytes", sharedExpr.toStdString()}}}}};
+        const auto row = compareRow(d);
+        QStringList got;
+        for (int c = 0; c < int(CompareColumn::Count); ++c)
+            got << QString::fromStdString(compareCell(row, CompareColumn(c)));
+        QCOMPARE(got, cells);
+    }
+
+    void compareModelPassesTheModelTester()
+    {
+        CompareModel model;
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        NodeDetail a, b;
+        a.node = record(3, 1, "accepted");
+        a.verdict.candidate.samplesUs = {12, 12, 12};
+        a.verdict.candidate.summary = summarize(a.verdict.candidate.samplesUs);
+        b.node = record(4, 3, "accepted");
+        b.verdict.candidate.samplesUs = {9, 9, 9};
+        b.verdict.candidate.summary = summarize(b.verdict.candidate.samplesUs);
+        b.verdict.compile.log = kPtxasOneKernel;
+        model.setRows(compareRows({a, b}));
+        QCOMPARE(model.rowCount(), 2);
+        QCOMPARE(model.columnCount(), int(CompareColumn::Count));
+        QCOMPARE(model.headerData(int(CompareColumn::Registers), Qt::Horizontal).toString(), QStringLiteral("Registers"));
+        QCOMPARE(model.index(1, int(CompareColumn::Registers)).data().toString(), QStringLiteral("40"));
+        QCOMPARE(model.index(0, int(CompareColumn::Registers)).data(CompareModel::SortRole).toInt(), -1);
+        QCOMPARE(model.index(1, 0).data(CompareModel::NodeIdRole).toLongLong(), 4LL);
+        // The fastest median is bold, the other is not.
+        QVERIFY(model.index(1, int(CompareColumn::Median)).data(Qt::FontRole).value<QFont>().bold());
+        QVERIFY(!model.index(0, int(CompareColumn::Median)).data(Qt::FontRole).isValid());
+        model.setRows(compareRows({b}));
+        QCOMPARE(model.rowCount(), 1);
+        model.setRows({});
+        QCOMPARE(model.rowCount(), 0);
+    }
+
+    void ctrlClickComparesNodes()
+    {
+        MainWindow w;
+        w.resize(1400, 900);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QCOMPARE(w.openSession(m_session.path), QString());
+        QVERIFY(w.compareDock()->isHidden());
+        auto *tree = w.treeView();
+        const auto accepted = m_session.ids["accepted"], best = m_session.ids["best"];
+        QSignalSpy diffShown(w.compareView(), &CompareView::diffShown);
+        QTest::mouseClick(tree->viewport(), Qt::LeftButton, Qt::ControlModifier, viewPointOf(tree, tree->nodeItem(accepted)));
+        QCOMPARE(w.context()->compared(), QList<qint64>{accepted});
+        QVERIFY(w.compareDock()->isHidden()); // one node is nothing to compare yet
+        QTest::mouseClick(tree->viewport(), Qt::LeftButton, Qt::ControlModifier, viewPointOf(tree, tree->nodeItem(best)));
+        QCOMPARE(w.context()->compared(), (QList<qint64>{accepted, best}));
+        QVERIFY(w.compareDock()->isVisible());
+        QCOMPARE(tree->nodeItem(accepted)->comparedOrder(), 1);
+        QCOMPARE(tree->nodeItem(best)->comparedOrder(), 2);
+        QCOMPARE(w.context()->selectedNode(), w.context()->snapshot()->bestNodeId()); // Ctrl-click does not select
+
+        auto *model = w.compareView()->model();
+        QCOMPARE(model->rowCount(), 2);
+        // Candidate medians: 21 / 1.8 = 11.67 us and 21 / 2.4 = 8.75 us against a floor of 8.4 us.
+        QCOMPARE(model->index(0, int(CompareColumn::Median)).data().toString(), QStringLiteral("11.67 µs"));
+        QCOMPARE(model->index(1, int(CompareColumn::Median)).data().toString(), QStringLiteral("8.75 µs"));
+        QCOMPARE(model->index(0, int(CompareColumn::Roofline)).data().toString(), QStringLiteral("72%"));
+        QCOMPARE(model->index(1, int(CompareColumn::Roofline)).data().toString(), QStringLiteral("96%"));
+        QCOMPARE(model->index(1, int(CompareColumn::Status)).data().toString(), QStringLiteral("accepted"));
+        QVERIFY(diffShown.count() > 0 || diffShown.wait(5000));
+        QCOMPARE(w.compareView()->diffView()->summary(), QStringLiteral("1 line changed, 0 removed, 0 added"));
+
+        // A third node joins; Ctrl-clicking one again takes it out; opening a session clears the set.
+        w.context()->toggleCompared(m_session.ids["not_faster"]);
+        QCOMPARE(model->rowCount(), 3);
+        QTest::mouseClick(tree->viewport(), Qt::LeftButton, Qt::ControlModifier, viewPointOf(tree, tree->nodeItem(accepted)));
+        QCOMPARE(w.context()->compared(), (QList<qint64>{best, m_session.ids["not_faster"]}));
+        QCOMPARE(tree->nodeItem(accepted)->comparedOrder(), 0);
+        QCOMPARE(model->rowCount(), 2);
+        QCOMPARE(w.openSession(m_session.path), QString());
+        QVERIFY(w.context()->compared().isEmpty());
+        QCOMPARE(model->rowCount(), 0);
+    }
+
+    void settingsAreStoredAndUsedBySearches()
+    {
+        QSettings().remove(QStringLiteral("search"));
+        MainWindow w;
+        QCOMPARE(w.searchSettings().workers, 1);
+        QCOMPARE(w.searchSettings().backend, QStringLiteral("cpu"));
+        auto *dialog = w.openSettingsDialog();
+        QVERIFY(dialog->isVisible());
+        // The examples fill the command line: local, ssh, srun.
+        QStringList examples;
+        for (int i = 1; i < dialog->exampleBox()->count(); ++i)
+            examples << dialog->exampleBox()->itemData(i).toString();
+        QVERIFY2(examples.filter(QStringLiteral("ssh ")).size() == 1, qPrintable(examples.join(QLatin1Char('|'))));
+        QVERIFY2(examples.filter(QStringLiteral("srun ")).size() == 1, qPrintable(examples.join(QLatin1Char('|'))));
+        const int ssh = dialog->exampleBox()->findText(QStringLiteral("Over ssh"));
+        QVERIFY(ssh > 0);
+        dialog->exampleBox()->setCurrentIndex(ssh);
+        emit dialog->exampleBox()->activated(ssh);
+        QVERIFY(dialog->commandEdit()->text().startsWith(QStringLiteral("ssh ")));
+
+        const QString missing = path("no-such-dir/kforge-worker-missing");
+        dialog->commandEdit()->setText(missing);
+        dialog->workersBox()->setValue(3);
+        dialog->backendBox()->setCurrentIndex(dialog->backendBox()->findData(QStringLiteral("cuda")));
+        dialog->nodesBox()->setValue(7);
+        dialog->accept();
+        QCOMPARE(w.searchSettings().workerCommand, missing);
+        QCOMPARE(QSettings().value(QStringLiteral("search/workers")).toInt(), 3);
+        QCOMPARE(QSettings().value(QStringLiteral("search/backend")).toString(), QStringLiteral("cuda"));
+        QCOMPARE(QSettings().value(QStringLiteral("search/nodes")).toInt(), 7);
+        {
+            MainWindow again; // a new window reads them back
+            QCOMPARE(again.searchSettings().workerCommand, missing);
+            QCOMPARE(again.searchSettings().workers, 3);
+            QCOMPARE(again.searchSettings().backend, QStringLiteral("cuda"));
+            QCOMPARE(again.searchSettings().nodes, 7);
+        }
+
+        // Search > Start runs that command line: here a worker that does not exist, which the search says.
+        QSignalSpy finished(w.searchController(), &SearchController::finished);
+        QVERIFY(w.startDemoSearch());
+        QVERIFY(finished.wait(90000));
+        QVERIFY2(w.lastSearchError().contains(QStringLiteral("kforge-worker-missing")), qPrintable(w.lastSearchError()));
+        QSettings().remove(QStringLiteral("search"));
     }
 
     void liveSearchGrowsTheTree()

@@ -92,7 +92,11 @@ void DiffView::setRows(const DiffRows &rows, const QString &leftTitle, const QSt
     fill(m_right, false);
     m_summary->setText(rows.identical()
                            ? QStringLiteral("The sources are identical.")
-                           : QStringLiteral("%1 lines changed, %2 removed, %3 added").arg(rows.modified).arg(rows.removed).arg(rows.added));
+                           : QStringLiteral("%1 %2 changed, %3 removed, %4 added")
+                                 .arg(rows.modified)
+                                 .arg(rows.modified == 1 ? QStringLiteral("line") : QStringLiteral("lines"))
+                                 .arg(rows.removed)
+                                 .arg(rows.added));
 }
 
 void DiffView::fill(QsciScintilla *view, bool leftSide)

@@ -2,7 +2,9 @@
 
 #include <QAction>
 #include <QApplication>
+#include <QCheckBox>
 #include <QCloseEvent>
+#include <QComboBox>
 #include <QDateTime>
 #include <QDir>
 #include <QDockWidget>
@@ -17,8 +19,12 @@
 #include <QStatusBar>
 #include <QStyle>
 #include <QToolBar>
+#include <QVBoxLayout>
+#include <set>
 
 #include "store/session_store.h"
+#include "ui/compare_view.h"
+#include "ui/filter_bar.h"
 #include "ui/node_inspector.h"
 #include "ui/session_context.h"
 #include "ui/session_snapshot.h"
@@ -47,17 +53,40 @@ MainWindow::MainWindow(QWidget *parent)
     : QMainWindow(parent), m_context(new SessionContext(this)), m_search(new SearchController(this)),
       m_tree(new TreeView(m_context, this)), m_inspector(new NodeInspector(m_context, this)),
       m_watcher(new SessionWatcher(m_context, this)), m_inspectorDock(new QDockWidget(QStringLiteral("Node"), this)),
-      m_progress(new QLabel(this)), m_pathLabel(new QLabel(this)), m_sessionStatus(new QLabel(this)),
+      m_compare(new CompareView(m_context, this)), m_compareDock(new QDockWidget(QStringLiteral("Compare"), this)),
+      m_filterBar(new FilterBar(m_context, this)), m_progress(new QLabel(this)), m_pathLabel(new QLabel(this)), m_sessionStatus(new QLabel(this)),
       m_budget(new QProgressBar(this))
 {
     setWindowTitle(QStringLiteral("kforge"));
     setDockNestingEnabled(true);
-    setCentralWidget(m_tree);
+    // The filter strip sits on top of the tree, inside the central area.
+    auto *centre = new QWidget(this);
+    auto *centreLayout = new QVBoxLayout(centre);
+    centreLayout->setContentsMargins(0, 0, 0, 0);
+    centreLayout->setSpacing(0);
+    centreLayout->addWidget(m_filterBar);
+    centreLayout->addWidget(m_tree, 1);
+    setCentralWidget(centre);
+    connect(m_filterBar, &FilterBar::filterChanged, m_tree, &TreeView::setFilter);
     // Panels are docks so a person can arrange them; the arrangement is saved with the window.
     m_inspectorDock->setObjectName(QStringLiteral("inspectorDock"));
     m_inspectorDock->setWidget(m_inspector);
     m_inspectorDock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable);
     addDockWidget(Qt::RightDockWidgetArea, m_inspectorDock);
+    m_compareDock->setObjectName(QStringLiteral("compareDock"));
+    m_compareDock->setWidget(m_compare);
+    m_compareDock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable | QDockWidget::DockWidgetClosable);
+    addDockWidget(Qt::BottomDockWidgetArea, m_compareDock);
+    m_compareDock->hide();
+    // Two nodes set side by side bring the panel up; it stays where the person put it.
+    connect(m_context, &SessionContext::comparedChanged, this, [this](const QList<qint64> &ids) {
+        if (ids.size() >= 2 && m_compareDock->isHidden()) {
+            m_compareDock->show();
+            m_compareDock->raise();
+            if (!m_compareDock->isFloating())
+                resizeDocks({m_compareDock}, {height() * 2 / 5}, Qt::Vertical);
+        }
+    });
 
     createActions();
     m_progress->setContentsMargins(12, 0, 12, 0);
@@ -109,6 +138,7 @@ MainWindow::MainWindow(QWidget *parent)
             statusBar()->showMessage(QStringLiteral("Selected node #%1").arg(id), 4000);
     });
 
+    setSearchSettings(SearchSettings::load(), false);
     updateActions();
     updateProgress();
     statusBar()->showMessage(QStringLiteral("Open a session file, or start a demo search."));
@@ -159,10 +189,37 @@ void MainWindow::createActions()
     auto *node = menuBar()->addMenu(QStringLiteral("&Node"));
     node->addAction(m_inspector->acceptAction());
     node->addAction(m_inspector->rejectAction());
+    auto *addCompare = new QAction(QStringLiteral("Add to &comparison"), this);
+    addCompare->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_K));
+    addCompare->setToolTip(QStringLiteral("Set the selected node beside the others in the Compare panel (or Ctrl-click nodes)"));
+    connect(addCompare, &QAction::triggered, this, [this] {
+        if (const qint64 id = m_context->selectedNode(); id && !m_context->compared().contains(id))
+            m_context->setCompared(m_context->compared() + QList<qint64>{id});
+    });
+    auto *compareWithParent = new QAction(QStringLiteral("Compare with its pa&rent"), this);
+    connect(compareWithParent, &QAction::triggered, this, [this] {
+        const auto &snap = m_context->snapshot();
+        const NodeRecord *n = snap ? snap->node(m_context->selectedNode()) : nullptr;
+        if (n && n->parentId)
+            m_context->setCompared({*n->parentId, n->id});
+    });
+    auto *clearCompare = new QAction(QStringLiteral("C&lear comparison"), this);
+    connect(clearCompare, &QAction::triggered, this, [this] { m_context->setCompared({}); });
     auto *compareParent = new QAction(QStringLiteral("Diff against its &parent"), this);
     compareParent->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_D));
     connect(compareParent, &QAction::triggered, this, [this] { m_inspector->setDiffBase(0); });
     node->addAction(compareParent);
+    node->addSeparator();
+    node->addAction(addCompare);
+    node->addAction(compareWithParent);
+    node->addAction(clearCompare);
+    view->addAction(m_compareDock->toggleViewAction());
+
+    auto *settingsAction = new QAction(QStringLiteral("S&ettings…"), this);
+    settingsAction->setShortcut(QKeySequence::Preferences);
+    connect(settingsAction, &QAction::triggered, this, [this] { openSettingsDialog(); });
+    search->addSeparator();
+    search->addAction(settingsAction);
 
     auto *bar = addToolBar(QStringLiteral("Search"));
     bar->setObjectName(QStringLiteral("searchToolBar"));
@@ -398,17 +455,44 @@ void MainWindow::restoreLayout()
     restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
 }
 
+void MainWindow::setSearchSettings(const SearchSettings &settings, bool save)
+{
+    m_settings = settings;
+    if (save)
+        m_settings.save();
+    m_startAction->setToolTip(QStringLiteral("Search %1 kernels for the demo workload's softmax with the offline templates "
+                                             "(%2 nodes, %3 worker(s))")
+                                  .arg(m_settings.backend.toUpper())
+                                  .arg(m_settings.nodes)
+                                  .arg(m_settings.workers));
+}
+
 void MainWindow::setDemoSettings(int maxNodes, int workers, const QString &workerCommand)
 {
-    m_demoNodes = maxNodes;
-    m_demoWorkers = workers;
-    m_workerCommand = workerCommand;
+    SearchSettings s = m_settings;
+    s.nodes = maxNodes;
+    s.workers = workers;
+    s.workerCommand = workerCommand;
+    setSearchSettings(s, false);
+}
+
+SettingsDialog *MainWindow::openSettingsDialog()
+{
+    auto *dialog = new SettingsDialog(m_settings, this);
+    dialog->setAttribute(Qt::WA_DeleteOnClose);
+    connect(dialog, &QDialog::accepted, this, [this, dialog] {
+        setSearchSettings(dialog->settings(), true);
+        statusBar()->showMessage(QStringLiteral("Settings saved; the next search uses them."), 6000);
+    });
+    dialog->open();
+    return dialog;
 }
 
 bool MainWindow::startDemoSearch()
 {
-    auto request = SearchRequest::demo(m_demoNodes, m_demoWorkers);
-    request.workerCommand = m_workerCommand;
+    auto request = SearchRequest::demo(m_settings.nodes, m_settings.workers);
+    request.workerCommand = m_settings.workerCommand;
+    request.backend = m_settings.backend;
     return startSearch(request);
 }
 
@@ -478,9 +562,30 @@ void MainWindow::applyPendingNodes()
         return;
     }
     auto snap = *m_context->snapshot();
-    for (const auto &n : m_pending)
+    std::set<int64_t> finished;
+    for (const auto &n : m_pending) {
         snap = snap.withNode(n);
+        if (n.status != "running")
+            finished.insert(n.id);
+    }
     m_pending.clear();
+    if (!finished.empty()) {
+        // Reports carry neither timing samples nor the roofline floor; the hover card's median and
+        // roofline fraction come from the file, which already holds these nodes' verdicts.
+        try {
+            SessionStore store(m_livePath.toStdString(), SessionStore::Mode::ReadOnly);
+            std::vector<NodeTiming> timings;
+            for (const auto &t : store.candidateTimings(m_liveSession))
+                if (finished.count(t.nodeId))
+                    timings.push_back(t);
+            snap = snap.withTimings(timings);
+            for (const auto &n : store.nodes(m_liveSession, *finished.begin() - 1))
+                if (finished.count(n.id) && n.status != "running")
+                    snap = snap.withNode(n);
+        } catch (const std::exception &) {
+            // the file is busy: the next burst's nodes still get theirs
+        }
+    }
     m_context->update(std::make_shared<const SessionSnapshot>(std::move(snap)));
 }
 
@@ -501,6 +606,20 @@ void MainWindow::onFinished(const SearchProgress &progress)
     emit searchFinished();
     if (m_closing)
         close();
+}
+
+bool MainWindow::applyFilter(const QString &status, const QString &templateId, bool hide)
+{
+    bool ok = true;
+    auto choose = [&ok](QComboBox *box, const QString &value) {
+        const int i = value.isEmpty() ? 0 : box->findData(value);
+        ok = ok && i >= 0;
+        box->setCurrentIndex(std::max(0, i));
+    };
+    choose(m_filterBar->statusBox(), status);
+    choose(m_filterBar->templateBox(), templateId);
+    m_filterBar->hideBox()->setChecked(hide);
+    return ok;
 }
 
 void MainWindow::selectBestNode()

@@ -8,6 +8,7 @@
 
 #include "search/search_engine.h"
 #include "ui/search_controller.h"
+#include "ui/search_settings.h"
 
 class QAction;
 class QDockWidget;
@@ -17,6 +18,8 @@ class QProgressBar;
 
 namespace kforge::ui {
 
+class CompareView;
+class FilterBar;
 class NodeInspector;
 class SessionContext;
 class SessionWatcher;
@@ -40,16 +43,25 @@ public:
     // Starts a live search; an empty sessionPath writes to a new file in the temporary folder.
     bool startSearch(SearchRequest request);
     void stopSearch();
-    // What Search > Start demo search runs.
+    // What Search > Start demo search runs: the saved settings (Settings dialog); the command line may
+    // override them for this run without saving.
+    const SearchSettings &searchSettings() const { return m_settings; }
+    void setSearchSettings(const SearchSettings &settings, bool save);
     void setDemoSettings(int maxNodes, int workers, const QString &workerCommand);
+    SettingsDialog *openSettingsDialog(); // not modal to the event loop; applies and saves on OK
     bool startDemoSearch();
 
     void selectBestNode();
+    // Sets the filter bar's choices (empty: any) as a person would; false when a value is not offered.
+    bool applyFilter(const QString &status, const QString &templateId, bool hide);
     static QString newLiveSessionPath();
 
     SessionContext *context() const { return m_context; }
     SessionWatcher *watcher() const { return m_watcher; }
     QDockWidget *inspectorDock() const { return m_inspectorDock; }
+    QDockWidget *compareDock() const { return m_compareDock; }
+    CompareView *compareView() const { return m_compare; }
+    FilterBar *filterBar() const { return m_filterBar; }
     QString sessionStatusText() const;
     QStringList recentSessions() const;
     TreeView *treeView() const { return m_tree; }
@@ -87,6 +99,9 @@ private:
     NodeInspector *m_inspector;
     SessionWatcher *m_watcher;
     QDockWidget *m_inspectorDock;
+    CompareView *m_compare;
+    QDockWidget *m_compareDock;
+    FilterBar *m_filterBar;
     QLabel *m_progress;
     QLabel *m_pathLabel;
     QLabel *m_sessionStatus;
@@ -96,9 +111,7 @@ private:
     QAction *m_startAction = nullptr;
     QAction *m_stopAction = nullptr;
 
-    int m_demoNodes = 24;
-    int m_demoWorkers = 1;
-    QString m_workerCommand;
+    SearchSettings m_settings;
 
     // The live search: which file and session its reports belong to.
     QString m_livePath;

@@ -2,6 +2,7 @@
 
 #include <QPainter>
 #include <QStyleOptionGraphicsItem>
+#include <algorithm>
 
 #include "store/session_store.h"
 #include "ui/status_style.h"
@@ -11,6 +12,7 @@ namespace kforge::ui {
 namespace {
 const QColor kGold(0xe8, 0xa2, 0x02);
 const QColor kSelection(0x1e, 0x6f, 0xd9);
+const QColor kCompare(0x7b, 0x3f, 0xc4);
 constexpr qreal kBestGrow = 2;                         // the best node is drawn a little larger
 constexpr qreal kLabelTop = NodeItem::kRadius + 9;     // clear of the selection ring
 constexpr qreal kLabelHeight = 14;
@@ -28,9 +30,10 @@ NodeItem::NodeItem(qint64 id) : m_id(id)
     setCursor(Qt::PointingHandCursor);
 }
 
-void NodeItem::setRecord(const NodeRecord &node)
+void NodeItem::setRecord(const NodeRecord &node, const NodeStats &stats)
 {
     m_status = node.status;
+    m_visits = stats.visits;
     m_caption = speedupText(node.status, node.speedup);
     if (m_caption.isEmpty() && node.status == "baseline")
         m_caption = QStringLiteral("baseline");
@@ -39,8 +42,16 @@ void NodeItem::setRecord(const NodeRecord &node)
                                                                         statusStyle(node.status).label);
     if (!m_caption.isEmpty() && node.status != "baseline")
         tip += QStringLiteral(" · <b>%1</b> vs baseline").arg(m_caption);
-    if (node.rooflineUs > 0)
+    if (stats.medianUs > 0)
+        tip += QStringLiteral("<br>median %1 µs").arg(stats.medianUs, 0, 'f', 1);
+    if (stats.rooflineFraction > 0)
+        tip += QStringLiteral("<br>at <b>%1%</b> of the roofline (floor %2 µs)")
+                   .arg(qRound(100 * stats.rooflineFraction))
+                   .arg(node.rooflineUs, 0, 'f', 1);
+    else if (node.rooflineUs > 0)
         tip += QStringLiteral("<br>roofline floor %1 µs").arg(node.rooflineUs, 0, 'f', 1);
+    if (stats.visits > 0)
+        tip += QStringLiteral("<br>%1 visit%2").arg(stats.visits).arg(stats.visits == 1 ? QString() : QStringLiteral("s"));
     if (!node.summary.empty())
         tip += QStringLiteral("<br><small>%1</small>").arg(QString::fromStdString(node.summary).toHtmlEscaped());
     setToolTip(tip);
@@ -78,6 +89,22 @@ void NodeItem::setCaptionVisible(bool visible)
     update();
 }
 
+void NodeItem::setDimmed(bool dimmed)
+{
+    if (dimmed == m_dimmed)
+        return;
+    m_dimmed = dimmed;
+    setOpacity(dimmed ? 0.2 : 1.0);
+}
+
+void NodeItem::setCompared(int order)
+{
+    if (order == m_compared)
+        return;
+    m_compared = order;
+    update();
+}
+
 void NodeItem::setDecision(Decision decision)
 {
     if (decision == m_decision)
@@ -88,7 +115,7 @@ void NodeItem::setDecision(Decision decision)
 
 QRectF NodeItem::boundingRect() const
 {
-    const qreal ring = kRadius + kBestGrow + 7;
+    const qreal ring = kRadius + kBestGrow + 11; // the comparison ring is the outermost
     return QRectF(-kLabelHalfWidth, -ring, 2 * kLabelHalfWidth, ring + kLabelTop + kLabelHeight);
 }
 
@@ -110,6 +137,23 @@ void NodeItem::paint(QPainter *painter, const QStyleOptionGraphicsItem *option, 
         painter->setPen(QPen(kSelection, 3));
         painter->setBrush(Qt::NoBrush);
         painter->drawEllipse(QPointF(0, 0), r + 5, r + 5);
+    }
+
+    if (m_compared > 0) {
+        // A dashed violet ring with the node's place in the comparison (Ctrl-click).
+        painter->setPen(QPen(kCompare, 2.5, Qt::DashLine));
+        painter->setBrush(Qt::NoBrush);
+        painter->drawEllipse(QPointF(0, 0), r + 9, r + 9);
+        const QPointF c(-r * 0.9, -r * 0.9);
+        painter->setPen(Qt::NoPen);
+        painter->setBrush(kCompare);
+        painter->drawEllipse(c, 7, 7);
+        QFont f = painter->font();
+        f.setPixelSize(9);
+        f.setBold(true);
+        painter->setFont(f);
+        painter->setPen(Qt::white);
+        painter->drawText(QRectF(c.x() - 7, c.y() - 7, 14, 14), Qt::AlignCenter, QString::number(m_compared));
     }
 
     QPen outline(m_bestPath ? kGold : style.fill.darker(140), m_best ? 4.5 : m_bestPath ? 3.5 : 1.2);
@@ -148,6 +192,22 @@ void NodeItem::paint(QPainter *painter, const QStyleOptionGraphicsItem *option, 
     painter->setFont(f);
     painter->setPen(style.text);
     painter->drawText(QRectF(-kRadius, -kRadius, 2 * kRadius, 2 * kRadius), Qt::AlignCenter, QString::number(m_id));
+    if (m_visits > 1) {
+        // The visit count on a pill at the lower left: where the search spent its evaluations.
+        QFont small = f;
+        small.setPixelSize(9);
+        small.setBold(false);
+        const QString text = m_visits > 999 ? QStringLiteral("%1k").arg(m_visits / 1000) : QString::number(m_visits);
+        const qreal w = std::max<qreal>(12, QFontMetricsF(small).horizontalAdvance(text) + 6);
+        const QRectF pill(-r * 0.72 - w / 2, r * 0.72 - 6, w, 12);
+        painter->setPen(QPen(Qt::white, 1));
+        painter->setBrush(QColor(0x44, 0x44, 0x55));
+        painter->drawRoundedRect(pill, 6, 6);
+        painter->setFont(small);
+        painter->setPen(Qt::white);
+        painter->drawText(pill, Qt::AlignCenter, text);
+        painter->setFont(f);
+    }
     if (!m_caption.isEmpty() && m_captionVisible) {
         f.setBold(m_best);
         painter->setFont(f);

@@ -1,6 +1,7 @@
 #pragma once
 // One node of the family tree: a circle coloured by status, a selection ring, a gold outline on the
-// best path, and a short label (id, speedup) painted only when the zoom makes it readable.
+// best path, a short label (id, speedup) and a badge with the visit count, painted only when the zoom
+// makes them readable.
 #include <QGraphicsItem>
 #include <QString>
 #include <string>
@@ -10,6 +11,13 @@ struct NodeRecord;
 }
 
 namespace kforge::ui {
+
+// What the snapshot knows about a node beyond its record (see SessionSnapshot).
+struct NodeStats {
+    int visits = 0;
+    double medianUs = 0;         // the candidate's median time; 0: not measured
+    double rooflineFraction = 0; // the roofline floor over that median; 0: unknown
+};
 
 class NodeItem : public QGraphicsItem {
 public:
@@ -27,7 +35,13 @@ public:
     enum class Decision { None, Accepted, Rejected }; // a person's, drawn as a badge
     Decision decision() const { return m_decision; }
 
-    void setRecord(const NodeRecord &node);
+    void setRecord(const NodeRecord &node, const NodeStats &stats = {});
+    int visits() const { return m_visits; }
+    // Dimmed: drawn faint (a filter passes it over, or it only leads to nodes the filter keeps).
+    void setDimmed(bool dimmed);
+    void setCompared(int order); // 1, 2, ...: its place in the comparison; 0: not compared
+    int comparedOrder() const { return m_compared; }
+    bool isDimmed() const { return m_dimmed; }
     void setBest(bool onPath, bool isBest);
     void setMarked(bool marked); // the selected node; not QGraphicsItem selection, which panning clears
     void setPhase(int phase);    // animates the outline of running nodes
@@ -49,6 +63,9 @@ private:
     int m_phase = 0;
     Decision m_decision = Decision::None;
     bool m_captionVisible = true;
+    bool m_dimmed = false;
+    int m_compared = 0;
+    int m_visits = 0;
 };
 
 } // namespace kforge::ui

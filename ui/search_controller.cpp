@@ -161,7 +161,7 @@ void SearchController::runJob(std::shared_ptr<Job> job, SearchRequest r)
         SessionInfo info;
         info.name = "search " + r.card.key;
         info.workload = r.workloadName.toStdString();
-        info.backend = "cpu";
+        info.backend = r.backend.toStdString();
         info.proposer = "templates";
         info.status = "running";
         info.options = {{"nodes", r.options.maxNodes}, {"workers", pool.size()}, {"seed", r.options.seed}};
@@ -171,7 +171,7 @@ void SearchController::runJob(std::shared_ptr<Job> job, SearchRequest r)
         const QString path = QString::fromStdString(store.path());
         post([path, info](SearchController *c) { emit c->sessionCreated(path, info); });
 
-        TemplateProposer proposer("cpu");
+        TemplateProposer proposer(info.backend);
         SearchEngine engine(store, pool, proposer, r.options);
         Forwarder forwarder(post);
         {

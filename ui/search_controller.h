@@ -28,6 +28,7 @@ struct SearchRequest {
     QString sessionPath;   // created when missing; a new session is added to an existing file
     QString workerCommand; // empty: defaultWorkerCommand()
     int workers = 1;
+    QString backend = QStringLiteral("cpu"); // what the candidates target: "cpu" or "cuda"
     OperatorCard card;     // what to search; the demo workload's first operator by default
     QString workloadName;
     SearchOptions options;

@@ -10,7 +10,11 @@ void SessionContext::load(SnapshotPtr snapshot)
 {
     m_snapshot = std::move(snapshot);
     m_selected = 0;
+    const bool hadCompared = !m_compared.isEmpty();
+    m_compared.clear();
     emit sessionLoaded();
+    if (hadCompared)
+        emit comparedChanged(m_compared);
     emit selectionChanged(0);
 }
 
@@ -28,6 +32,10 @@ void SessionContext::close()
     m_selected = 0;
     emit selectionChanged(0);
     emit sessionClosed();
+    if (!m_compared.isEmpty()) {
+        m_compared.clear();
+        emit comparedChanged(m_compared);
+    }
 }
 
 QString SessionContext::sessionPath() const
@@ -48,6 +56,26 @@ void SessionContext::select(qint64 nodeId)
         return; // not in this session: a stale click
     m_selected = nodeId;
     emit selectionChanged(nodeId);
+}
+
+void SessionContext::setCompared(const QList<qint64> &ids)
+{
+    QList<qint64> kept;
+    for (qint64 id : ids)
+        if (m_snapshot && m_snapshot->node(id) && !kept.contains(id))
+            kept.append(id);
+    if (kept == m_compared)
+        return;
+    m_compared = kept;
+    emit comparedChanged(m_compared);
+}
+
+void SessionContext::toggleCompared(qint64 nodeId)
+{
+    QList<qint64> ids = m_compared;
+    if (!ids.removeOne(nodeId))
+        ids.append(nodeId);
+    setCompared(ids);
 }
 
 QString SessionContext::decide(qint64 nodeId, const QString &decision, const QString &reason)

@@ -2,6 +2,7 @@
 // The hub panels observe: which session is shown, its latest snapshot and the selected node. Panels
 // never talk to each other; they react to these signals and report user choices back through
 // select(). Everything here runs on the GUI thread.
+#include <QList>
 #include <QObject>
 
 #include "ui/session_snapshot.h"
@@ -33,16 +34,24 @@ public:
     // file read-only, the node not in it); nothing changes then.
     QString decide(qint64 nodeId, const QString &decision, const QString &reason);
 
+    // The nodes set side by side for comparison (Ctrl-click in the tree, Node > Compare), in the order
+    // they were added; ids not in the session are ignored. Cleared when another session is shown.
+    const QList<qint64> &compared() const { return m_compared; }
+    void setCompared(const QList<qint64> &ids);
+    void toggleCompared(qint64 nodeId);
+
 signals:
     void sessionLoaded();
     void sessionClosed();
     void nodesChanged();
     void selectionChanged(qint64 nodeId);
     void decisionRecorded(qint64 nodeId); // after nodesChanged() has shown it
+    void comparedChanged(const QList<qint64> &ids);
 
 private:
     SnapshotPtr m_snapshot;
     qint64 m_selected = 0;
+    QList<qint64> m_compared;
 };
 
 } // namespace kforge::ui

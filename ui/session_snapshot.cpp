@@ -8,9 +8,12 @@
 namespace kforge::ui {
 
 SessionSnapshot::SessionSnapshot(std::string path, SessionInfo session, std::vector<OperatorRecord> operators,
-                                 std::vector<NodeRecord> nodes, const std::vector<DecisionRecord> &decisions)
+                                 std::vector<NodeRecord> nodes, const std::vector<DecisionRecord> &decisions,
+                                 const std::vector<NodeTiming> &timings)
     : m_path(std::move(path)), m_session(std::move(session)), m_operators(std::move(operators)), m_nodes(std::move(nodes))
 {
+    for (const auto &t : timings)
+        m_timings[t.nodeId] = t.candidate;
     for (const auto &d : decisions) // oldest first, so the latest one stays
         if (isUserActor(d.actor))
             m_userDecisions[d.nodeId] = d;
@@ -30,7 +33,8 @@ SessionSnapshot SessionSnapshot::load(const SessionStore &store, std::optional<i
             throw Error("'" + store.path() + "' has no session " + std::to_string(*sessionId));
         info = &*it;
     }
-    return SessionSnapshot(store.path(), *info, store.operators(info->id), store.nodes(info->id), store.decisions(info->id));
+    return SessionSnapshot(store.path(), *info, store.operators(info->id), store.nodes(info->id), store.decisions(info->id),
+                           store.candidateTimings(info->id));
 }
 
 SessionSnapshot SessionSnapshot::withNode(const NodeRecord &node) const
@@ -46,6 +50,44 @@ SessionSnapshot SessionSnapshot::withNode(const NodeRecord &node) const
     }
     copy.index();
     return copy;
+}
+
+SessionSnapshot SessionSnapshot::withTimings(const std::vector<NodeTiming> &timings) const
+{
+    SessionSnapshot copy = *this;
+    for (const auto &t : timings)
+        copy.m_timings[t.nodeId] = t.candidate;
+    return copy;
+}
+
+int SessionSnapshot::visits(int64_t id) const
+{
+    auto it = m_visits.find(id);
+    return it == m_visits.end() ? 0 : it->second;
+}
+
+const SampleSummary *SessionSnapshot::timing(int64_t id) const
+{
+    auto it = m_timings.find(id);
+    return it == m_timings.end() ? nullptr : &it->second;
+}
+
+double SessionSnapshot::rooflineFraction(int64_t id) const
+{
+    const NodeRecord *n = node(id);
+    const SampleSummary *t = timing(id);
+    return n && t && n->rooflineUs > 0 && t->median > 0 ? n->rooflineUs / t->median : 0.0;
+}
+
+std::vector<std::string> SessionSnapshot::templateIds() const
+{
+    std::vector<std::string> ids;
+    for (const auto &n : m_nodes)
+        if (!n.templateId.empty())
+            ids.push_back(n.templateId);
+    std::sort(ids.begin(), ids.end());
+    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+    return ids;
 }
 
 SessionSnapshot SessionSnapshot::withDecision(const DecisionRecord &decision) const
@@ -85,6 +127,16 @@ void SessionSnapshot::index()
     m_byId.clear();
     for (size_t i = 0; i < m_nodes.size(); ++i)
         m_byId[m_nodes[i].id] = i;
+
+    // Visits: children have larger ids than their parents, so one pass from the newest node adds each
+    // subtree into its parent after the subtree is complete.
+    m_visits.clear();
+    for (auto it = m_nodes.rbegin(); it != m_nodes.rend(); ++it) {
+        int &v = m_visits[it->id];
+        v += it->status != "running" && it->parentId ? 1 : 0;
+        if (it->parentId && *it->parentId < it->id && m_byId.count(*it->parentId))
+            m_visits[*it->parentId] += v;
+    }
 
     // Accepted beats merely correct; within a class the higher speedup wins, the older node on ties.
     auto rank = [this](const NodeRecord &n) {

@@ -18,7 +18,8 @@ class SessionSnapshot {
 public:
     SessionSnapshot() = default;
     SessionSnapshot(std::string path, SessionInfo session, std::vector<OperatorRecord> operators,
-                    std::vector<NodeRecord> nodes, const std::vector<DecisionRecord> &decisions = {});
+                    std::vector<NodeRecord> nodes, const std::vector<DecisionRecord> &decisions = {},
+                    const std::vector<NodeTiming> &timings = {});
 
     // Reads the session (the file's first one when sessionId is empty) through a store the caller
     // opened. Throws kforge::Error when the file holds no such session.
@@ -27,6 +28,8 @@ public:
     // A copy with one node added, or replaced when its id is already present (a live search reports
     // a node when it is proposed and again when its verdict arrives).
     SessionSnapshot withNode(const NodeRecord &node) const;
+    // A copy with the candidate timings read from the file (a live search reports nodes without them).
+    SessionSnapshot withTimings(const std::vector<NodeTiming> &timings) const;
     // A copy that knows a decision just written (a person's replaces their earlier one on that node).
     SessionSnapshot withDecision(const DecisionRecord &decision) const;
 
@@ -45,6 +48,16 @@ public:
 
     int countWithStatus(const std::string &status) const;
 
+    // How many finished evaluations the node's subtree holds, itself included: the search tree's
+    // visit count, since each result is backed up through every ancestor.
+    int visits(int64_t id) const;
+    // The candidate's median time and spread; nullptr when the node has no timing samples.
+    const SampleSummary *timing(int64_t id) const;
+    // The roofline floor over the candidate's median time (1: at the floor); 0 when either is unknown.
+    double rooflineFraction(int64_t id) const;
+    // The distinct template ids, sorted (for the filter bar).
+    std::vector<std::string> templateIds() const;
+
     // A person's latest accept or reject of the node (the guard's own decisions are not counted);
     // nullptr when nobody has overruled or confirmed the guard. A node a person rejected is never
     // the best node.
@@ -60,6 +73,8 @@ private:
     std::vector<NodeRecord> m_nodes;
     std::unordered_map<int64_t, size_t> m_byId;
     std::unordered_map<int64_t, DecisionRecord> m_userDecisions;
+    std::unordered_map<int64_t, SampleSummary> m_timings;
+    std::unordered_map<int64_t, int> m_visits;
     int64_t m_best = 0;
     std::vector<int64_t> m_bestPath;
 };

@@ -48,6 +48,13 @@ TreeView::TreeView(SessionContext *context, QWidget *parent)
     connect(context, &SessionContext::nodesChanged, this, &TreeView::refresh);
     connect(context, &SessionContext::sessionClosed, this, &TreeView::clear);
     connect(context, &SessionContext::selectionChanged, this, &TreeView::showSelection);
+    connect(context, &SessionContext::comparedChanged, this, &TreeView::showCompared);
+}
+
+void TreeView::showCompared(const QList<qint64> &ids)
+{
+    for (auto *item : std::as_const(m_nodes))
+        item->setCompared(int(ids.indexOf(item->id())) + 1);
 }
 
 QList<qint64> TreeView::bestPathDrawn() const
@@ -90,6 +97,7 @@ void TreeView::refresh()
         chooseSpacing(m_columns, m_levels);
     auto position = [this](const NodePlacement &p) { return QPointF(p.x * m_columnWidth, p.depth * m_levelHeight); };
 
+    m_filterStates = applyFilter(snap.nodes(), snap.session().proposer, m_filter);
     QSet<qint64> alive;
     bool running = false;
     for (const auto &n : snap.nodes()) {
@@ -100,9 +108,18 @@ void TreeView::refresh()
             m_scene->addItem(item);
             m_nodes.insert(n.id, item);
         }
-        item->setRecord(n);
+        NodeStats stats;
+        stats.visits = snap.visits(n.id);
+        if (const auto *t = snap.timing(n.id))
+            stats.medianUs = t->median;
+        stats.rooflineFraction = snap.rooflineFraction(n.id);
+        item->setRecord(n, stats);
+        const FilterState fs = filterState(n.id);
+        item->setDimmed(fs == FilterState::Dimmed);
+        item->setVisible(fs != FilterState::Hidden);
         item->setBest(snap.onBestPath(n.id), n.id == snap.bestNodeId() && n.parentId.has_value());
         item->setMarked(n.id == m_context->selectedNode());
+        item->setCompared(int(m_context->compared().indexOf(n.id)) + 1);
         const auto *decision = snap.userDecision(n.id);
         item->setDecision(!decision                        ? NodeItem::Decision::None
                           : decision->decision == "accept" ? NodeItem::Decision::Accepted
@@ -144,6 +161,9 @@ void TreeView::refresh()
         const bool best = snap.onBestPath(n.id) && snap.onBestPath(*n.parentId);
         edge->setPen(best ? QPen(kGold, 4, Qt::SolidLine, Qt::RoundCap, Qt::RoundJoin) : QPen(kEdge, 1.5));
         edge->setZValue(best ? 0.5 : 0);
+        const FilterState fs = filterState(n.id);
+        edge->setVisible(fs != FilterState::Hidden);
+        edge->setOpacity(fs == FilterState::Shown ? 1.0 : 0.2);
     }
     for (auto it = m_edges.begin(); it != m_edges.end();) {
         if (edgeAlive.contains(it.key())) {
@@ -238,7 +258,9 @@ void TreeView::mousePressEvent(QMouseEvent *event)
     if (event->button() == Qt::LeftButton) {
         for (auto *item : items(event->position().toPoint())) {
             if (auto *node = qgraphicsitem_cast<NodeItem *>(item)) {
-                if (m_context)
+                if (m_context && (event->modifiers() & Qt::ControlModifier))
+                    m_context->toggleCompared(node->id()); // Ctrl-click: set it beside the others
+                else if (m_context)
                     m_context->select(node->id());
                 event->accept();
                 return;
@@ -301,7 +323,7 @@ void TreeView::moveSelection(int key)
     auto childrenOf = [&](std::optional<int64_t> parent) {
         std::vector<qint64> ids;
         for (const auto &n : snap.nodes())
-            if (n.parentId == parent)
+            if (n.parentId == parent && filterState(n.id) != FilterState::Hidden)
                 ids.push_back(n.id);
         std::sort(ids.begin(), ids.end(), [this](qint64 a, qint64 b) { return m_grid[a].x() < m_grid[b].x(); });
         return ids;
@@ -324,6 +346,18 @@ void TreeView::moveSelection(int key)
     }
     if (target)
         m_context->select(target);
+}
+
+void TreeView::setFilter(const NodeFilter &filter)
+{
+    m_filter = filter;
+    refresh();
+}
+
+FilterState TreeView::filterState(qint64 id) const
+{
+    auto it = m_filterStates.find(id);
+    return it == m_filterStates.end() ? FilterState::Shown : it->second;
 }
 
 void TreeView::setPlaceholder(const QString &text)

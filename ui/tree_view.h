@@ -1,15 +1,19 @@
 #pragma once
 // The family tree of a session: nodes placed by layoutTree(), coloured by status, the best path in
-// gold, a person's accept or reject as a badge. Wheel zooms about the cursor, dragging the background
-// pans, clicking a node selects it in the SessionContext; the arrow keys move to the parent (Up), the
+// gold, a person's accept or reject as a badge, the visit count on a pill. Wheel zooms about the
+// cursor, dragging the background pans, clicking a node selects it in the SessionContext and
+// Ctrl-click adds it to the comparison (or takes it out); the arrow keys move to the parent (Up), the
 // first child (Down) and the siblings (Left, Right). Until the user zooms, the view keeps the whole
 // tree in sight as it grows, and spreads it over the window: levels stretch to fill the height, and
-// columns close up when the tree is too wide for labels to be readable anyway.
+// columns close up when the tree is too wide for labels to be readable anyway. A filter (status,
+// template, proposer) dims or hides nodes without moving any.
 #include <QGraphicsView>
 #include <QHash>
 #include <QPointer>
 #include <QTimer>
 #include <unordered_map>
+
+#include "ui/node_filter.h"
 
 class QGraphicsPathItem;
 
@@ -35,6 +39,10 @@ public:
     QList<qint64> bestPathDrawn() const; // node ids whose items are marked on the best path, root first
     // What the empty view says (why a file could not be opened, what to do); empty: the default hint.
     void setPlaceholder(const QString &text);
+    // Dims or hides the nodes the filter passes over; their ancestors stay reachable.
+    void setFilter(const NodeFilter &filter);
+    const NodeFilter &filter() const { return m_filter; }
+    FilterState filterState(qint64 id) const;
     QString placeholder() const { return m_placeholder; }
 
 public slots:
@@ -51,6 +59,7 @@ private:
     void clear();
     void refresh();
     void showSelection(qint64 id);
+    void showCompared(const QList<qint64> &ids);
     void animate();
     void zoomBy(qreal factor);
     void chooseSpacing(double columns, int levels);
@@ -69,6 +78,8 @@ private:
     double m_columns = 0; // of the last layout
     int m_levels = 0;
     std::unordered_map<qint64, QPointF> m_grid; // each node's (column, depth) in the last layout
+    NodeFilter m_filter;
+    std::unordered_map<int64_t, FilterState> m_filterStates;
     bool m_follow = true; // false once the user zooms: then growth must not move their view
 };
 

@@ -1,12 +1,14 @@
 // kforge: the desktop inspector. Opens a session file, or runs a live demo search, and can save a
 // screenshot of itself for documentation.
 #include <QApplication>
+#include <QDialog>
 #include <QFileInfo>
 #include <QTimer>
 #include <cstdio>
 #include <cstring>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "ui/main_window.h"
 #include "ui/node_inspector.h"
@@ -22,30 +24,44 @@ const char *kUsage =
     "\n"
     "  SESSION_FILE              a session to open read-only; with --demo, the file the search writes\n"
     "  --demo                    start a live search on the built-in demo workload (offline templates)\n"
-    "  --nodes N                 candidates the demo search evaluates (default 24)\n"
-    "  --workers N               worker processes (default 1)\n"
-    "  --worker CMD              command line that starts a worker (default: kforge-worker beside kforge)\n"
+    "  --nodes N                 candidates the demo search evaluates (default: Settings, 24)\n"
+    "  --workers N               worker processes (default: Settings, 1)\n"
+    "  --worker CMD              command line that starts a worker (default: Settings, else kforge-worker\n"
+    "                            beside kforge)\n"
     "  --select NODE             select this node instead of the best one\n"
     "  --panel NAME              bring a panel forward: code, diff, verdict, compile-log, launch-plan,\n"
     "                            parameters, profile\n"
     "  --diff-base NODE          compare the selected node with NODE instead of its parent\n"
+    "  --compare N,M[,...]       set these nodes side by side in the Compare panel\n"
+    "  --filter-status S         dim the nodes whose status is not S (accepted, incorrect, ...)\n"
+    "  --filter-template T       dim the nodes not made from template T\n"
+    "  --filter-hide             hide what the filter passes over instead of dimming it\n"
+    "  --settings                open the Settings dialog\n"
     "  --screenshot FILE         save a picture of the window to FILE (PNG) and quit\n"
     "  --screenshot-after-ms MS  when to take it (default 3000)\n"
+    "  --version                 print the version\n"
     "  --help                    show this text\n";
 
 struct Args {
     std::optional<std::string> session;
     bool demo = false;
-    int nodes = 24;
-    int workers = 1;
-    std::string worker;
+    std::optional<int> nodes;
+    std::optional<int> workers;
+    std::optional<std::string> worker;
     std::string screenshot;
     int screenshotAfterMs = 3000;
     int select = 0;
     int diffBase = 0;
     std::string panel;
+    std::vector<int> compare;
+    std::string filterStatus;
+    std::string filterTemplate;
+    bool filterHide = false;
+    bool settings = false;
     bool help = false;
+    bool version = false;
 };
+
 
 int toInt(const char *option, const char *value, int min)
 {
@@ -58,6 +74,20 @@ int toInt(const char *option, const char *value, int min)
     }
     throw std::runtime_error(std::string("option ") + option + " needs a whole number of at least " + std::to_string(min) +
                              ", not '" + value + "'");
+}
+
+std::vector<int> toIntList(const char *option, const std::string &value)
+{
+    std::vector<int> out;
+    size_t start = 0;
+    while (start <= value.size()) {
+        const size_t end = std::min(value.find(',', start), value.size());
+        out.push_back(toInt(option, value.substr(start, end - start).c_str(), 1));
+        start = end + 1;
+    }
+    if (out.size() < 2)
+        throw std::runtime_error(std::string("option ") + option + " needs two or more node ids separated by commas");
+    return out;
 }
 
 // Parsed before QApplication exists, so --help and mistakes are reported without a display.
@@ -73,6 +103,18 @@ Args parse(int argc, char **argv)
         };
         if (arg == "--help" || arg == "-h")
             a.help = true;
+        else if (arg == "--version")
+            a.version = true;
+        else if (arg == "--compare")
+            a.compare = toIntList("--compare", value());
+        else if (arg == "--filter-status")
+            a.filterStatus = value();
+        else if (arg == "--filter-template")
+            a.filterTemplate = value();
+        else if (arg == "--filter-hide")
+            a.filterHide = true;
+        else if (arg == "--settings")
+            a.settings = true;
         else if (arg == "--demo")
             a.demo = true;
         else if (arg == "--nodes")
@@ -116,6 +158,10 @@ int main(int argc, char **argv)
         std::fputs(kUsage, stdout);
         return 0;
     }
+    if (args.version) {
+        std::printf("kforge %s\n", KFORGE_VERSION);
+        return 0;
+    }
 
     QApplication app(argc, argv);
     QApplication::setApplicationName(QStringLiteral("kforge"));
@@ -123,13 +169,19 @@ int main(int argc, char **argv)
 
     kforge::ui::MainWindow window;
     window.resize(1500, 900);
-    window.setDemoSettings(args.nodes, args.workers, QString::fromStdString(args.worker));
+    if (args.nodes || args.workers || args.worker) { // for this run only; the saved settings stay
+        const auto &saved = window.searchSettings();
+        window.setDemoSettings(args.nodes.value_or(saved.nodes), args.workers.value_or(saved.workers),
+                               args.worker ? QString::fromStdString(*args.worker) : saved.workerCommand);
+    }
     window.show();
 
     int status = 0;
     if (args.demo) {
-        auto request = kforge::ui::SearchRequest::demo(args.nodes, args.workers);
-        request.workerCommand = QString::fromStdString(args.worker);
+        const auto &settings = window.searchSettings();
+        auto request = kforge::ui::SearchRequest::demo(settings.nodes, settings.workers);
+        request.workerCommand = settings.workerCommand;
+        request.backend = settings.backend;
         if (args.session)
             request.sessionPath = QString::fromStdString(*args.session);
         window.startSearch(request);
@@ -154,6 +206,17 @@ int main(int argc, char **argv)
             window.inspector()->setDiffBase(args.diffBase);
         if (!args.panel.empty() && !window.inspector()->showPanel(QString::fromStdString(args.panel)))
             std::fprintf(stderr, "kforge: no panel '%s' (see --help)\n", args.panel.c_str());
+        if (!args.compare.empty()) {
+            QList<qint64> ids;
+            for (int id : args.compare)
+                ids.append(id);
+            window.context()->setCompared(ids);
+        }
+        if (!args.filterStatus.empty() || !args.filterTemplate.empty() || args.filterHide)
+            window.applyFilter(QString::fromStdString(args.filterStatus), QString::fromStdString(args.filterTemplate),
+                               args.filterHide);
+        if (args.settings)
+            window.openSettingsDialog();
     };
     if (args.session && !args.demo)
         present();
@@ -167,7 +230,11 @@ int main(int argc, char **argv)
             if (args.demo)
                 present();
             QTimer::singleShot(200, &window, [&window, &status, file] {
-                if (window.grab().save(file)) {
+                // A dialog on top is its own window: picture it instead, it is what was asked for.
+                QWidget *target = &window;
+                if (auto *dialog = window.findChild<QDialog *>(QStringLiteral("settingsDialog")); dialog && dialog->isVisible())
+                    target = dialog;
+                if (target->grab().save(file)) {
                     std::printf("kforge: saved %s\n", QFileInfo(file).absoluteFilePath().toLocal8Bit().constData());
                 } else {
                     std::fprintf(stderr, "kforge: cannot write screenshot '%s'\n", file.toLocal8Bit().constData());

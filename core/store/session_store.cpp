@@ -415,4 +415,28 @@ std::vector<DecisionRecord> SessionStore::decisions(int64_t sessionId) const
     return out;
 }
 
+std::vector<NodeTiming> SessionStore::candidateTimings(int64_t sessionId) const
+{
+    std::vector<NodeTiming> out;
+    sql::Statement s(m_db, "SELECT t.node_id, t.micros FROM timing_samples t JOIN nodes n ON n.id = t.node_id "
+                           "WHERE n.session_id = ? AND t.role = 'candidate' ORDER BY t.node_id, t.idx");
+    s.bind(1, sessionId);
+    std::vector<double> samples;
+    int64_t current = 0;
+    auto flush = [&] {
+        if (!samples.empty())
+            out.push_back({current, summarize(samples)});
+        samples.clear();
+    };
+    while (s.step()) {
+        if (s.integer(0) != current) {
+            flush();
+            current = s.integer(0);
+        }
+        samples.push_back(s.real(1));
+    }
+    flush();
+    return out;
+}
+
 } // namespace kforge

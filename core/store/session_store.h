@@ -71,6 +71,13 @@ struct NodeDetail {
     nlohmann::json profile; // the latest profiler report, null when never profiled
 };
 
+// A finished node's candidate timing, for views that show every node's time without loading each
+// node's detail (the tree's hover card, the roofline fraction).
+struct NodeTiming {
+    int64_t nodeId = 0;
+    SampleSummary candidate;
+};
+
 struct WorkerEventRecord {
     int slot = 0;
     std::string kind;
@@ -113,6 +120,8 @@ public:
     std::vector<WorkerEventRecord> workerEvents(int64_t sessionId) const;
     // Every decision on the session's nodes, oldest first (the guard's and people's).
     std::vector<DecisionRecord> decisions(int64_t sessionId) const;
+    // The candidate timing summary of every node of the session that has samples, in id order.
+    std::vector<NodeTiming> candidateTimings(int64_t sessionId) const;
 
 private:
     void requireWritable() const;
