@@ -437,6 +437,31 @@ ProviderConfig parseProviderSpec(const std::string &spec)
     return c;
 }
 
+std::string redactBody(std::string_view text, const Redactor &redactor)
+{
+    std::string out;
+    out.reserve(text.size());
+    size_t i = 0;
+    while (i < text.size()) {
+        const auto q = text.find('"', i);
+        if (q == std::string_view::npos) {
+            out += redactor.redact(text.substr(i));
+            break;
+        }
+        out += redactor.redact(text.substr(i, q - i));
+        size_t e = q + 1;
+        while (e < text.size() && text[e] != '"')
+            e += text[e] == '\\' ? 2 : 1;
+        e = std::min(e, text.size());
+        out += '"';
+        out += redactor.redact(text.substr(q + 1, e - q - 1));
+        if (e < text.size())
+            out += '"';
+        i = e + 1;
+    }
+    return out;
+}
+
 double retryAfterSeconds(const std::string &value)
 {
     if (value.empty())
@@ -553,11 +578,11 @@ ChatReply Client::chat(const ChatRequest &request, const std::function<void(std:
         http.headers.push_back({"anthropic-version", "2023-06-01"});
     if (exchange) {
         exchange->url = redactor.redact(http.url);
-        exchange->requestBody = redactor.redact(http.body);
+        exchange->requestBody = redactBody(http.body, redactor);
     }
     auto record = [&](const HttpResult &res) {
         if (exchange) {
-            exchange->responseBody = redactor.redact(res.response.body);
+            exchange->responseBody = redactBody(res.response.body, redactor);
             exchange->httpStatus = res.response.status;
         }
     };
@@ -611,6 +636,13 @@ ChatReply Client::chat(const ChatRequest &request, const std::function<void(std:
                     if (delivered || lastAttempt || (k != ErrorKind::Server && k != ErrorKind::RateLimited))
                         throw *parsed.error;
                     failure = parsed.error;
+                } else if (!parsed.done && parsed.finish.empty() && parsed.text.empty()
+                           && res.response.headers.count("content-type")
+                           && res.response.headers.at("content-type").find("application/json") != std::string::npos) {
+                    // A server that ignores "stream" (some local ones do) answers with the whole reply.
+                    parsed = call.whole(res.response.body);
+                    if (!parsed.text.empty())
+                        onDelta(parsed.text);
                 } else if (!parsed.done && parsed.finish.empty()) {
                     throw LlmError(ErrorKind::Network, "the stream from " + call.who() + " ended before the reply was complete");
                 }

@@ -24,6 +24,10 @@
 
 #include "util/error.h"
 
+namespace kforge {
+class Redactor;
+}
+
 namespace kforge::llm {
 
 enum class Protocol { OpenAI, Anthropic, Gemini };
@@ -137,6 +141,12 @@ private:
     ProviderConfig m_config;
     Protocol m_protocol;
 };
+
+// Redacts a JSON document or a stream of events without changing a byte that holds no secret: each
+// string literal's contents and each stretch between literals is redacted on its own, so a secret
+// value is replaced wherever it is, while `"max_tokens": 2048` (a key that looks like a secret's with
+// a number) is left as the provider wrote it.
+std::string redactBody(std::string_view text, const Redactor &redactor);
 
 // Retry-After as seconds ("2", "0.5") or an HTTP date; negative when absent or unreadable.
 double retryAfterSeconds(const std::string &value);

@@ -82,7 +82,7 @@ int64_t LlmProposer::record(const std::string &purpose, const llm::Exchange &ex,
     c.outcome = outcome;
     c.error = redactor.redact(error);
     if (reply) {
-        c.replyText = redactor.redact(reply->text);
+        c.replyText = llm::redactBody(reply->text, redactor);
         c.inputTokens = reply->usage.inputTokens;
         c.outputTokens = reply->usage.outputTokens;
         c.attempts = reply->attempts;

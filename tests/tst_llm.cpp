@@ -1,0 +1,660 @@
+// The provider clients, prices, prompts, reply parsing and the llm proposer, against tests/llm_server.py:
+// a local server on 127.0.0.1 that speaks each provider's wire protocol and replays responses from
+// tests/data/llm (written as capable models answer: kernels right and wrong, repairs, no code).
+#include <QDir>
+#include <QDirIterator>
+#include <QElapsedTimer>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <atomic>
+
+#include "llm/client.h"
+#include "llm/http.h"
+#include "llm/prices.h"
+#include "llm/prompt.h"
+#include "llm/reply.h"
+#include "llm/sse.h"
+#include "pool/worker_pool.h"
+#include "proposers/llm_proposer.h"
+#include "search/search_engine.h"
+#include "store/llm_calls.h"
+#include "test_support.h"
+
+using namespace kforge;
+using J = nlohmann::json;
+
+namespace {
+
+const char *kKey = "sk-test-0123456789abcdefKFORGE";
+
+// An operator no template covers: aten::hardsigmoid, min(max(x + 3, 0), 6) / 6.
+OperatorCard hardsigmoidCard(int64_t rows, int64_t cols)
+{
+    OperatorCard c;
+    c.key = "hardsigmoid.f32";
+    c.family = "hardsigmoid";
+    c.atenSchema = "aten::hardsigmoid(Tensor self) -> Tensor";
+    c.atenOp = "aten::hardsigmoid";
+    c.referenceArgs = J::array({{{"input", 0}}});
+    c.shape = {{"rows", rows}, {"cols", cols}};
+    c.heldOutShapes = {{{"rows", 7}, {"cols", cols + 3}}};
+    c.inputs = {{"x", {"rows", "cols"}, DType::F32}};
+    c.outputs = {{"y", {"rows", "cols"}, DType::F32}};
+    c.errorModel = ErrorModel::Pointwise;
+    c.flopsPerElement = 4;
+    return c;
+}
+
+std::string dataFile(const char *name)
+{
+    return test::readAll(QStringLiteral(KFORGE_TEST_KERNELS "/../data/llm/") + QString::fromLatin1(name)).toStdString();
+}
+
+} // namespace
+
+class TestLlm : public QObject {
+    Q_OBJECT
+private:
+    QProcess m_server;
+    QTemporaryDir m_dir;
+    int m_port = 0;
+
+    std::string base() const { return "http://127.0.0.1:" + std::to_string(m_port); }
+
+    J control(const char *path, const J &body = J::object())
+    {
+        llm::HttpRequest r;
+        r.url = base() + path;
+        r.body = body.dump();
+        r.headers = {{"Content-Type", "application/json"}};
+        const auto res = llm::httpPost(r);
+        if (res.failure != llm::TransportFailure::None)
+            return J();
+        return J::parse(res.response.body, nullptr, false);
+    }
+    void script(const J &responses, bool repeatLast = false) { control("/__script", {{"responses", responses}, {"repeat_last", repeatLast}}); }
+    J requests() { return control("/__requests"); }
+
+    llm::ProviderConfig config(const std::string &provider, const std::string &model = "m")
+    {
+        llm::ProviderConfig c;
+        c.provider = provider;
+        c.model = model;
+        c.baseUrl = base() + (llm::protocolFor(provider) == llm::Protocol::OpenAI ? "/v1" : "");
+        c.apiKey = kKey;
+        c.backoffMs = 20;
+        c.totalTimeoutMs = 20000;
+        return c;
+    }
+
+    static llm::ChatRequest hello()
+    {
+        llm::ChatRequest r;
+        r.system = "You write kernels.";
+        r.messages = {{"user", "Write hardsigmoid."}};
+        r.maxTokens = 2048;
+        return r;
+    }
+
+    static llm::PriceTable prices()
+    {
+        return llm::PriceTable::fromJson(J::parse(R"({"providers":{"openai":{"gpt-test":{"input":2.0,"output":8.0}}}})"), "test prices");
+    }
+
+private slots:
+    void initTestCase()
+    {
+        QVERIFY(m_dir.isValid());
+        m_server.setProgram(QStringLiteral("python3"));
+        m_server.setArguments({QStringLiteral(KFORGE_TEST_KERNELS "/../llm_server.py"), QStringLiteral(KFORGE_TEST_KERNELS "/../data/llm")});
+        m_server.start();
+        QVERIFY2(m_server.waitForStarted(10000), "python3 did not start");
+        QVERIFY(m_server.waitForReadyRead(10000));
+        const auto line = QString::fromUtf8(m_server.readLine()).trimmed();
+        QVERIFY2(line.startsWith(QStringLiteral("PORT ")), qPrintable(line));
+        m_port = line.mid(5).toInt();
+        QVERIFY(m_port > 0);
+    }
+
+    void cleanupTestCase()
+    {
+        m_server.kill();
+        m_server.waitForFinished(5000);
+    }
+
+    void sseSplitAnywhere()
+    {
+        std::vector<std::pair<std::string, std::string>> got;
+        llm::SseParser p([&](const std::string &e, const std::string &d) { got.push_back({e, d}); });
+        const std::string text = ": comment\r\nevent: a\r\ndata: 1\r\ndata: 2\r\n\r\ndata:x\n\ndata: tail";
+        for (char c : text)
+            p.feed(std::string_view(&c, 1));
+        p.finish();
+        QCOMPARE(got.size(), size_t(3));
+        QCOMPARE(got[0].first, std::string("a"));
+        QCOMPARE(got[0].second, std::string("1\n2"));
+        QCOMPARE(got[1].second, std::string("x"));
+        QCOMPARE(got[2].second, std::string("tail"));
+    }
+
+    void replies_data()
+    {
+        QTest::addColumn<QString>("provider");
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<bool>("stream");
+        QTest::addColumn<qlonglong>("input");
+        QTest::addColumn<qlonglong>("output");
+        QTest::addColumn<QString>("path");
+        QTest::newRow("openai whole") << "openai" << "openai_first.json" << false << 1843LL << 412LL << "/v1/chat/completions";
+        QTest::newRow("openai stream") << "openai" << "openai_first.sse" << true << 1843LL << 412LL << "/v1/chat/completions";
+        QTest::newRow("openrouter whole") << "openrouter" << "openai_first.json" << false << 1843LL << 412LL << "/v1/chat/completions";
+        QTest::newRow("anthropic whole") << "anthropic" << "anthropic_first.json" << false << 1911LL << 398LL << "/v1/messages";
+        QTest::newRow("anthropic stream") << "anthropic" << "anthropic_first.sse" << true << 1911LL << 398LL << "/v1/messages";
+        QTest::newRow("gemini whole") << "gemini" << "gemini_first.json" << false << 1876LL << 405LL << "/v1beta/models/m:generateContent";
+        // Gemini bills thinking tokens as output: 405 + 120.
+        QTest::newRow("gemini stream") << "gemini" << "gemini_first.sse" << true << 1876LL << 525LL
+                                       << "/v1beta/models/m:streamGenerateContent?alt=sse";
+    }
+
+    void replies()
+    {
+        QFETCH(QString, provider);
+        QFETCH(QString, file);
+        QFETCH(bool, stream);
+        QFETCH(qlonglong, input);
+        QFETCH(qlonglong, output);
+        QFETCH(QString, path);
+        script(J::array({{{"file", file.toStdString()}, {"stream", stream}}}));
+        llm::Client client(config(provider.toStdString()));
+        std::string streamed;
+        int deltas = 0;
+        std::function<void(std::string_view)> onDelta;
+        if (stream)
+            onDelta = [&](std::string_view d) {
+                streamed += d;
+                ++deltas;
+            };
+        llm::Exchange ex;
+        const auto reply = client.chat(hello(), onDelta, &ex);
+        QVERIFY(reply.text.find("extern \"C\" int kforge_entry") != std::string::npos);
+        QVERIFY(reply.text.rfind("Change: ", 0) == 0);
+        QCOMPARE(reply.usage.inputTokens, int64_t(input));
+        QCOMPARE(reply.usage.outputTokens, int64_t(output));
+        QCOMPARE(reply.attempts, 1);
+        if (stream) {
+            QVERIFY(deltas > 3);
+            QCOMPARE(streamed, reply.text);
+        }
+        const auto parsed = llm::parseReply(reply.text, "cpu");
+        QVERIFY2(parsed.ok, parsed.message.c_str());
+
+        // The request as the provider expects it, with the key where it belongs and nowhere stored.
+        const auto reqs = requests();
+        QCOMPARE(reqs.size(), size_t(1));
+        const auto &r = reqs[0];
+        QCOMPARE(QString::fromStdString(r["path"].get<std::string>()), path);
+        const auto body = J::parse(r["body"].get<std::string>());
+        const auto &h = r["headers"];
+        if (provider == QLatin1String("anthropic")) {
+            QCOMPARE(h["x-api-key"].get<std::string>(), std::string(kKey));
+            QCOMPARE(h["anthropic-version"].get<std::string>(), std::string("2023-06-01"));
+            QCOMPARE(body["system"].get<std::string>(), std::string("You write kernels."));
+            QCOMPARE(body["max_tokens"].get<int>(), 2048);
+        } else if (provider == QLatin1String("gemini")) {
+            QCOMPARE(h["x-goog-api-key"].get<std::string>(), std::string(kKey));
+            QCOMPARE(body["systemInstruction"]["parts"][0]["text"].get<std::string>(), std::string("You write kernels."));
+            QCOMPARE(body["contents"][0]["role"].get<std::string>(), std::string("user"));
+            QCOMPARE(body["generationConfig"]["maxOutputTokens"].get<int>(), 2048);
+        } else {
+            QCOMPARE(h["authorization"].get<std::string>(), "Bearer " + std::string(kKey));
+            QCOMPARE(body["messages"][0]["role"].get<std::string>(), std::string("system"));
+            QCOMPARE(body.contains("max_completion_tokens"), provider == QLatin1String("openai"));
+            QCOMPARE(body.value("stream", false), stream);
+        }
+        QVERIFY(ex.requestBody.find(kKey) == std::string::npos);
+        QCOMPARE(J::parse(ex.requestBody), body);
+        QVERIFY(!ex.responseBody.empty());
+    }
+
+    void rateLimitHonoursRetryAfter()
+    {
+        script(J::array({{{"status", 429}, {"file", "openai_429.json"}, {"headers", {{"Retry-After", "1"}}}},
+                         {{"file", "openai_first.json"}}}));
+        auto c = config("openai");
+        c.backoffMs = 5; // Retry-After, not the backoff, sets the wait
+        QElapsedTimer t;
+        t.start();
+        const auto reply = llm::Client(c).chat(hello());
+        QVERIFY2(t.elapsed() >= 950, qPrintable(QString::number(t.elapsed())));
+        QCOMPARE(reply.attempts, 2);
+        QCOMPARE(requests().size(), size_t(2));
+        QCOMPARE(llm::retryAfterSeconds("2.5"), 2.5);
+        QVERIFY(llm::retryAfterSeconds("soon") < 0);
+    }
+
+    void serverErrorThenSuccess_data()
+    {
+        QTest::addColumn<QString>("provider");
+        QTest::addColumn<QString>("error");
+        QTest::addColumn<int>("status");
+        QTest::addColumn<QString>("file");
+        QTest::newRow("openai 500") << "openai" << "openai_500.json" << 500 << "openai_first.json";
+        QTest::newRow("anthropic 529 overloaded") << "anthropic" << "anthropic_529.json" << 529 << "anthropic_first.sse";
+        QTest::newRow("gemini 503") << "gemini" << "openai_500.json" << 503 << "gemini_first.json";
+    }
+
+    void serverErrorThenSuccess()
+    {
+        QFETCH(QString, provider);
+        QFETCH(QString, error);
+        QFETCH(int, status);
+        QFETCH(QString, file);
+        const bool stream = file.endsWith(QLatin1String(".sse"));
+        script(J::array({{{"status", status}, {"file", error.toStdString()}}, {{"file", file.toStdString()}, {"stream", stream}}}));
+        std::function<void(std::string_view)> onDelta;
+        if (stream)
+            onDelta = [](std::string_view) {};
+        const auto reply = llm::Client(config(provider.toStdString())).chat(hello(), onDelta);
+        QCOMPARE(reply.attempts, 2);
+        QVERIFY(llm::parseReply(reply.text, "cpu").ok);
+    }
+
+    void retriesRunOut()
+    {
+        script(J::array({{{"status", 500}, {"file", "openai_500.json"}}}), true);
+        auto c = config("openai");
+        c.maxRetries = 2;
+        try {
+            llm::Client(c).chat(hello());
+            QFAIL("a server that always fails gave a reply");
+        } catch (const llm::LlmError &e) {
+            QCOMPARE(e.kind(), llm::ErrorKind::Server);
+            QCOMPARE(e.httpStatus(), 500L);
+            QVERIFY2(std::string(e.what()).find("Sorry about that") != std::string::npos, e.what());
+        }
+        QCOMPARE(requests().size(), size_t(3));
+    }
+
+    void timeout()
+    {
+        script(J::array({{{"file", "openai_first.json"}, {"delay", 3}}}));
+        auto c = config("openai");
+        c.totalTimeoutMs = 400;
+        QElapsedTimer t;
+        t.start();
+        try {
+            llm::Client(c).chat(hello());
+            QFAIL("no timeout");
+        } catch (const llm::LlmError &e) {
+            QCOMPARE(e.kind(), llm::ErrorKind::Timeout);
+            QVERIFY2(std::string(e.what()).find("400 ms") != std::string::npos, e.what());
+        }
+        QVERIFY(t.elapsed() < 2500);
+    }
+
+    void failures_data()
+    {
+        QTest::addColumn<QString>("provider");
+        QTest::addColumn<int>("status");
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<int>("kind");
+        QTest::addColumn<QString>("says");
+        using K = llm::ErrorKind;
+        QTest::newRow("openai bad key") << "openai" << 401 << "openai_401.json" << int(K::BadKey) << "OPENAI_API_KEY";
+        QTest::newRow("openai unknown model") << "openai" << 404 << "openai_404.json" << int(K::UnknownModel) << "gpt-9-turbo";
+        QTest::newRow("openai content filter") << "openai" << 200 << "openai_content_filter.json" << int(K::Refusal) << "content_filter";
+        QTest::newRow("openai refusal") << "openai" << 200 << "openai_refusal.json" << int(K::Refusal) << "can't help";
+        QTest::newRow("openai length") << "openai" << 200 << "openai_length.json" << int(K::Truncated) << "'length'";
+        QTest::newRow("openai malformed") << "openai" << 200 << "malformed.json" << int(K::Malformed) << "not JSON";
+        QTest::newRow("anthropic bad key") << "anthropic" << 401 << "anthropic_401.json" << int(K::BadKey) << "ANTHROPIC_API_KEY";
+        QTest::newRow("anthropic unknown model") << "anthropic" << 404 << "anthropic_404.json" << int(K::UnknownModel) << "claude-sonnet-9";
+        QTest::newRow("anthropic refusal") << "anthropic" << 200 << "anthropic_refusal.json" << int(K::Refusal) << "'refusal'";
+        QTest::newRow("anthropic max_tokens") << "anthropic" << 200 << "anthropic_max_tokens.json" << int(K::Truncated) << "'max_tokens'";
+        QTest::newRow("anthropic malformed") << "anthropic" << 200 << "malformed.json" << int(K::Malformed) << "malformed";
+        QTest::newRow("gemini bad key (400)") << "gemini" << 400 << "gemini_400_key.json" << int(K::BadKey) << "API_KEY_INVALID";
+        QTest::newRow("gemini unknown model") << "gemini" << 404 << "gemini_404.json" << int(K::UnknownModel) << "gemini-9-pro";
+        QTest::newRow("gemini safety") << "gemini" << 200 << "gemini_safety.json" << int(K::Refusal) << "SAFETY";
+        QTest::newRow("gemini MAX_TOKENS") << "gemini" << 200 << "gemini_max_tokens.json" << int(K::Truncated) << "MAX_TOKENS";
+        QTest::newRow("gemini malformed") << "gemini" << 200 << "malformed.json" << int(K::Malformed) << "not JSON";
+    }
+
+    void failures()
+    {
+        QFETCH(QString, provider);
+        QFETCH(int, status);
+        QFETCH(QString, file);
+        QFETCH(int, kind);
+        QFETCH(QString, says);
+        script(J::array({{{"status", status}, {"file", file.toStdString()}}}));
+        llm::Exchange ex;
+        try {
+            llm::Client(config(provider.toStdString())).chat(hello(), {}, &ex);
+            QFAIL("no error");
+        } catch (const llm::LlmError &e) {
+            QVERIFY2(int(e.kind()) == kind, (llm::errorKindName(e.kind()) + ": " + e.what()).c_str());
+            QVERIFY2(std::string(e.what()).find(says.toStdString()) != std::string::npos, e.what());
+            // The 401 body echoes the key: it is redacted in the message and the stored response.
+            QVERIFY2(std::string(e.what()).find(kKey) == std::string::npos, e.what());
+        }
+        QVERIFY(ex.responseBody.find(kKey) == std::string::npos);
+        QCOMPARE(requests().size(), size_t(1)); // none of these is retried
+    }
+
+    void cancelMidStream_data()
+    {
+        QTest::addColumn<QString>("provider");
+        QTest::addColumn<QString>("file");
+        QTest::newRow("openai") << "openai" << "openai_first.sse";
+        QTest::newRow("anthropic") << "anthropic" << "anthropic_first.sse";
+        QTest::newRow("gemini") << "gemini" << "gemini_first.sse";
+    }
+
+    void cancelMidStream()
+    {
+        QFETCH(QString, provider);
+        QFETCH(QString, file);
+        script(J::array({{{"file", file.toStdString()}, {"stream", true}, {"chunk_delay", 0.5}}}));
+        std::atomic<bool> cancel{false};
+        auto c = config(provider.toStdString());
+        c.cancel = &cancel;
+        int deltas = 0;
+        QElapsedTimer t;
+        t.start();
+        try {
+            llm::Client(c).chat(hello(), [&](std::string_view) {
+                ++deltas;
+                cancel = true;
+            });
+            QFAIL("the cancelled stream completed");
+        } catch (const llm::LlmError &e) {
+            QCOMPARE(e.kind(), llm::ErrorKind::Cancelled);
+        }
+        QCOMPARE(deltas, 1);
+        QVERIFY2(t.elapsed() < 2000, qPrintable(QString::number(t.elapsed()))); // the whole stream takes 4-5 s
+    }
+
+    void parseReplies_data()
+    {
+        QTest::addColumn<QString>("backend");
+        QTest::addColumn<QString>("text");
+        QTest::addColumn<QString>("failure");
+        QTest::newRow("cpu block") << "cpu" << "Change: x\n```cpp\nextern \"C\" int kforge_entry() { return 0; }\n```\n" << "";
+        QTest::newRow("prose only") << "cpu" << QString::fromStdString(J::parse(dataFile("openai_nocode.json"))["choices"][0]["message"]["content"].get<std::string>()) << "no_code";
+        QTest::newRow("not closed") << "cpu" << "```cpp\nextern \"C\" int kforge_entry(" << "no_code";
+        QTest::newRow("json only") << "cpu" << "```json\n{}\n```" << "no_code";
+        QTest::newRow("no entry point") << "cpu" << "```cpp\nint f() { return 0; }\n```" << "no_entry_point";
+        QTest::newRow("cuda comment plan")
+            << "cuda" << "```cuda\n/* kforge-launch\n{\"kernels\":[{\"name\":\"k\",\"grid\":[1],\"block\":[32],\"args\":[]}]}\n*/\nextern \"C\" __global__ void k() {}\n```" << "";
+        QTest::newRow("cuda json plan")
+            << "cuda" << "```cuda\nextern \"C\" __global__ void k() {}\n```\n```json\n{\"kernels\":[{\"name\":\"k\",\"grid\":[1],\"block\":[32],\"args\":[]}]}\n```" << "";
+        QTest::newRow("cuda no plan") << "cuda" << "```cuda\nextern \"C\" __global__ void k() {}\n```" << "no_launch_plan";
+        QTest::newRow("cuda bad plan") << "cuda" << "```cuda\n/* kforge-launch\n{\"kernels\": \n*/\nextern \"C\" __global__ void k() {}\n```" << "bad_launch_plan";
+    }
+
+    void parseReplies()
+    {
+        QFETCH(QString, backend);
+        QFETCH(QString, text);
+        QFETCH(QString, failure);
+        const auto r = llm::parseReply(text.toStdString(), backend.toStdString());
+        QCOMPARE(QString::fromStdString(r.failure), failure);
+        QCOMPARE(r.ok, failure.isEmpty());
+        if (r.ok && backend == QLatin1String("cuda"))
+            QCOMPARE(r.candidate.launch["kernels"][0]["name"].get<std::string>(), std::string("k"));
+        if (!r.ok)
+            QVERIFY(!r.message.empty());
+    }
+
+    void priceTable()
+    {
+        const auto t = llm::PriceTable::builtin();
+        QVERIFY(t.find("openai", "gpt-4.1"));
+        QCOMPARE(t.find("openai", "gpt-4.1")->inputPerMillion, 2.0);
+        // Longest pattern wins: claude-opus-4-5 is priced apart from claude-opus-4.
+        QCOMPARE(t.find("anthropic", "claude-opus-4-5-20251101")->outputPerMillion, 25.0);
+        QCOMPARE(t.find("anthropic", "claude-opus-4-1-20250805")->outputPerMillion, 75.0);
+        QCOMPARE(t.find("ollama", "qwen2.5-coder:32b")->inputPerMillion, 0.0);
+        QVERIFY(!t.find("openai", "gpt-unknown"));
+        QCOMPARE(t.find("openai", "gpt-4.1")->cost({1000000, 500000}), 6.0);
+
+        // A user's copy is laid over the shipped table.
+        QTemporaryDir cfg;
+        QDir().mkpath(cfg.filePath(QStringLiteral("kforge")));
+        QFile f(cfg.filePath(QStringLiteral("kforge/prices.json")));
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(R"({"providers":{"openai":{"gpt-4.1":{"input":1.0,"output":4.0}},"vllm":{"my-model":{"input":0.5,"output":0.5}}}})");
+        f.close();
+        qputenv("XDG_CONFIG_HOME", cfg.path().toUtf8());
+        const auto u = llm::PriceTable::load();
+        qunsetenv("XDG_CONFIG_HOME");
+        QCOMPARE(u.find("openai", "gpt-4.1")->inputPerMillion, 1.0);
+        QCOMPARE(u.find("openai", "gpt-4o")->inputPerMillion, 2.5);
+        QCOMPARE(u.find("vllm", "my-model")->inputPerMillion, 0.5);
+        QVERIFY_THROWS_EXCEPTION(Error, llm::PriceTable::fromJson(J::parse(R"({"providers":{"x":{"m":{"input":-1,"output":1}}}})"), "t"));
+    }
+
+    void promptHoldsTheCardAndContract()
+    {
+        const auto card = hardsigmoidCard(64, 512);
+        llm::PromptInput in;
+        in.card = &card;
+        const auto p = llm::buildPrompt(in);
+        const auto &u = p.messages.at(0).content;
+        QCOMPARE(llm::promptMode(in), std::string("first"));
+        for (const char *s : {"aten::hardsigmoid(Tensor self) -> Tensor", "inputs[0] x: float32 [rows, cols] = 64 x 512", "rows=7",
+                              "kforge_entry", "struct kf_tensor"})
+            QVERIFY2(u.find(s) != std::string::npos, s);
+        QVERIFY(llm::capCompileLog(std::string(10000, 'x'), 100).find("more bytes of the log left out") != std::string::npos);
+    }
+
+    // A wrong kernel comes back with its compile error; the repair request carries the error; the
+    // repaired kernel passes the real worker. Tokens and cost are on the nodes, the key on none.
+    void repairsAfterCompileError()
+    {
+        if (test::workerCommand().empty())
+            QSKIP("no kforge-worker in this build");
+        const auto file = m_dir.filePath(QStringLiteral("repair.kforge")).toStdString();
+        const auto card = hardsigmoidCard(32, 256);
+        SessionStore store(file);
+        const auto sid = store.createSession({0, "llm repair", "single operator", "cpu", "llm:openai/gpt-test", "running", {}, 0});
+        const auto op = store.addOperator(sid, card);
+        NodeRecord root;
+        root.sessionId = sid;
+        root.operatorId = op;
+        root.status = "baseline";
+        root.templateId = "aten";
+        root.id = store.addNode(root, Candidate{"reference", card.atenSchema, J::object()});
+
+        script(J::array({{{"file", "openai_wrong.json"}}, {{"file", "openai_repair.json"}}}));
+        LlmProposerOptions o;
+        o.provider = config("openai", "gpt-test");
+        o.prices = prices();
+        o.pricesGiven = true;
+        o.stream = false;
+        LlmProposer proposer(store, o);
+        proposer.begin(sid, op);
+        WorkerPool pool({test::workerCommand(), 1});
+        pool.start();
+        EvalOptions eo;
+        eo.benchSamples = 5;
+        eo.warmup = 1;
+        std::mt19937_64 rng(1);
+
+        auto evaluate = [&](const NodeRecord *parent, NodeRecord &out) {
+            auto p = proposer.propose(card, parent, rng);
+            QVERIFY(p);
+            out.sessionId = sid;
+            out.operatorId = op;
+            out.parentId = parent ? parent->id : root.id;
+            out.expansion = parent ? "repair" : "improve";
+            out.templateId = p->templateId;
+            out.params = p->params;
+            out.summary = p->rationale;
+            out.id = store.addNode(out, p->candidate);
+            proposer.stored(out.id);
+            const auto v = pool.evaluate(card, p->candidate, eo);
+            store.finishNode(out.id, v, 0);
+            out.status = statusName(v.status);
+            out.summary = v.summaryLine();
+        };
+        NodeRecord wrong, repaired;
+        evaluate(nullptr, wrong);
+        QCOMPARE(wrong.status, std::string("compile_error"));
+        evaluate(&wrong, repaired);
+        QVERIFY2(repaired.status == "accepted" || repaired.status == "not_faster", repaired.summary.c_str());
+        pool.shutdown();
+
+        const auto reqs = requests();
+        QCOMPARE(reqs.size(), size_t(2));
+        const auto second = J::parse(reqs[1]["body"].get<std::string>())["messages"][1]["content"].get<std::string>();
+        QVERIFY2(second.find("numel") != std::string::npos, second.c_str()); // the compiler's complaint
+        QVERIFY(second.find("Compile log") != std::string::npos);
+        QVERIFY(second.find("The parent candidate failed") != std::string::npos);
+        QVERIFY(second.find("inputs[0].numel") != std::string::npos); // the parent's code
+
+        LlmCallLog log(store, false);
+        const auto calls = log.nodeCalls(repaired.id);
+        QCOMPARE(calls.size(), size_t(1));
+        QCOMPARE(calls[0].purpose, std::string("repair"));
+        QCOMPARE(J::parse(calls[0].request), J::parse(reqs[1]["body"].get<std::string>())); // the exact request
+        QCOMPARE(J::parse(calls[0].response), J::parse(dataFile("openai_repair.json")));   // the whole response
+        QCOMPARE(calls[0].inputTokens, int64_t(2650));
+        const double wrongCost = (1843 * 2.0 + 301 * 8.0) / 1e6, repairCost = (2650 * 2.0 + 455 * 8.0) / 1e6;
+        QVERIFY(std::abs(log.nodeTotals(wrong.id).cost - wrongCost) < 1e-12);
+        QVERIFY(std::abs(log.nodeTotals(repaired.id).cost - repairCost) < 1e-12);
+        QVERIFY(std::abs(log.operatorTotals(op).cost - (wrongCost + repairCost)) < 1e-12);
+        QVERIFY(std::abs(log.sessionTotals(sid).cost - proposer.spent()) < 1e-12);
+        QCOMPARE(log.sessionTotals(sid).outputTokens, int64_t(301 + 455));
+        const auto detail = store.nodeDetail(repaired.id);
+        const auto repairText = J::parse(dataFile("openai_repair.json"))["choices"][0]["message"]["content"].get<std::string>();
+        QCOMPARE(detail->candidate.source, llm::parseReply(repairText, "cpu").candidate.source);
+        QCOMPARE(detail->node.params["mode"].get<std::string>(), std::string("repair"));
+    }
+
+    // A reply with prose and no code is answered in the same conversation; the second reply's kernel is used.
+    void noCodeAsksAgain()
+    {
+        const auto file = m_dir.filePath(QStringLiteral("nocode.kforge")).toStdString();
+        const auto card = hardsigmoidCard(32, 256);
+        SessionStore store(file);
+        const auto sid = store.createSession({0, "llm", "single operator", "cpu", "llm", "running", {}, 0});
+        const auto op = store.addOperator(sid, card);
+        LlmProposerOptions o;
+        o.provider = config("openai", "gpt-test");
+        o.prices = prices();
+        o.pricesGiven = true;
+        LlmProposer proposer(store, o);
+        proposer.begin(sid, op);
+        std::mt19937_64 rng(1);
+        script(J::array({{{"file", "openai_nocode.sse"}, {"stream", true}}, {{"file", "openai_first.sse"}, {"stream", true}}}));
+        auto p = proposer.propose(card, nullptr, rng);
+        QVERIFY2(p, proposer.lastFailure().c_str());
+        QVERIFY(p->candidate.source.find("kforge_entry") != std::string::npos);
+        const auto reqs = requests();
+        QCOMPARE(reqs.size(), size_t(2));
+        const auto msgs = J::parse(reqs[1]["body"].get<std::string>())["messages"];
+        QCOMPARE(msgs.size(), size_t(4)); // system, user, the prose reply, the request for code
+        QCOMPARE(msgs[2]["role"].get<std::string>(), std::string("assistant"));
+        QVERIFY(msgs[3]["content"].get<std::string>().find("no fenced code block") != std::string::npos);
+        LlmCallLog log(store, false);
+        const auto calls = log.calls(sid);
+        QCOMPARE(calls.size(), size_t(2));
+        QCOMPARE(calls[0].outcome, std::string("no_code"));
+        QCOMPARE(calls[1].purpose, std::string("reformat"));
+        QCOMPARE(calls[1].outcome, std::string("ok"));
+    }
+
+    void budgetStopsTheSearch()
+    {
+        const auto file = m_dir.filePath(QStringLiteral("budget.kforge")).toStdString();
+        const auto card = hardsigmoidCard(32, 256);
+        SessionStore store(file);
+        const auto sid = store.createSession({0, "llm", "single operator", "cpu", "llm", "running", {}, 0});
+        const auto op = store.addOperator(sid, card);
+        script(J::array({{{"file", "openai_nocode.json"}}}), true);
+        LlmProposerOptions o;
+        o.provider = config("openai", "gpt-test");
+        o.prices = prices();
+        o.pricesGiven = true;
+        o.stream = false;
+        o.budget = 0.001; // one call costs 0.0044
+        LlmProposer proposer(store, o);
+        proposer.begin(sid, op);
+        std::mt19937_64 rng(1);
+        QVERIFY(!proposer.propose(card, nullptr, rng));
+        QVERIFY2(proposer.stopReason().find("money budget spent") != std::string::npos, proposer.stopReason().c_str());
+        QCOMPARE(requests().size(), size_t(1));
+        QVERIFY(!proposer.propose(card, nullptr, rng));
+        QCOMPARE(requests().size(), size_t(1));
+        // No price and a budget: refused before any call.
+        o.provider.model = "gpt-unpriced";
+        QVERIFY_THROWS_EXCEPTION(llm::LlmError, LlmProposer(store, o));
+    }
+
+    // The whole search with the llm proposer on the CPU backend through the real worker: the accepted
+    // kernel is the replayed one.
+    void searchEndToEnd()
+    {
+        if (test::workerCommand().empty())
+            QSKIP("no kforge-worker in this build");
+        const auto file = m_dir.filePath(QStringLiteral("search.kforge")).toStdString();
+        const auto card = hardsigmoidCard(16, 256);
+        SessionStore store(file);
+        const auto sid = store.createSession({0, "llm search", "single operator", "cpu", "llm:openai/gpt-test", "running", {}, 0});
+        const auto op = store.addOperator(sid, card);
+        // A wrong kernel first; every later request gets the correct one.
+        auto js = J::array({{{"file", "openai_wrong.json"}}});
+        for (int i = 0; i < 8; ++i)
+            js.push_back({{"file", "openai_first.sse"}, {"stream", true}});
+        script(js);
+        LlmProposerOptions o;
+        o.provider = config("openai", "gpt-test");
+        o.prices = prices();
+        o.pricesGiven = true;
+        LlmProposer proposer(store, o);
+        WorkerPool pool({test::workerCommand(), 1});
+        pool.start();
+        SearchOptions so;
+        so.maxNodes = 3;
+        so.eval.benchSamples = 15;
+        so.eval.warmup = 2;
+        SearchEngine engine(store, pool, proposer, so);
+        const auto prog = engine.run(sid, op, card);
+        pool.shutdown();
+        QCOMPARE(prog.evaluated, 3);
+        QCOMPARE(prog.failed, 1);
+
+        const auto expected = llm::parseReply(J::parse(dataFile("openai_first.json"))["choices"][0]["message"]["content"].get<std::string>(), "cpu");
+        SessionStore reader(file, SessionStore::Mode::ReadOnly);
+        LlmCallLog log(reader, false);
+        int correct = 0, accepted = 0;
+        for (const auto &n : reader.nodes(sid)) {
+            if (n.status == "baseline")
+                continue;
+            QCOMPARE(n.templateId, std::string("llm:openai/gpt-test"));
+            QCOMPARE(log.nodeCalls(n.id).size(), size_t(1));
+            const auto d = reader.nodeDetail(n.id);
+            if (n.status == "accepted" || n.status == "not_faster") {
+                ++correct;
+                accepted += n.status == "accepted";
+                QCOMPARE(d->candidate.source, expected.candidate.source);
+            }
+        }
+        QCOMPARE(correct, 2);
+        QVERIFY2(accepted >= 1, "the replayed kernel was not accepted"); // 16x256 elements: ATen's dispatch dominates its time
+        qInfo("best speedup %.2fx, %d accepted", prog.bestSpeedup, accepted);
+        QCOMPARE(log.sessionTotals(sid).calls, 3);
+
+        // The key is in no file of the session, nor in any log the test folder holds.
+        QDirIterator it(m_dir.path(), QDir::Files, QDirIterator::Subdirectories);
+        while (it.hasNext()) {
+            const auto path = it.next();
+            QVERIFY2(!test::readAll(path).contains(kKey), qPrintable(path));
+        }
+    }
+};
+
+QTEST_GUILESS_MAIN(TestLlm)
+#include "tst_llm.moc"
