@@ -7,6 +7,8 @@
 //   <- {"id":2,"type":"result","ok":true,"verdict":{...}}
 //   -> {"id":3,"type":"profile","card":{...},"candidate":{...}}        (cuda candidates, where ncu exists)
 //   <- {"id":3,"type":"profile","ok":true,"profile":{"memory_throughput_pct":..,"top_stalls":[..],..}}
+//   -> {"id":4,"type":"profile_workload","workload":{...},"dir":"..."}   (worker/profile/workload_profiler.h)
+//   <- {"id":4,"type":"workload_profile","ok":true,"workload":{<with calls, cards, skipped, samples>}}
 //   -> {"id":3,"type":"shutdown"}
 //   <- {"id":3,"type":"bye","ok":true}
 //
