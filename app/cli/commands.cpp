@@ -186,7 +186,8 @@ int searchCommand(const Args &args)
     const Options o(args, {{"--help", false}, {"--session", true}, {"--nodes", true}, {"--seconds", true},
                            {"--stall", true}, {"--workers", true}, {"--seed", true}, {"--worker", true},
                            {"--rows", true}, {"--cols", true}, {"--op", true}, {"--samples", true}, {"--deadline-ms", true},
-                           {"--family", true}, {"--shape", true}, {"--dtype", true}, {"--backend", true}});
+                           {"--family", true}, {"--shape", true}, {"--dtype", true}, {"--backend", true},
+                           {"--proposer", true}, {"--base-url", true}, {"--budget-usd", true}});
     if (o.has("--help")) {
         std::puts("usage: kforge-cli search [options]\n\n"
                   "Searches kernels for an operator of the built-in demo workload with the offline template\n"
@@ -207,7 +208,14 @@ int searchCommand(const Args &args)
                   "  --backend B        cpu (default) or cuda\n"
                   "  --samples N        timed runs per side (default 30)\n"
                   "  --deadline-ms MS   per-evaluation deadline (default 60000)\n"
-                  "  --seed N           search seed (default 1)");
+                  "  --seed N           search seed (default 1)\n"
+                  "  --proposer P       templates (default, offline) or llm:PROVIDER/MODEL, e.g. llm:anthropic/claude-sonnet-4-5,\n"
+                  "                     llm:openai/gpt-4.1, llm:gemini/gemini-2.5-pro, llm:openrouter/deepseek/deepseek-chat,\n"
+                  "                     llm:vllm/MODEL, llm:ollama/MODEL; the key comes from OPENAI_API_KEY, ANTHROPIC_API_KEY,\n"
+                  "                     GEMINI_API_KEY or OPENROUTER_API_KEY\n"
+                  "  --base-url URL     the provider's endpoint (an OpenAI-compatible server: http://host:8000/v1)\n"
+                  "  --budget-usd X     stop when the LLM calls have cost X (prices: resources/llm/prices.json,\n"
+                  "                     overridden by ~/.config/kforge/prices.json)");
         return 0;
     }
     const auto card = demoCard(o);
@@ -219,6 +227,11 @@ int searchCommand(const Args &args)
     so.eval.benchSamples = o.count("--samples", so.eval.benchSamples, 1, 100000);
     so.eval.deadlineMs = o.count("--deadline-ms", so.eval.deadlineMs, 1, kMaxDeadlineMs);
     const auto backend = o.choice("--backend", "cpu", kBackends);
+    const auto proposerSpec = o.get("--proposer", "templates");
+    const bool llmProposer = proposerSpec != "templates";
+    if (!llmProposer && (o.has("--base-url") || o.has("--budget-usd")))
+        throw Error("options --base-url and --budget-usd are for --proposer llm:PROVIDER/MODEL");
+    const double budget = o.real("--budget-usd", 0, 0, 1e6);
 
     const auto path = o.get("--session", "kforge-session.kforge");
     PoolOptions po;
@@ -229,6 +242,11 @@ int searchCommand(const Args &args)
     else if (o.has("--workers"))
         po.workers = int(parseInteger("--workers", o.get("--workers"), 1, kMaxWorkers, "auto"));
     SessionStore store(path);
+    std::unique_ptr<Proposer> proposer;
+    if (llmProposer)
+        proposer = makeLlmProposer(proposerSpec, o.get("--base-url"), budget, store, backend);
+    else
+        proposer = std::make_unique<TemplateProposer>(backend);
     WorkerPool pool(po);
     pool.start();
 
@@ -236,13 +254,14 @@ int searchCommand(const Args &args)
     info.name = "search " + card.key;
     info.workload = o.has("--family") ? "single operator" : demoWorkload().name;
     info.backend = backend;
-    info.proposer = "templates";
+    info.proposer = proposer->name();
     info.options = {{"nodes", so.maxNodes}, {"workers", po.workers}, {"seed", so.seed}};
+    if (budget > 0)
+        info.options["budget_usd"] = budget;
     const auto sessionId = store.createSession(info);
     const auto opId = store.addOperator(sessionId, card);
 
-    TemplateProposer proposer(backend);
-    SearchEngine engine(store, pool, proposer, so);
+    SearchEngine engine(store, pool, *proposer, so);
     g_engine = &engine;
     std::signal(SIGINT, onSigint);
     PrintingObserver obs;
@@ -253,6 +272,8 @@ int searchCommand(const Args &args)
     pool.shutdown();
     std::printf("done (%s): %d evaluated, %d failed, %d accepted; best %.3fx (node %lld) in %.1f s\n", prog.stopReason.c_str(),
                 prog.evaluated, prog.failed, prog.accepted, prog.bestSpeedup, (long long)prog.bestNode, prog.elapsedSeconds);
+    if (llmProposer)
+        printLlmTotals(store, sessionId);
     return 0;
 }
 

@@ -1,6 +1,13 @@
 #pragma once
+#include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
+
+namespace kforge {
+class Proposer;
+class SessionStore;
+} // namespace kforge
 
 namespace kforge::cli {
 
@@ -13,6 +20,10 @@ int templatesCommand(const Args &args);
 int checkTemplatesCommand(const Args &args);
 int profileCommand(const Args &args);
 int decideCommand(const Args &args); // app/cli/decide_command.cpp
+// app/cli/llm_commands.cpp: the llm proposer for `search --proposer llm:PROVIDER/MODEL`, and its totals.
+std::unique_ptr<Proposer> makeLlmProposer(const std::string &spec, const std::string &baseUrl, double budget, SessionStore &store,
+                                          const std::string &backend);
+void printLlmTotals(const SessionStore &store, int64_t sessionId);
 int profileWorkloadCommand(const Args &args); // app/cli/workload_commands.cpp
 int importCommand(const Args &args);          // app/cli/workload_commands.cpp
 
