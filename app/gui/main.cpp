@@ -3,6 +3,7 @@
 #include <QApplication>
 #include <QDialog>
 #include <QFileInfo>
+#include <QIcon>
 #include <QTimer>
 #include <cstdio>
 #include <cstring>
@@ -166,6 +167,9 @@ int main(int argc, char **argv)
     QApplication app(argc, argv);
     QApplication::setApplicationName(QStringLiteral("kforge"));
     QApplication::setOrganizationName(QStringLiteral("kforge"));
+    QApplication::setApplicationVersion(QStringLiteral(KFORGE_VERSION));
+    QGuiApplication::setDesktopFileName(QStringLiteral("org.kforge.kforge"));
+    QApplication::setWindowIcon(QIcon::fromTheme(QStringLiteral("org.kforge.kforge"), QIcon(QStringLiteral(":/icons/kforge.png"))));
 
     kforge::ui::MainWindow window;
     window.resize(1500, 900);
