@@ -40,6 +40,7 @@
 #include "ui/search_settings.h"
 #include "ui/session_context.h"
 #include "ui/session_watcher.h"
+#include "ui/status_style.h"
 #include "ui/tree_view.h"
 #include "ui/verdict_pane.h"
 
@@ -867,6 +868,56 @@ private slots:
             QVERIFY2(tip.contains(card), qPrintable(tip));
         if (visits > 0)
             QVERIFY2(tip.contains(QStringLiteral("%1 visit").arg(visits)), qPrintable(tip));
+    }
+
+    void largeTreeIsDrawnAsAnOverview()
+    {
+        // 1,500 nodes in two levels: fitted, a node is a fraction of a pixel.
+        const QString file = path("large.kforge");
+        {
+            SessionStore s(file.toStdString());
+            const auto sid = s.createSession({0, "large", "demo-attention", "cpu", "templates", "finished", {}, 0});
+            const auto op = s.addOperator(sid, makeSoftmaxCard(256, 1024));
+            NodeRecord root;
+            root.sessionId = sid;
+            root.operatorId = op;
+            root.status = "baseline";
+            const auto rootId = s.addNode(root, Candidate{"reference", "aten", nlohmann::json::object()});
+            for (int i = 0; i < 50; ++i) {
+                const auto parent = addFinishedNode(s, sid, op, rootId, 1.1 + 0.01 * i, "// a");
+                for (int k = 0; k < 29; ++k)
+                    addFinishedNode(s, sid, op, parent, 1.0 + 0.001 * k, "// b");
+            }
+        }
+        MainWindow w;
+        w.resize(1200, 800);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QCOMPARE(w.openSession(file), QString());
+        auto *tree = w.treeView();
+        QCOMPARE(tree->nodeItemCount(), 1501);
+        tree->fitTree();
+        QVERIFY(tree->drawsOverview());
+        auto count = [](const QImage &image, QColor colour) {
+            int n = 0;
+            for (int y = 0; y < image.height(); ++y)
+                for (int x = 0; x < image.width(); ++x)
+                    n += image.pixelColor(x, y) == colour;
+            return n;
+        };
+        QImage overview = tree->viewport()->grab().toImage().convertToFormat(QImage::Format_RGB32);
+        QVERIFY2(count(overview, QColor(0xe8, 0xa2, 0x02)) > 10, "the best path is drawn"); // gold
+        QVERIFY2(count(overview, statusStyle("accepted").fill) > 100, "the accepted nodes are drawn");
+        // The selection shows at any zoom.
+        w.context()->select(tree->nodeItem(3)->id());
+        overview = tree->viewport()->grab().toImage().convertToFormat(QImage::Format_RGB32);
+        QVERIFY(count(overview, QColor(0x1e, 0x6f, 0xd9)) >= 16);
+        // Zoomed in, nodes are items with their circles and labels again.
+        tree->setTransform(QTransform());
+        QVERIFY(!tree->drawsOverview());
+        tree->centerOn(tree->nodeItem(3));
+        const QImage detail = tree->viewport()->grab().toImage().convertToFormat(QImage::Format_RGB32);
+        QVERIFY(count(detail, statusStyle("accepted").fill) > 500); // whole circles
     }
 
     void kernelUsageFromTheCompileLog_data()

@@ -22,6 +22,9 @@ struct NodeStats {
 class NodeItem : public QGraphicsItem {
 public:
     static constexpr qreal kRadius = 15;
+    // Below this radius in device pixels a node is drawn as a plain square (and the tree view draws
+    // the whole tree in batches instead of item by item).
+    static constexpr qreal kMinDetailPx = 3.0;
     enum { Type = UserType + 1 };
     enum DataRole { NodeIdRole = 0 }; // data(NodeIdRole) holds the node id, for tests and tools
 

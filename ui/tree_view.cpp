@@ -3,7 +3,9 @@
 #include <QGraphicsPathItem>
 #include <QKeyEvent>
 #include <QMouseEvent>
+#include <QPainter>
 #include <QSet>
+#include <QStyleOptionGraphicsItem>
 #include <QWheelEvent>
 #include <algorithm>
 #include <cmath>
@@ -16,6 +18,34 @@
 namespace kforge::ui {
 
 namespace {
+// An elbow between a parent and a child. Zoomed far out, where the pen is under a pixel wide, it is
+// drawn as a one-pixel polyline without antialiasing: thousands of them then cost little.
+class EdgeItem : public QGraphicsPathItem {
+public:
+    using QGraphicsPathItem::QGraphicsPathItem;
+    void paint(QPainter *painter, const QStyleOptionGraphicsItem *, QWidget *) override
+    {
+        const qreal scale = QStyleOptionGraphicsItem::levelOfDetailFromTransform(painter->worldTransform());
+        const QPainterPath &p = path();
+        if (scale * pen().widthF() < 1.0 && p.elementCount() <= 8) {
+            QPen thin = pen();
+            thin.setCosmetic(true);
+            thin.setWidthF(thin.widthF() > 2 ? 2 : 0);
+            painter->setRenderHint(QPainter::Antialiasing, false);
+            painter->setPen(thin);
+            QPointF points[8];
+            for (int i = 0; i < p.elementCount(); ++i)
+                points[i] = p.elementAt(i);
+            painter->drawPolyline(points, p.elementCount());
+            return;
+        }
+        painter->setRenderHint(QPainter::Antialiasing);
+        painter->setPen(pen());
+        painter->setBrush(Qt::NoBrush);
+        painter->drawPath(p);
+    }
+};
+
 const QColor kGold(0xe8, 0xa2, 0x02);
 const QColor kEdge(0xa0, 0xa0, 0xa0);
 constexpr qreal kMinScale = 0.05;
@@ -34,6 +64,9 @@ TreeView::TreeView(SessionContext *context, QWidget *parent)
     setResizeAnchor(QGraphicsView::AnchorViewCenter);
     // The legend is painted in viewport coordinates; partial updates would smear it while panning.
     setViewportUpdateMode(QGraphicsView::FullViewportUpdate);
+    // Every item sets the pen, brush and hints it paints with, so the view need not save and restore
+    // the painter around each of them (thousands of nodes when a large tree is fitted).
+    setOptimizationFlags(QGraphicsView::DontSavePainterState | QGraphicsView::DontAdjustForAntialiasing);
     setBackgroundBrush(QColor(0xfa, 0xfa, 0xf8));
     setMinimumSize(320, 240);
 
@@ -53,6 +86,7 @@ TreeView::TreeView(SessionContext *context, QWidget *parent)
 
 void TreeView::showCompared(const QList<qint64> &ids)
 {
+    m_overviewDirty = true;
     for (auto *item : std::as_const(m_nodes))
         item->setCompared(int(ids.indexOf(item->id())) + 1);
 }
@@ -70,6 +104,7 @@ QList<qint64> TreeView::bestPathDrawn() const
 
 void TreeView::clear()
 {
+    m_overviewDirty = true;
     m_scene->clear();
     m_nodes.clear();
     m_edges.clear();
@@ -98,6 +133,7 @@ void TreeView::refresh()
     auto position = [this](const NodePlacement &p) { return QPointF(p.x * m_columnWidth, p.depth * m_levelHeight); };
 
     m_filterStates = applyFilter(snap.nodes(), snap.session().proposer, m_filter);
+    m_overviewDirty = true;
     QSet<qint64> alive;
     bool running = false;
     for (const auto &n : snap.nodes()) {
@@ -153,7 +189,8 @@ void TreeView::refresh()
         path.lineTo(to);
         QGraphicsPathItem *edge = m_edges.value(n.id);
         if (!edge) {
-            edge = m_scene->addPath(path);
+            edge = new EdgeItem(path);
+            m_scene->addItem(edge);
             m_edges.insert(n.id, edge);
         } else {
             edge->setPath(path);
@@ -202,6 +239,7 @@ void TreeView::chooseSpacing(double columns, int levels)
 // Moves every item to the current spacing (after a resize changed it).
 void TreeView::place()
 {
+    m_overviewDirty = true;
     for (auto it = m_nodes.begin(); it != m_nodes.end(); ++it) {
         auto g = m_grid.find(it.key());
         if (g != m_grid.end())
@@ -222,6 +260,7 @@ void TreeView::fitTree()
 
 void TreeView::showSelection(qint64 id)
 {
+    m_overviewDirty = true;
     for (auto *item : std::as_const(m_nodes))
         item->setMarked(item->id() == id);
     if (auto *item = m_nodes.value(id))
@@ -358,6 +397,89 @@ FilterState TreeView::filterState(qint64 id) const
 {
     auto it = m_filterStates.find(id);
     return it == m_filterStates.end() ? FilterState::Shown : it->second;
+}
+
+bool TreeView::drawsOverview() const
+{
+    return !m_nodes.isEmpty() && transform().m11() * NodeItem::kRadius < NodeItem::kMinDetailPx;
+}
+
+void TreeView::paintEvent(QPaintEvent *event)
+{
+    if (!drawsOverview()) {
+        QGraphicsView::paintEvent(event);
+        return;
+    }
+    QPainter painter(viewport());
+    painter.fillRect(viewport()->rect(), backgroundBrush());
+    painter.setTransform(viewportTransform());
+    paintOverview(&painter);
+    drawForeground(&painter, mapToScene(viewport()->rect()).boundingRect());
+}
+
+void TreeView::rebuildOverview()
+{
+    m_overviewDirty = false;
+    m_overview = {};
+    std::unordered_map<QRgb, size_t> byColour;
+    for (auto *item : std::as_const(m_nodes)) {
+        if (!item->isVisible())
+            continue;
+        QColor c = item->onBestPath() ? kGold : statusStyle(item->status()).fill;
+        if (item->isDimmed())
+            c.setAlphaF(0.2f);
+        auto [it, added] = byColour.try_emplace(c.rgba(), m_overview.nodes.size());
+        if (added)
+            m_overview.nodes.push_back({c, {}});
+        m_overview.nodes[it->second].second.push_back(item->pos());
+        if (item->isMarked() || item->comparedOrder() > 0)
+            m_overview.marked.push_back(item->pos());
+    }
+    for (auto it = m_edges.begin(); it != m_edges.end(); ++it) {
+        QGraphicsPathItem *edge = it.value();
+        if (!edge->isVisible())
+            continue;
+        const QPainterPath &p = edge->path();
+        auto &out = edge->zValue() > 0 ? m_overview.bestEdges : edge->opacity() < 1 ? m_overview.dimmedEdges : m_overview.edges;
+        for (int i = 1; i < p.elementCount(); ++i)
+            out.emplace_back(QPointF(p.elementAt(i - 1)), QPointF(p.elementAt(i)));
+    }
+}
+
+// The tree in a handful of calls: thousands of nodes fitted to a window are a few pixels each, where
+// circles, outlines and labels would not be seen anyway and item-by-item painting costs a frame.
+void TreeView::paintOverview(QPainter *painter)
+{
+    if (m_overviewDirty)
+        rebuildOverview();
+    const qreal scale = transform().m11();
+    painter->setRenderHint(QPainter::Antialiasing, false);
+    auto lines = [painter](const std::vector<QLineF> &l, QColor colour, int width) {
+        QPen pen(colour, width);
+        pen.setCosmetic(true);
+        painter->setPen(pen);
+        painter->drawLines(l.data(), int(l.size()));
+    };
+    QColor dimmedEdge = kEdge;
+    dimmedEdge.setAlphaF(0.2f);
+    lines(m_overview.dimmedEdges, dimmedEdge, 0);
+    lines(m_overview.edges, kEdge, 0);
+    lines(m_overview.bestEdges, kGold, 2);
+    painter->setPen(Qt::NoPen);
+    std::vector<QRectF> rects;
+    auto squares = [&](const std::vector<QPointF> &centres, qreal devicePx) {
+        const qreal half = std::max<qreal>(NodeItem::kRadius, devicePx / scale);
+        rects.clear();
+        for (const auto &c : centres)
+            rects.emplace_back(c.x() - half, c.y() - half, 2 * half, 2 * half);
+        painter->drawRects(rects.data(), int(rects.size()));
+    };
+    painter->setBrush(QColor(0x1e, 0x6f, 0xd9));
+    squares(m_overview.marked, 4);
+    for (const auto &[colour, centres] : m_overview.nodes) {
+        painter->setBrush(colour);
+        squares(centres, colour == kGold ? 2 : 1);
+    }
 }
 
 void TreeView::setPlaceholder(const QString &text)

@@ -11,6 +11,7 @@
 #include <QHash>
 #include <QPointer>
 #include <QTimer>
+#include <vector>
 #include <unordered_map>
 
 #include "ui/node_filter.h"
@@ -54,6 +55,12 @@ protected:
     void keyPressEvent(QKeyEvent *event) override;
     void resizeEvent(QResizeEvent *event) override;
     void drawForeground(QPainter *painter, const QRectF &rect) override;
+    void paintEvent(QPaintEvent *event) override;
+
+public:
+    // True while nodes are too small to draw one by one (see NodeItem::kMinDetailPx): the view then
+    // paints the whole tree in a few batched calls, squares and one-pixel lines.
+    bool drawsOverview() const;
 
 private:
     void clear();
@@ -65,6 +72,8 @@ private:
     void chooseSpacing(double columns, int levels);
     void place();
     void moveSelection(int key);
+    void rebuildOverview();
+    void paintOverview(QPainter *painter);
 
     QPointer<SessionContext> m_context;
     QGraphicsScene *m_scene;
@@ -78,6 +87,13 @@ private:
     double m_columns = 0; // of the last layout
     int m_levels = 0;
     std::unordered_map<qint64, QPointF> m_grid; // each node's (column, depth) in the last layout
+    // The overview's batches, rebuilt when the tree, the filter or the marks change.
+    struct Overview {
+        std::vector<std::pair<QColor, std::vector<QPointF>>> nodes; // centres by colour
+        std::vector<QPointF> marked;                                // selection and compared nodes
+        std::vector<QLineF> edges, dimmedEdges, bestEdges;
+    } m_overview;
+    bool m_overviewDirty = true;
     NodeFilter m_filter;
     std::unordered_map<int64_t, FilterState> m_filterStates;
     bool m_follow = true; // false once the user zooms: then growth must not move their view
