@@ -1,6 +1,7 @@
 #include "ui/compare_view.h"
 
 #include <QHeaderView>
+#include <algorithm>
 #include <QLabel>
 #include <QSortFilterProxyModel>
 #include <QSplitter>
@@ -30,7 +31,7 @@ CompareView::CompareView(SessionContext *context, QWidget *parent)
     m_table->setSelectionMode(QAbstractItemView::SingleSelection);
     m_table->verticalHeader()->hide();
     m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-    m_table->horizontalHeader()->setSectionResizeMode(int(CompareColumn::Template), QHeaderView::Stretch);
+    m_table->horizontalHeader()->setStretchLastSection(true);
     m_table->verticalHeader()->setDefaultSectionSize(m_table->fontMetrics().height() + 8);
     m_status->setWordWrap(true);
     m_status->setContentsMargins(6, 4, 6, 4);
@@ -69,6 +70,7 @@ void CompareView::reload()
     const QList<qint64> ids = m_context ? m_context->compared() : QList<qint64>{};
     if (ids.size() < 2) {
         m_model->setRows({});
+        m_table->setMinimumHeight(0);
         m_status->setText(ids.isEmpty() ? QStringLiteral("Ctrl-click two or more nodes in the tree, or use Node > Add to "
                                                          "comparison (Ctrl+K), to compare them here.")
                                         : QStringLiteral("#%1 is set aside; Ctrl-click another node to compare it with.").arg(ids.front()));
@@ -91,6 +93,10 @@ void CompareView::reload()
         return;
     }
     m_model->setRows(compareRows(details));
+    // Every compared row in sight (up to six) before the diff takes the rest.
+    const int rows = std::min<int>(int(details.size()), 6);
+    m_table->setMinimumHeight(m_table->horizontalHeader()->sizeHint().height() + rows * m_table->verticalHeader()->defaultSectionSize() +
+                              2 * m_table->frameWidth() + 2);
     QStringList names;
     for (const auto &d : details)
         names << QStringLiteral("#%1").arg(d.node.id);

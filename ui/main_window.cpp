@@ -76,6 +76,8 @@ MainWindow::MainWindow(QWidget *parent)
     m_compareDock->setObjectName(QStringLiteral("compareDock"));
     m_compareDock->setWidget(m_compare);
     m_compareDock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable | QDockWidget::DockWidgetClosable);
+    // The Node panel keeps the full height on the right; the comparison goes under the tree.
+    setCorner(Qt::BottomRightCorner, Qt::RightDockWidgetArea);
     addDockWidget(Qt::BottomDockWidgetArea, m_compareDock);
     m_compareDock->hide();
     // Two nodes set side by side bring the panel up; it stays where the person put it.
@@ -84,7 +86,7 @@ MainWindow::MainWindow(QWidget *parent)
             m_compareDock->show();
             m_compareDock->raise();
             if (!m_compareDock->isFloating())
-                resizeDocks({m_compareDock}, {height() * 2 / 5}, Qt::Vertical);
+                resizeDocks({m_compareDock}, {height() / 2}, Qt::Vertical);
         }
     });
 

@@ -9,6 +9,8 @@
 #include <QWheelEvent>
 #include <algorithm>
 #include <cmath>
+#include <set>
+#include <tuple>
 
 #include "ui/node_item.h"
 #include "ui/session_context.h"
@@ -233,7 +235,10 @@ void TreeView::chooseSpacing(double columns, int levels)
     m_columnWidth = fitScale(kColumnWidth) * 1.0 >= 0.62 ? kColumnWidth : kTightColumnWidth;
     const qreal scale = fitScale(m_columnWidth);
     const qreal room = view.height() / scale - 2 * kMargin - 40; // the legend's strip
-    m_levelHeight = std::clamp(levels > 1 ? room / (l - 1 + 0.6) : kLevelHeight, kLevelHeight, kMaxLevelHeight);
+    // With close columns the tree is too wide for labels: let the levels take all the height, else a
+    // tree of thousands of nodes is a strip a few pixels high.
+    const qreal cap = m_columnWidth < kColumnWidth ? std::max(kMaxLevelHeight, room) : kMaxLevelHeight;
+    m_levelHeight = std::clamp(levels > 1 ? room / (l - 1 + 0.6) : kLevelHeight, kLevelHeight, cap);
 }
 
 // Moves every item to the current spacing (after a resize changed it).
@@ -435,14 +440,20 @@ void TreeView::rebuildOverview()
         if (item->isMarked() || item->comparedOrder() > 0)
             m_overview.marked.push_back(item->pos());
     }
+    std::set<std::tuple<qreal, qreal, const void *>> sharedDrops;
     for (auto it = m_edges.begin(); it != m_edges.end(); ++it) {
         QGraphicsPathItem *edge = it.value();
         if (!edge->isVisible())
             continue;
         const QPainterPath &p = edge->path();
         auto &out = edge->zValue() > 0 ? m_overview.bestEdges : edge->opacity() < 1 ? m_overview.dimmedEdges : m_overview.edges;
-        for (int i = 1; i < p.elementCount(); ++i)
-            out.emplace_back(QPointF(p.elementAt(i - 1)), QPointF(p.elementAt(i)));
+        for (int i = 1; i < p.elementCount(); ++i) {
+            const QLineF line(QPointF(p.elementAt(i - 1)), QPointF(p.elementAt(i)));
+            // Siblings share the drop from their parent: draw it once, not once per child.
+            if (i == 1 && !sharedDrops.insert({line.p1().x(), line.p1().y(), &out}).second)
+                continue;
+            out.push_back(line);
+        }
     }
 }
 

@@ -4,6 +4,9 @@
 #include <QDialog>
 #include <QFileInfo>
 #include <QIcon>
+#include <QPixmap>
+#include <QScreen>
+#include <QToolTip>
 #include <QTimer>
 #include <cstdio>
 #include <cstring>
@@ -13,7 +16,9 @@
 
 #include "ui/main_window.h"
 #include "ui/node_inspector.h"
+#include "ui/node_item.h"
 #include "ui/session_context.h"
+#include "ui/tree_view.h"
 
 namespace {
 
@@ -38,6 +43,8 @@ const char *kUsage =
     "  --filter-template T       dim the nodes not made from template T\n"
     "  --filter-hide             hide what the filter passes over instead of dimming it\n"
     "  --settings                open the Settings dialog\n"
+    "  --hover NODE              show NODE's hover card (the screenshot then shows the whole screen\n"
+    "                            around the window, where the card is)\n"
     "  --screenshot FILE         save a picture of the window to FILE (PNG) and quit\n"
     "  --screenshot-after-ms MS  when to take it (default 3000)\n"
     "  --version                 print the version\n"
@@ -59,6 +66,7 @@ struct Args {
     std::string filterTemplate;
     bool filterHide = false;
     bool settings = false;
+    int hover = 0;
     bool help = false;
     bool version = false;
 };
@@ -116,6 +124,8 @@ Args parse(int argc, char **argv)
             a.filterHide = true;
         else if (arg == "--settings")
             a.settings = true;
+        else if (arg == "--hover")
+            a.hover = toInt("--hover", value(), 1);
         else if (arg == "--demo")
             a.demo = true;
         else if (arg == "--nodes")
@@ -221,6 +231,17 @@ int main(int argc, char **argv)
                                args.filterHide);
         if (args.settings)
             window.openSettingsDialog();
+        if (args.hover)
+            QTimer::singleShot(300, &window, [&window, id = args.hover] {
+                auto *tree = window.treeView();
+                if (auto *item = tree->nodeItem(id)) {
+                    tree->ensureVisible(item);
+                    const QPoint at = tree->viewport()->mapToGlobal(tree->mapFromScene(item->scenePos()) + QPoint(12, 12));
+                    QToolTip::showText(at, item->toolTip(), tree->viewport(), QRect(), 60000);
+                } else {
+                    std::fprintf(stderr, "kforge: no node %d to hover\n", id);
+                }
+            });
     };
     if (args.session && !args.demo)
         present();
@@ -233,12 +254,17 @@ int main(int argc, char **argv)
                 window.selectBestNode();
             if (args.demo)
                 present();
-            QTimer::singleShot(200, &window, [&window, &status, file] {
-                // A dialog on top is its own window: picture it instead, it is what was asked for.
+            QTimer::singleShot(args.hover ? 600 : 200, &window, [&window, &status, file, hover = args.hover] {
+                // A dialog on top is its own window: picture it instead, it is what was asked for. A
+                // hover card is a window of its own too: then the screen is pictured.
                 QWidget *target = &window;
                 if (auto *dialog = window.findChild<QDialog *>(QStringLiteral("settingsDialog")); dialog && dialog->isVisible())
                     target = dialog;
-                if (target->grab().save(file)) {
+                const QPixmap picture = hover ? window.screen()->grabWindow(0, window.frameGeometry().x(), window.frameGeometry().y(),
+                                                                            window.frameGeometry().width(),
+                                                                            window.frameGeometry().height())
+                                              : target->grab();
+                if (picture.save(file)) {
                     std::printf("kforge: saved %s\n", QFileInfo(file).absoluteFilePath().toLocal8Bit().constData());
                 } else {
                     std::fprintf(stderr, "kforge: cannot write screenshot '%s'\n", file.toLocal8Bit().constData());
