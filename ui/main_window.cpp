@@ -218,7 +218,7 @@ void MainWindow::createActions()
     view->addAction(m_compareDock->toggleViewAction());
 
     auto *settingsAction = new QAction(QStringLiteral("S&ettings…"), this);
-    settingsAction->setShortcut(QKeySequence::Preferences);
+    settingsAction->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Comma));
     connect(settingsAction, &QAction::triggered, this, [this] { openSettingsDialog(); });
     search->addSeparator();
     search->addAction(settingsAction);
