@@ -9,3 +9,15 @@ if(TARGET kforge-cli)
   target_compile_definitions(tst_gui PRIVATE KFORGE_CLI_PATH="$<TARGET_FILE:kforge-cli>")
   add_dependencies(tst_gui kforge-cli)
 endif()
+
+# The desktop entry and the AppStream metadata the package installs (packaging/cpack.cmake), where the
+# validators are installed (desktop-file-utils, appstream).
+find_program(KFORGE_DESKTOP_FILE_VALIDATE desktop-file-validate)
+find_program(KFORGE_APPSTREAMCLI appstreamcli)
+if(KFORGE_DESKTOP_FILE_VALIDATE)
+  add_test(NAME desktop_entry COMMAND ${KFORGE_DESKTOP_FILE_VALIDATE} ${PROJECT_SOURCE_DIR}/resources/org.kforge.kforge.desktop)
+endif()
+if(KFORGE_APPSTREAMCLI)
+  add_test(NAME appstream_metadata
+           COMMAND ${KFORGE_APPSTREAMCLI} validate --no-net ${PROJECT_SOURCE_DIR}/resources/org.kforge.kforge.metainfo.xml)
+endif()

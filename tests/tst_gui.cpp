@@ -1156,6 +1156,15 @@ private slots:
         // The best node is selected when the search ends, and the inspector shows its code.
         QVERIFY(w.context()->selectedNode() != 0);
         QVERIFY(!w.inspector()->code().isEmpty());
+        // Reports carry no timings; the window read them from the file for the hover card.
+        const auto timings = store.candidateTimings(sessions[0].id);
+        QVERIFY(!timings.empty());
+        for (const auto &t : timings) {
+            const auto *shown = w.context()->snapshot()->timing(t.nodeId);
+            QVERIFY2(shown, qPrintable(QStringLiteral("node %1 has no timing in the window").arg(t.nodeId)));
+            QCOMPARE(shown->median, t.candidate.median);
+            QVERIFY(w.context()->snapshot()->node(t.nodeId)->rooflineUs > 0);
+        }
     }
 
     void stopEndsTheSearchWithEveryNodeFinished()
