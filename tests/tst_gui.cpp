@@ -1066,6 +1066,20 @@ private slots:
         QCOMPARE(w.context()->compared(), (QList<qint64>{best, m_session.ids["not_faster"]}));
         QCOMPARE(tree->nodeItem(accepted)->comparedOrder(), 0);
         QCOMPARE(model->rowCount(), 2);
+        // A compared node that another writer finishes is read again when the window sees it.
+        const QString copy = path("compare-live.kforge");
+        QFile::remove(copy);
+        QVERIFY(QFile::copy(m_session.path, copy));
+        QCOMPARE(w.openSession(copy), QString());
+        const auto running = m_session.ids["running"];
+        w.context()->setCompared({best, running});
+        QCOMPARE(model->index(1, int(CompareColumn::Status)).data().toString(), QStringLiteral("running"));
+        {
+            SessionStore writer(copy.toStdString());
+            writer.finishNode(running, correctVerdict(VerdictStatus::NotFaster, 0.9), 0);
+        }
+        QTRY_COMPARE_WITH_TIMEOUT(model->index(1, int(CompareColumn::Status)).data().toString(), QStringLiteral("not_faster"), 10000);
+        QVERIFY(model->index(1, int(CompareColumn::Median)).data().toString() != QStringLiteral("-"));
         QCOMPARE(w.openSession(m_session.path), QString());
         QVERIFY(w.context()->compared().isEmpty());
         QCOMPARE(model->rowCount(), 0);

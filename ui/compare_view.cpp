@@ -1,13 +1,13 @@
 #include "ui/compare_view.h"
 
 #include <QHeaderView>
-#include <algorithm>
 #include <QLabel>
 #include <QSortFilterProxyModel>
 #include <QSplitter>
 #include <QTableView>
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrentRun>
+#include <algorithm>
 
 #include "store/session_store.h"
 #include "ui/compare_model.h"
@@ -54,6 +54,11 @@ CompareView::CompareView(SessionContext *context, QWidget *parent)
     connect(context, &SessionContext::comparedChanged, this, &CompareView::reload);
     connect(context, &SessionContext::sessionLoaded, this, &CompareView::reload);
     connect(context, &SessionContext::decisionRecorded, this, &CompareView::reload);
+    // A live search or another writer finishing a compared node: read it again, but only then.
+    connect(context, &SessionContext::nodesChanged, this, [this] {
+        if (m_context && m_context->compared().size() >= 2 && shownState() != m_shownState)
+            reload();
+    });
     reload();
 }
 
@@ -64,9 +69,22 @@ QString CompareView::statusText() const
     return m_status->text();
 }
 
+// The compared nodes' statuses as the snapshot has them: what the table was last filled from.
+QString CompareView::shownState() const
+{
+    QString state;
+    const auto &snap = m_context ? m_context->snapshot() : SnapshotPtr{};
+    for (qint64 id : m_context ? m_context->compared() : QList<qint64>{}) {
+        const NodeRecord *n = snap ? snap->node(id) : nullptr;
+        state += QStringLiteral("%1:%2;").arg(id).arg(n ? QString::fromStdString(n->status) : QString());
+    }
+    return state;
+}
+
 void CompareView::reload()
 {
     ++m_job;
+    m_shownState = shownState();
     const QList<qint64> ids = m_context ? m_context->compared() : QList<qint64>{};
     if (ids.size() < 2) {
         m_model->setRows({});

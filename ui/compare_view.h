@@ -1,7 +1,7 @@
 #pragma once
 // The Compare panel: the nodes in SessionContext::compared() as a table (compare_model.h), and the
 // diff of the first two below it. Details are read through the panel's own read-only connection when
-// the set changes; the diff is computed on a pool thread, and a result for an older set is dropped.
+// the set changes or a compared node's status does; the diff is computed on a pool thread, and a result for an older set is dropped.
 #include <QPointer>
 #include <QWidget>
 #include <memory>
@@ -35,6 +35,7 @@ signals:
 
 private:
     void reload();
+    QString shownState() const;
 
     QPointer<SessionContext> m_context;
     CompareModel *m_model;
@@ -44,6 +45,7 @@ private:
     std::unique_ptr<SessionStore> m_store;
     QString m_storePath;
     quint64 m_job = 0;
+    QString m_shownState;
 };
 
 } // namespace kforge::ui
