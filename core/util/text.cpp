@@ -152,4 +152,12 @@ std::optional<std::string> base64Decode(std::string_view text)
     return out;
 }
 
+std::string firstLines(const std::string &text, int n)
+{
+    size_t pos = 0;
+    for (int i = 0; i < n && pos != std::string::npos; ++i)
+        pos = text.find('\n', pos + 1);
+    return pos == std::string::npos ? text : text.substr(0, pos) + "\n...";
+}
+
 } // namespace kforge

@@ -18,6 +18,10 @@ std::string printable(std::string_view text, size_t maxBytes = std::string_view:
 // The last `maxBytes` of `text`, starting on a character boundary (and on a line where one is near).
 std::string_view tailOf(std::string_view text, size_t maxBytes);
 
+// The first `n` lines of `text`, with "..." on a line of its own when more followed (a compile log
+// quoted in a verdict's reason).
+std::string firstLines(const std::string &text, int n);
+
 std::string base64Encode(std::string_view bytes);
 // nullopt when `text` is not base64 (standard alphabet, padding optional, no whitespace).
 std::optional<std::string> base64Decode(std::string_view text);

@@ -10,6 +10,7 @@
 #include <thread>
 #include <unistd.h>
 
+#include "util/text.h"
 #include "worker/cpu/cpu_compiler.h"
 #include "worker/sandbox/jail.h"
 
@@ -353,14 +354,6 @@ private:
             std::swap(a, b);
         }
         return best;
-    }
-
-    static std::string firstLines(const std::string &s, int n)
-    {
-        size_t pos = 0;
-        for (int i = 0; i < n && pos != std::string::npos; ++i)
-            pos = s.find('\n', pos + 1);
-        return pos == std::string::npos ? s : s.substr(0, pos) + "\n...";
     }
 
     CpuDeviceOptions m_options;

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "util/text.h"
 #include "worker/cuda/cuda_driver.h"
 #include "worker/cuda/launch_plan.h"
 #include "worker/cuda/nvrtc_compiler.h"
@@ -58,14 +59,6 @@ constexpr double kWarmupMs = 100; // of the candidate and baseline alternating, 
                  what.c_str());
     std::fflush(stderr);
     std::_Exit(kFaultExit);
-}
-
-std::string firstLines(const std::string &s, int n)
-{
-    size_t pos = 0;
-    for (int i = 0; i < n && pos != std::string::npos; ++i)
-        pos = s.find('\n', pos + 1);
-    return pos == std::string::npos ? s : s.substr(0, pos) + "\n...";
 }
 
 LoadResult reject(LoadResult r, VerdictStatus status, const char *code, const std::string &message)

@@ -229,16 +229,18 @@ private:
     std::optional<Reason> check(const ShapeBindings &shape, const Buffers &b, const std::vector<at::Tensor> &kept,
                                 const std::vector<at::Tensor> &aten, const std::vector<Reference64> &ref64, TrialReport &tr)
     {
-        for (size_t i = 0; i < b.in.size(); ++i)
-            if (const int64_t n = bandDamage(b.in[i]); n > 0)
-                return Reason{reason::OutOfBoundsWrite, std::to_string(n) + " bytes around input '" + m_card.inputs[i].name + "' were written"};
-        for (size_t i = 0; i < b.out.size(); ++i)
-            if (const int64_t n = bandDamage(b.out[i]); n > 0)
-                return Reason{reason::OutOfBoundsWrite, std::to_string(n) + " bytes in the guard bands around output '"
-                                                            + m_card.outputs[i].name + "' were written"};
-        for (size_t i = 0; i < b.ws.size(); ++i)
-            if (const int64_t n = bandDamage(b.ws[i]); n > 0)
-                return Reason{reason::OutOfBoundsWrite, std::to_string(n) + " bytes around workspace " + std::to_string(i) + " were written"};
+        const auto bands = [&](const std::vector<Guarded> &gs, auto name) -> std::optional<Reason> {
+            for (size_t i = 0; i < gs.size(); ++i)
+                if (const int64_t n = bandDamage(gs[i]); n > 0)
+                    return Reason{reason::OutOfBoundsWrite, std::to_string(n) + " bytes in the guard bands around " + name(i) + " were written"};
+            return std::nullopt;
+        };
+        if (auto r = bands(b.in, [&](size_t i) { return "input '" + m_card.inputs[i].name + "'"; }))
+            return r;
+        if (auto r = bands(b.out, [&](size_t i) { return "output '" + m_card.outputs[i].name + "'"; }))
+            return r;
+        if (auto r = bands(b.ws, [](size_t i) { return "workspace " + std::to_string(i); }))
+            return r;
         for (size_t i = 0; i < b.in.size(); ++i)
             if (const int64_t n = countChanged(b.in[i].data, kept[i]); n > 0)
                 return Reason{reason::InputModified, "input '" + m_card.inputs[i].name + "' was modified: " + std::to_string(n) + " of "
@@ -317,22 +319,6 @@ private:
         }
         tr.passed = true;
         return tr;
-    }
-
-    // A weighted sum of every element's bits, by chunks: a timed run's inputs are compared with it, not
-    // with a copy, so a large tensor needs no second copy per set.
-    static int64_t fingerprint(const at::Tensor &t)
-    {
-        const size_t es = at::elementSize(t.scalar_type());
-        const auto bits = t.contiguous().view(es == 8 ? at::kLong : es == 4 ? at::kInt : es == 2 ? at::kShort : at::kByte).view({-1});
-        constexpr int64_t chunk = int64_t(1) << 24;
-        uint64_t sum = 0;
-        for (int64_t s = 0; s < bits.numel(); s += chunk) {
-            const int64_t n = std::min(chunk, bits.numel() - s);
-            const auto w = at::arange(s + 1, s + n + 1, bits.options().dtype(at::kLong)).mul(int64_t(0x9E3779B97F4A7C15ull));
-            sum += uint64_t((bits.narrow(0, s, n).to(at::kLong) * w).sum().item<int64_t>());
-        }
-        return int64_t(sum);
     }
 
     void benchmark()

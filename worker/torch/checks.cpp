@@ -9,6 +9,14 @@ namespace {
 
 constexpr int64_t kChunk = int64_t(1) << 24; // elements per float64 chunk: 128 MiB per tensor
 
+// Calls f(start, count) over [0, total) in chunks of kChunk elements.
+template<typename F>
+void forChunks(int64_t total, F &&f)
+{
+    for (int64_t s = 0; s < total; s += kChunk)
+        f(s, std::min(kChunk, total - s));
+}
+
 at::ScalarType bitsType(at::ScalarType t)
 {
     switch (at::elementSize(t)) {
@@ -65,20 +73,18 @@ std::string fmt(const char *f, double a, double b = 0)
 void fillUnwritten(at::Tensor &t, uint64_t seed)
 {
     auto flat = t.view(bitsType(t.scalar_type())).view({-1});
-    for (int64_t s = 0; s < flat.numel(); s += kChunk) {
-        const int64_t n = std::min(kChunk, flat.numel() - s);
+    forChunks(flat.numel(), [&](int64_t s, int64_t n) {
         flat.narrow(0, s, n).copy_(fillBits(t.scalar_type(), s, n, seed, t.device()));
-    }
+    });
 }
 
 int64_t countUnwritten(const at::Tensor &t, uint64_t seed)
 {
     const auto flat = t.view(bitsType(t.scalar_type())).view({-1});
     int64_t count = 0;
-    for (int64_t s = 0; s < flat.numel(); s += kChunk) {
-        const int64_t n = std::min(kChunk, flat.numel() - s);
+    forChunks(flat.numel(), [&](int64_t s, int64_t n) {
         count += flat.narrow(0, s, n).eq(fillBits(t.scalar_type(), s, n, seed, t.device())).sum().item<int64_t>();
-    }
+    });
     return count;
 }
 
@@ -98,6 +104,17 @@ int64_t countChanged(const at::Tensor &a, const at::Tensor &b)
     return a.contiguous().view(bt).ne(b.contiguous().view(bt)).sum().item<int64_t>();
 }
 
+int64_t fingerprint(const at::Tensor &t)
+{
+    const auto bits = t.contiguous().view(bitsType(t.scalar_type())).view({-1});
+    uint64_t sum = 0; // wraps, like the tensor arithmetic
+    forChunks(bits.numel(), [&](int64_t s, int64_t n) {
+        const auto w = at::arange(s + 1, s + n + 1, bits.options().dtype(at::kLong)).mul(int64_t(0x9E3779B97F4A7C15ull));
+        sum += uint64_t((bits.narrow(0, s, n).to(at::kLong) * w).sum().item<int64_t>());
+    });
+    return int64_t(sum);
+}
+
 guard::OutputErrors measureOutput(const std::string &name, const at::Tensor &candidate, const at::Tensor &aten, const Reference64 &ref,
                                   ErrorModel model, DType dtype, uint64_t seed)
 {
@@ -114,8 +131,7 @@ guard::OutputErrors measureOutput(const std::string &name, const at::Tensor &can
 
     if (model == ErrorModel::Exact || !at::isFloatingType(candidate.scalar_type())) {
         // Equal to ATen's result, NaN where it has NaN.
-        for (int64_t s = 0; s < e.numel; s += kChunk) {
-            const int64_t n = std::min(kChunk, e.numel - s);
+        forChunks(e.numel, [&](int64_t s, int64_t n) {
             const auto cc = chunk(c, s, n), ac = chunk(a, s, n);
             const auto bad = cc.ne(ac).logical_and(cc.isnan().logical_and(ac.isnan()).logical_not());
             const int64_t k = bad.sum().item<int64_t>();
@@ -126,14 +142,13 @@ guard::OutputErrors measureOutput(const std::string &name, const at::Tensor &can
                 e.worstAten = e.worstExpected = ac[i].item<double>();
             }
             e.overBound += k;
-        }
+        });
         return e;
     }
 
     // Pass 1: non-finite values must match ATen's exactly; the reference's rms sets the unit's floor.
     double sumSq = 0;
-    for (int64_t s = 0; s < e.numel; s += kChunk) {
-        const int64_t n = std::min(kChunk, e.numel - s);
+    forChunks(e.numel, [&](int64_t s, int64_t n) {
         const auto cc = chunk(c, s, n), ac = chunk(a, s, n), rc = chunk(r, s, n);
         const auto bad = (cc.isfinite().logical_not().logical_or(ac.isfinite().logical_not()))
                              .logical_and(cc.isnan().logical_and(ac.isnan()).logical_or(cc.eq(ac)).logical_not());
@@ -146,7 +161,7 @@ guard::OutputErrors measureOutput(const std::string &name, const at::Tensor &can
         }
         e.nonFiniteMismatch += k;
         sumSq += at::where(rc.isfinite(), rc * rc, at::zeros_like(rc)).sum().item<double>();
-    }
+    });
     if (e.nonFiniteMismatch > 0)
         return e;
     const double rms = std::sqrt(sumSq / double(e.numel));
@@ -167,8 +182,7 @@ guard::OutputErrors measureOutput(const std::string &name, const at::Tensor &can
         return at::clamp_min(u, std::numeric_limits<double>::min());
     };
     double errSq = 0;
-    for (int64_t s = 0; s < e.numel; s += kChunk) {
-        const int64_t n = std::min(kChunk, e.numel - s);
+    forChunks(e.numel, [&](int64_t s, int64_t n) {
         const auto cc = chunk(c, s, n), ac = chunk(a, s, n), rc = chunk(r, s, n);
         const auto u = unitOf(rc, s, n);
         const auto cu = units(cc, rc, u);
@@ -184,15 +198,14 @@ guard::OutputErrors measureOutput(const std::string &name, const at::Tensor &can
         }
         const auto d = at::where(cc.isfinite().logical_and(rc.isfinite()), cc - rc, at::zeros_like(cc));
         errSq += (d * d).sum().item<double>();
-    }
+    });
     e.candidateRelativeRms = rms > 0 ? std::sqrt(errSq / double(e.numel)) / rms : 0.0;
     const double allowed = guard::allowedUnits(e.atenUnits);
     if (e.candidateUnits > allowed)
-        for (int64_t s = 0; s < e.numel; s += kChunk) {
-            const int64_t n = std::min(kChunk, e.numel - s);
+        forChunks(e.numel, [&](int64_t s, int64_t n) {
             const auto rc = chunk(r, s, n);
             e.overBound += units(chunk(c, s, n), rc, unitOf(rc, s, n)).gt(allowed).sum().item<int64_t>();
-        }
+        });
     return e;
 }
 

@@ -25,6 +25,9 @@ void fillBytes(at::Tensor &bytes, uint64_t seed);
 int64_t countChangedBytes(const at::Tensor &bytes, uint64_t seed);
 // Elements whose bits differ.
 int64_t countChanged(const at::Tensor &a, const at::Tensor &b);
+// A weighted sum of every element's bits, by chunks: a timed run's inputs are compared with it, not
+// with a copy, so a large tensor needs no second copy per input set.
+int64_t fingerprint(const at::Tensor &t);
 
 // The float64 reference and what the error model needs, for one output.
 struct Reference64 {
