@@ -20,6 +20,7 @@
 #include "pool/worker_pool.h"
 #include "proposers/template_library.h"
 #include "proposers/template_proposer.h"
+#include "proposers/proposer_factory.h"
 #include "search/search_engine.h"
 #include "store/session_store.h"
 #include "util/error.h"
@@ -242,11 +243,11 @@ int searchCommand(const Args &args)
     else if (o.has("--workers"))
         po.workers = int(parseInteger("--workers", o.get("--workers"), 1, kMaxWorkers, "auto"));
     SessionStore store(path);
-    std::unique_ptr<Proposer> proposer;
-    if (llmProposer)
-        proposer = makeLlmProposer(proposerSpec, o.get("--base-url"), budget, store, backend);
-    else
-        proposer = std::make_unique<TemplateProposer>(backend);
+    ProposerChoice choice;
+    choice.spec = proposerSpec;
+    choice.baseUrl = o.get("--base-url");
+    choice.budget = budget;
+    const auto proposer = makeProposer(choice, store, backend);
     WorkerPool pool(po);
     pool.start();
 

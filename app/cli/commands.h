@@ -20,9 +20,7 @@ int templatesCommand(const Args &args);
 int checkTemplatesCommand(const Args &args);
 int profileCommand(const Args &args);
 int decideCommand(const Args &args); // app/cli/decide_command.cpp
-// app/cli/llm_commands.cpp: the llm proposer for `search --proposer llm:PROVIDER/MODEL`, and its totals.
-std::unique_ptr<Proposer> makeLlmProposer(const std::string &spec, const std::string &baseUrl, double budget, SessionStore &store,
-                                          const std::string &backend);
+// app/cli/llm_commands.cpp: the llm proposer's tokens and cost after `search --proposer llm:PROVIDER/MODEL`.
 void printLlmTotals(const SessionStore &store, int64_t sessionId);
 int profileWorkloadCommand(const Args &args); // app/cli/workload_commands.cpp
 int importCommand(const Args &args);          // app/cli/workload_commands.cpp
