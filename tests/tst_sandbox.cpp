@@ -15,7 +15,7 @@
 
 #include "worker/cpu/cpu_compiler.h"
 #include "worker/sandbox/jail.h"
-#include "worker/sandbox/sha256.h"
+#include "util/sha256.h"
 
 using namespace kforge;
 using namespace kforge::sandbox;

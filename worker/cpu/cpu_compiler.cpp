@@ -15,7 +15,7 @@
 #include "util/hash.h"
 #include "util/paths.h"
 #include "worker/sandbox/jail.h"
-#include "worker/sandbox/sha256.h"
+#include "util/sha256.h"
 
 namespace kforge::worker {
 
@@ -133,7 +133,7 @@ CpuBuild CpuCompiler::compile(const std::string &source)
     std::string note;
     if (fs::exists(so, ec)) {
         const std::string recorded = readFile(sum);
-        if (!recorded.empty() && recorded == sandbox::sha256File(so.string())) {
+        if (!recorded.empty() && recorded == sha256File(so.string())) {
             b.report.ok = true;
             b.report.cached = true;
             b.report.log = readFile(log);
@@ -189,7 +189,7 @@ CpuBuild CpuCompiler::compile(const std::string &source)
         return b;
     }
     const std::string object = readFile(built);
-    const std::string digest = sandbox::sha256Hex(object);
+    const std::string digest = sha256Hex(object);
     // The checksum and the log land first, the object last: a reader that sees the object sees its sum.
     if (!writeAtomically(log, b.report.log) || !writeAtomically(sum, digest) || !writeAtomically(so, object)) {
         b.report.log += "\ncannot place the compiled object in the cache " + m_cacheDir;

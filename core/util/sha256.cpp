@@ -1,4 +1,4 @@
-#include "worker/sandbox/sha256.h"
+#include "util/sha256.h"
 
 #include <array>
 #include <cstdint>
@@ -6,7 +6,7 @@
 #include <fstream>
 #include <iterator>
 
-namespace kforge::sandbox {
+namespace kforge {
 
 namespace {
 
@@ -81,4 +81,4 @@ std::string sha256File(const std::string &path)
     return in.bad() ? std::string() : sha256Hex(bytes);
 }
 
-} // namespace kforge::sandbox
+} // namespace kforge
