@@ -192,6 +192,26 @@ private slots:
         }
     }
 
+    // A prepare hint is never answered, whatever it holds, and the worker goes on serving: the next
+    // reply read is the next request's. The hello lists the backends it compiles ahead for (none on
+    // the CPU backend, whose compiler would share the cores the candidate is timed on).
+    void prepareHintsGetNoReply()
+    {
+        const auto h = roundTrip(R"({"id":30,"type":"hello","protocol":1})");
+        QVERIFY(h.contains("prepares") && h["prepares"].is_array());
+        for (const auto &b : h["prepares"])
+            QVERIFY2(b.get<std::string>() != "cpu", h.dump().c_str());
+        Candidate c;
+        c.backend = "cpu";
+        c.source = "int x;";
+        QVERIFY(m_worker->writeLine(prepareRequest(c).dump()));
+        QVERIFY(m_worker->writeLine(R"({"type":"prepare"})"));
+        QVERIFY(m_worker->writeLine(R"({"type":"prepare","candidate":{"backend":"cuda","source_b64":"!!"}})"));
+        const auto r = roundTrip(R"({"id":31,"type":"hello","protocol":1})");
+        QCOMPARE(r.value("id", 0), 31);
+        QCOMPARE(r.value("type", ""), std::string("hello"));
+    }
+
     void blankLinesAreIgnoredAndShutdownSaysBye()
     {
         QVERIFY(m_worker->writeLine(""));

@@ -9,6 +9,7 @@
 
 #include "util/error.h"
 #include "worker/pipeline/evaluation.h"
+#include "worker/profile/builtin_model.h"
 #include "worker/profile/ncu_profiler.h"
 #include "worker/profile/workload_profiler.h"
 
@@ -85,13 +86,15 @@ void Server::watch(int protoIn)
 
 nlohmann::json Server::hello(const nlohmann::json &id) const
 {
-    nlohmann::json backends = nlohmann::json::array(), devices = nlohmann::json::array();
+    nlohmann::json backends = nlohmann::json::array(), devices = nlohmann::json::array(), prepares = nlohmann::json::array();
     for (const auto &d : m_devices) {
         backends.push_back(d->backend());
         devices.push_back(d->describe());
+        if (d->compilesAhead())
+            prepares.push_back(d->backend());
     }
     return {{"id", id}, {"type", "hello"}, {"ok", true}, {"protocol", kProtocolVersion}, {"worker", m_name},
-            {"backends", backends}, {"devices", devices}};
+            {"backends", backends}, {"devices", devices}, {"prepares", prepares}};
 }
 
 nlohmann::json Server::handle(const std::string &line, bool &quit)
@@ -140,6 +143,19 @@ nlohmann::json Server::handle(const std::string &line, bool &quit)
     }
     if (type == "profile_workload")
         return profileWorkloadReply(id, req);
+    if (type == "build_model")
+        return buildModelReply(id, req);
+    if (type == "prepare") { // a hint: no reply, and a malformed one is simply not acted on
+        try {
+            const auto cand = req.at("candidate").get<Candidate>();
+            for (auto &d : m_devices)
+                if (d->backend() == cand.backend)
+                    d->prepare(cand);
+        } catch (const std::exception &e) {
+            std::fprintf(stderr, "kforge-worker: ignored a prepare hint: %s\n", e.what());
+        }
+        return nullptr;
+    }
     if (type == "shutdown") {
         quit = true;
         return {{"id", id}, {"type", "bye"}, {"ok", true}};
@@ -193,7 +209,9 @@ int Server::serve()
             line.pop_back();
         if (line.find_first_not_of(" \t") == std::string::npos)
             continue;
-        send(handle(line, quit).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+        const auto reply = handle(line, quit);
+        if (!reply.is_null())
+            send(reply.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
     }
     std::free(buf);
     m_stopWatching = true;

@@ -29,7 +29,8 @@ public:
     void addDevice(std::unique_ptr<Device> device);
     // Serves until shutdown or end of input; returns the process exit code.
     int serve();
-    // Handles one request line; returns the reply, and sets `quit` on shutdown.
+    // Handles one request line; returns the reply (null for a hint, which gets none), and sets `quit`
+    // on shutdown.
     nlohmann::json handle(const std::string &line, bool &quit);
 
 private:

@@ -1,5 +1,7 @@
 #include "pool/worker_pool.h"
 
+#include <algorithm>
+
 #include <cerrno>
 #include <cstdlib>
 #include <chrono>
@@ -166,7 +168,16 @@ bool WorkerPool::ensureRunning(Slot &slot, std::string &error)
         if (protocol == reply.end() || !protocol->is_number_integer() || protocol->get<int64_t>() != kProtocolVersion)
             throw Error("it speaks protocol " + (protocol == reply.end() ? std::string("(none)") : describeJson(*protocol))
                         + ", this build speaks " + std::to_string(kProtocolVersion));
-        slot.hello = reply;
+        std::vector<std::string> prepares;
+        if (const auto p = reply.find("prepares"); p != reply.end() && p->is_array())
+            for (const auto &b : *p)
+                if (b.is_string())
+                    prepares.push_back(b.get<std::string>());
+        {
+            std::lock_guard lock(m_mutex);
+            slot.hello = reply;
+            slot.prepares = std::move(prepares);
+        }
         slot.name = textOf(reply, "worker", "worker-" + std::to_string(slot.index));
     } catch (const std::exception &e) {
         slot.process->kill();
@@ -356,6 +367,7 @@ nlohmann::json WorkerPool::exchange(Slot &slot, Job &job)
     } catch (const nlohmann::json::exception &e) {
         return named(failureReply(VerdictStatus::Error, reason::BadRequest, std::string("the request could not be encoded: ") + e.what()));
     }
+    hintNext(slot);
     if (!slot.process->writeLine(payload)) {
         const auto how = slot.process->exitDescription();
         notify({slot.index, "crashed", how});
@@ -420,6 +432,40 @@ nlohmann::json WorkerPool::exchange(Slot &slot, Job &job)
         return violation("a reply with id " + (rid == reply.end() ? std::string("(none)") : describeJson(*rid)) + " to request "
                          + id.dump());
     }
+}
+
+// A worker that compiles ahead hears of the next queued evaluation before it starts this one, so its
+// compiler works while this one holds the device. Only a hint: nothing is owed for it.
+void WorkerPool::hintNext(Slot &slot)
+{
+    std::string hint;
+    {
+        std::lock_guard lock(m_mutex);
+        if (m_queue.empty())
+            return;
+        const auto &next = m_queue.front().request;
+        const auto cand = next.find("candidate");
+        if (textOf(next, "type") != "evaluate" || cand == next.end() || !cand->is_object())
+            return;
+        const auto backend = textOf(*cand, "backend");
+        if (std::find(slot.prepares.begin(), slot.prepares.end(), backend) == slot.prepares.end())
+            return;
+        try {
+            hint = nlohmann::json{{"type", "prepare"}, {"candidate", *cand}}.dump();
+        } catch (const nlohmann::json::exception &) {
+            return;
+        }
+    }
+    slot.process->writeLine(hint);
+}
+
+int WorkerPool::lookahead(const std::string &backend) const
+{
+    std::lock_guard lock(m_mutex);
+    int n = 0;
+    for (const auto &s : m_slots)
+        n += std::find(s->prepares.begin(), s->prepares.end(), backend) != s->prepares.end();
+    return n;
 }
 
 std::vector<nlohmann::json> WorkerPool::hellos() const

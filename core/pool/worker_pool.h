@@ -66,6 +66,9 @@ public:
     void setEventSink(std::function<void(const PoolEvent &)> sink);
     int size() const { return int(m_slots.size()); }
     std::vector<nlohmann::json> hellos() const; // the capabilities of each worker that answered
+    // How many more evaluations than workers are worth keeping queued for this backend: one per
+    // worker that compiles the next candidate while it evaluates the current one (protocol "prepare").
+    int lookahead(const std::string &backend) const;
     int queued() const;
     int restarts() const;
     std::vector<int> pids() const; // of live workers, for diagnostics and tests
@@ -82,6 +85,7 @@ private:
         int index = 0;
         std::unique_ptr<WorkerProcess> process;
         nlohmann::json hello;
+        std::vector<std::string> prepares; // backends this worker compiles ahead for (from its hello)
         std::string name; // the worker's name from its hello
         int restarts = 0;
         std::thread thread;
@@ -90,6 +94,7 @@ private:
     bool ensureRunning(Slot &slot, std::string &error);
     void serve(Slot &slot);
     nlohmann::json exchange(Slot &slot, Job &job);
+    void hintNext(Slot &slot);
     void finish(Slot &slot, Job &job, const nlohmann::json &reply);
     void enqueue(nlohmann::json request, int deadlineMs, ReplyCallback done);
     void notify(const PoolEvent &e);

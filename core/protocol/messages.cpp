@@ -59,6 +59,11 @@ nlohmann::json profileRequest(const OperatorCard &card, const Candidate &candida
     return {{"type", "profile"}, {"card", card}, {"candidate", candidate}};
 }
 
+nlohmann::json prepareRequest(const Candidate &candidate)
+{
+    return {{"type", "prepare"}, {"candidate", candidate}};
+}
+
 nlohmann::json shutdownRequest()
 {
     return {{"type", "shutdown"}};

@@ -9,6 +9,10 @@
 //   <- {"id":3,"type":"profile","ok":true,"profile":{"memory_throughput_pct":..,"top_stalls":[..],..}}
 //   -> {"id":4,"type":"profile_workload","workload":{...},"dir":"..."}   (worker/profile/workload_profiler.h)
 //   <- {"id":4,"type":"workload_profile","ok":true,"workload":{<with calls, cards, skipped, samples>}}
+//   -> {"id":5,"type":"build_model","model":"decoder","options":{...},"path":"..."}   (worker/profile/builtin_model.h)
+//   <- {"id":5,"type":"model_built","ok":true,"path":"...","parameters":N,"bytes":N,"summary":"..."}
+//   -> {"type":"prepare","candidate":{...}}   (no id, no reply: a hint to compile ahead; sent only to a
+//                                             worker whose hello lists the backend under "prepares")
 //   -> {"id":3,"type":"shutdown"}
 //   <- {"id":3,"type":"bye","ok":true}
 //
@@ -48,6 +52,7 @@ void from_json(const nlohmann::json &j, EvalOptions &o);
 nlohmann::json helloRequest();
 nlohmann::json evaluateRequest(const OperatorCard &card, const Candidate &candidate, const EvalOptions &options);
 nlohmann::json shutdownRequest();
+nlohmann::json prepareRequest(const Candidate &candidate);
 nlohmann::json profileRequest(const OperatorCard &card, const Candidate &candidate);
 nlohmann::json errorReply(const nlohmann::json &id, const std::string &message);
 

@@ -95,7 +95,8 @@ void to_json(nlohmann::json &j, const Verdict &v)
            {"cached", v.compile.cached},
            {"millis", v.compile.millis},
            {"log", v.compile.log},
-           {"target", v.compile.target}}},
+           {"target", v.compile.target},
+           {"ahead_wait_ms", v.compile.aheadWaitMs}}},
          {"trials", trials},
          {"candidate", v.candidate},
          {"baseline", v.baseline},
@@ -115,7 +116,7 @@ void from_json(const nlohmann::json &j, Verdict &v)
     if (j.contains("compile")) {
         const auto &c = j["compile"];
         v.compile = {c.value("ok", false), c.value("cached", false), c.value("millis", 0.0), c.value("log", ""),
-                     c.value("target", "")};
+                     c.value("target", ""), c.value("ahead_wait_ms", -1.0)};
     }
     v.trials.clear();
     for (const auto &t : j.value("trials", nlohmann::json::array()))

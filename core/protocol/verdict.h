@@ -59,6 +59,9 @@ struct CompileReport {
     double millis = 0;
     std::string log;
     std::string target; // "x86_64-g++-O3" or "sm_90"
+    // Compiled in the background while the evaluation before it ran (Device::prepare): how long this
+    // evaluation still waited for it; -1 when it was compiled in line.
+    double aheadWaitMs = -1;
 };
 
 struct TrialReport {

@@ -61,9 +61,10 @@ SearchProgress SearchEngine::run(int64_t sessionId, int64_t operatorId, const Op
         return true;
     };
 
+    std::string backend; // of the proposals so far: workers that compile ahead get one more queued
     for (;;) {
-        // Keep every worker busy.
-        while (budgetLeft() && prog.running < m_pool.size()) {
+        // Keep every worker busy, and one more queued for each worker that compiles it meanwhile.
+        while (budgetLeft() && prog.running < m_pool.size() + (backend.empty() ? 0 : m_pool.lookahead(backend))) {
             auto sel = tree.select(m_options.mcts);
             if (!sel)
                 break;
@@ -73,6 +74,7 @@ SearchProgress SearchEngine::run(int64_t sessionId, int64_t operatorId, const Op
                 tree.markExhausted(*sel);
                 continue;
             }
+            backend = proposal->candidate.backend;
             NodeRecord n;
             n.sessionId = sessionId;
             n.operatorId = operatorId;

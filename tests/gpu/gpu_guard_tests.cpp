@@ -6,6 +6,8 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <mutex>
+#include <condition_variable>
 #include <filesystem>
 #include <fstream>
 #include <unistd.h>
@@ -144,6 +146,32 @@ int main(int argc, char **argv)
         char buf[96];
         std::snprintf(buf, sizeof buf, "cached=%s compile %.1f ms", v.compile.cached ? "yes" : "no", v.compile.millis);
         report(v.compile.cached && v.correct(), "identical source hits the compile cache", buf, secondsSince(start));
+    }
+    // Two new sources queued together: the worker compiles the second while it evaluates the first
+    // (the prepare hint), and the second's verdict says it was compiled ahead.
+    if (only.empty()) {
+        const auto start = Clock::now();
+        std::mutex m;
+        std::condition_variable cv;
+        std::vector<Verdict> got(2);
+        int done = 0;
+        for (int i = 0; i < 2; ++i) {
+            auto cand = test::cudaKernel("good_softmax.cu", DType::F32);
+            cand.source = "// compiled-ahead check " + std::to_string(i) + " " + std::to_string(::getpid()) + "\n" + cand.source;
+            pool.submit(test::guardCard(DType::F32), cand, opts, [&, i](Verdict v) {
+                std::lock_guard lock(m);
+                got[size_t(i)] = std::move(v);
+                ++done;
+                cv.notify_all();
+            });
+        }
+        std::unique_lock lock(m);
+        cv.wait(lock, [&] { return done == 2; });
+        char buf[120];
+        std::snprintf(buf, sizeof buf, "second ahead=%s waited %.0f ms of %.0f", got[1].compile.aheadWaitMs >= 0 ? "yes" : "no",
+                      got[1].compile.aheadWaitMs, got[1].compile.millis);
+        report(got[0].correct() && got[1].correct() && got[1].compile.aheadWaitMs >= 0 && got[1].compile.aheadWaitMs < got[1].compile.millis,
+               "the next queued candidate is compiled ahead", buf, secondsSince(start));
     }
     std::printf("worker restarts: %d\n", pool.restarts());
     pool.shutdown();

@@ -75,8 +75,10 @@ fi
 if want bench; then
   t0=$(date +%s)
   rm -rf /tmp/kforge-workers-*
-  timeout 240 "$build/worker/kforge-cuda-bench" --json "$out/bench.json" --dump "$out/controls" 2>&1 | tee "$out/bench.log"
-  cp /tmp/kforge-workers-*/worker-0.log "$out/worker-bench.log" 2>/dev/null
+  mkdir -p "$out/bench-workers"
+  timeout 240 "$build/worker/kforge-cuda-bench" --json "$out/bench.json" --dump "$out/controls" --log-dir "$out/bench-workers" 2>&1 | tee "$out/bench.log"
+  grep -h "kforge-worker: cuda" "$out"/bench-workers/*.log > "$out/bench-phases.log" 2>/dev/null
+  note "bench phases (median of each, ms): $(python3 tools/gpu/phase_medians.py "$out/bench-phases.log" 2>&1 | tail -1)"
   note "bench: $(grep -E '^throughput' "$out/bench.log") ($(( $(date +%s) - t0 )) s)"
   note "bench: $(grep -E '^median NVRTC' "$out/bench.log")"
   timeout 120 python3 tools/gpu/controls_crosscheck.py "$out/controls" > "$out/crosscheck.log" 2>&1

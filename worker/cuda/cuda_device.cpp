@@ -10,7 +10,11 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <deque>
+#include <future>
+#include <mutex>
 
+#include "util/hash.h"
 #include "util/text.h"
 #include "worker/cuda/cuda_driver.h"
 #include "worker/cuda/launch_plan.h"
@@ -51,6 +55,26 @@ constexpr int kFaultExit = 70;
 constexpr double kGraphBelowUs = 10.0;  // kernels shorter than this are timed as CUDA-graph replays
 constexpr unsigned long long kSpinNs = 50000;
 constexpr double kWarmupMs = 100; // of the candidate and baseline alternating, before timing
+constexpr size_t kMaxAhead = 3;   // builds compiled ahead and not yet claimed by a load
+
+// The caching allocator's segments: libtorch 1.13's snapshot() is the list, 2.x wraps it in a struct.
+template<class Snapshot>
+const auto &segmentsOf(const Snapshot &snap)
+{
+    if constexpr (requires { snap.segments; })
+        return snap.segments;
+    else
+        return snap;
+}
+
+template<class Segment>
+bool isExpandable(const Segment &seg)
+{
+    if constexpr (requires { seg.is_expandable; })
+        return seg.is_expandable;
+    else
+        return false;
+}
 
 [[noreturn]] void fatal(const std::string &what)
 {
@@ -208,10 +232,32 @@ public:
                 {"nvrtc", NvrtcCompiler::version()}};
     }
 
+    bool compilesAhead() const override { return true; }
+
+    // NVRTC on a thread of its own; the build is claimed by the load() of the same source. Nothing is
+    // loaded or run here, and a build nobody claims is dropped once newer ones pile up.
+    void prepare(const Candidate &candidate) override
+    {
+        if (candidate.backend != "cuda" || candidate.source.empty())
+            return;
+        const auto key = contentHash(candidate.source);
+        std::lock_guard lock(m_aheadMutex);
+        for (const auto &a : m_ahead)
+            if (a.key == key)
+                return;
+        while (m_ahead.size() >= kMaxAhead && m_ahead.front().build.wait_for(std::chrono::seconds(0)) == std::future_status::ready)
+            m_ahead.pop_front();
+        if (m_ahead.size() >= kMaxAhead)
+            return;
+        m_ahead.push_back({key, std::async(std::launch::async, [this, source = candidate.source, arch = m_info.arch()] {
+                                     return m_compiler.compile(source, arch);
+                                 }).share()});
+    }
+
     LoadResult load(const OperatorCard &card, const Candidate &candidate, int64_t, int) override
     {
         LoadResult r;
-        const auto build = m_compiler.compile(candidate.source, m_info.arch());
+        const auto build = compileOrClaim(candidate.source);
         r.compile = build.report;
         if (!build.findings.empty())
             return reject(std::move(r), VerdictStatus::CompileError, reason::StaticCheck,
@@ -268,20 +314,31 @@ public:
         cuLaunchKernel(m_flushRead, unsigned(m_info.sms) * 4, 1, 1, 512, 1, 1, 0, stream(), args, nullptr);
     }
 
-    // Overwrites freed device memory with garbage (all-ones bytes: NaN in every float type) so a kernel
-    // cannot find the reference's result in memory the allocator hands out again.
-    void scrubFreeMemory(int64_t recentBytes) override
+    // Overwrites every block torch's caching allocator holds free with all-ones bytes (NaN in every
+    // float type), so no buffer a candidate is handed holds an earlier result. The cache itself is kept:
+    // emptying it, as this once did, sent every later allocation back to cudaMalloc, which cost more
+    // than the scrub. Memory the allocator never cached is not handed out again by it. Ordered on the
+    // one stream everything runs on, so no wait is needed.
+    void scrubFreeMemory(int64_t) override
     {
-        c10::cuda::CUDACachingAllocator::emptyCache();
-        size_t freeBytes = 0, total = 0;
-        cuMemGetInfo(&freeBytes, &total);
-        size_t n = std::max<size_t>(size_t(256) << 20, size_t(std::max<int64_t>(recentBytes, 0)) * 4);
-        n = std::min(n, freeBytes / 2);
-        CUdeviceptr p = 0;
-        if (n && cuMemAlloc(&p, n) == CUDA_SUCCESS) {
-            cuMemsetD8Async(p, 0xff, n, stream());
-            synchronize("while scrubbing free memory");
-            cuMemFree(p);
+        const auto snap = c10::cuda::CUDACachingAllocator::snapshot();
+        const CUstream s = stream();
+        for (const auto &seg : segmentsOf(snap)) {
+            if (int64_t(seg.device) != int64_t(m_device.index()))
+                continue;
+            if (isExpandable(seg)) // partly unmapped: its blocks are not one contiguous range
+                continue;
+            int64_t covered = 0;
+            for (const auto &b : seg.blocks)
+                covered += int64_t(b.size);
+            if (covered != int64_t(seg.total_size))
+                continue;
+            uint64_t addr = uint64_t(seg.address);
+            for (const auto &b : seg.blocks) {
+                if (!b.allocated && b.size > 0)
+                    cuMemsetD8Async(CUdeviceptr(addr), 0xff, size_t(b.size), s);
+                addr += uint64_t(b.size);
+            }
         }
     }
 
@@ -331,6 +388,29 @@ public:
     }
 
 private:
+    // The build prepare() started for this source, waited for, or a compile here and now.
+    CudaBuild compileOrClaim(const std::string &source)
+    {
+        std::shared_future<CudaBuild> ahead;
+        {
+            const auto key = contentHash(source);
+            std::lock_guard lock(m_aheadMutex);
+            for (auto it = m_ahead.begin(); it != m_ahead.end(); ++it)
+                if (it->key == key) {
+                    ahead = it->build;
+                    m_ahead.erase(it);
+                    break;
+                }
+        }
+        if (!ahead.valid())
+            return m_compiler.compile(source, m_info.arch());
+        const auto t0 = std::chrono::steady_clock::now();
+        CudaBuild b = ahead.get();
+        const double waited = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+        b.report.aheadWaitMs = waited;
+        return b;
+    }
+
     CUstream stream() const { return reinterpret_cast<CUstream>(c10::cuda::getCurrentCUDAStream(m_device.index()).stream()); }
 
     double measureCopyBandwidth()
@@ -372,6 +452,12 @@ private:
     size_t m_flushBytes = 0;
     CUevent m_e0 = nullptr, m_e1 = nullptr;
     double m_bandwidth = 0; // bytes per second, read plus written
+    struct Ahead {
+        std::string key;
+        std::shared_future<CudaBuild> build;
+    };
+    std::mutex m_aheadMutex;
+    std::deque<Ahead> m_ahead; // oldest first
 };
 
 } // namespace

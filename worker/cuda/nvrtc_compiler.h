@@ -6,22 +6,11 @@
 #include <string>
 #include <vector>
 
+#include "protocol/ptxas_log.h"
 #include "protocol/verdict.h"
 #include "worker/cuda/source_checks.h"
 
 namespace kforge::worker {
-
-// What ptxas reported for one entry function.
-struct KernelResources {
-    std::string name;
-    int registers = 0;
-    int barriers = 0;
-    int64_t sharedBytes = 0; // static shared memory
-    int64_t stackBytes = 0;  // stack frame: local memory per thread
-    int64_t spillStores = 0;
-    int64_t spillLoads = 0;
-    int64_t constBytes = 0;
-};
 
 struct CudaBuild {
     CompileReport report;           // ok, cached, millis, log, target ("sm_90")
@@ -32,7 +21,7 @@ struct CudaBuild {
     std::vector<StaticFinding> findings; // non-empty: rejected by a static check (report.ok is false)
 };
 
-std::vector<KernelResources> parsePtxasLog(const std::string &log, int64_t *globalBytes = nullptr);
+// parsePtxasLog (protocol/ptxas_log.h) reads a build's log into its kernels.
 const KernelResources *findKernel(const CudaBuild &build, const std::string &name);
 
 class NvrtcCompiler {

@@ -73,6 +73,12 @@ public:
     // Compiles (cached by content; a cache entry is checked before use) and loads the candidate.
     // `arenaBytes` is the most memory the pipeline will ask of Program::allocate at once.
     virtual LoadResult load(const OperatorCard &card, const Candidate &candidate, int64_t arenaBytes, int deadlineMs) = 0;
+    // Starts compiling a candidate that is likely to be evaluated next, in the background, so that its
+    // load() finds the build ready: the compiler's CPU time overlaps the device time of the evaluation
+    // in hand. A hint only: it runs no candidate code and decides nothing; a device that cannot compile
+    // ahead ignores it (compilesAhead() false).
+    virtual void prepare(const Candidate &) {}
+    virtual bool compilesAhead() const { return false; }
     // Waits for queued work; Ok, or what failed. A fault that leaves the device unusable ends the
     // worker process with a `cuda_fault:` line on stderr (the pool restarts it).
     virtual LaunchOutcome synchronize(const std::string &context) = 0;

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <random>
 
 #include "guard/numerics.h"
@@ -22,6 +23,19 @@ using Clock = std::chrono::steady_clock;
 constexpr int64_t kBandBytes = 64 << 10; // guard band before and after every buffer a candidate sees
 constexpr int kSpotChecks = 3;           // timed runs whose outputs are checked in full
 constexpr int kMaxSets = 8;
+
+// Adds the time until it goes out of scope to a phase's total (KFORGE_WORKER_VERBOSE's breakdown).
+class PhaseTimer {
+public:
+    explicit PhaseTimer(double &total) : m_total(total), m_t0(Clock::now()) {}
+    ~PhaseTimer() { m_total += std::chrono::duration<double, std::milli>(Clock::now() - m_t0).count(); }
+    PhaseTimer(const PhaseTimer &) = delete;
+    PhaseTimer &operator=(const PhaseTimer &) = delete;
+
+private:
+    double &m_total;
+    Clock::time_point m_t0;
+};
 
 // Thrown when the worker's own deadline for this evaluation passes between steps.
 struct DeadlineReached {
@@ -71,7 +85,9 @@ private:
     {
         Verdict &v = m_verdict;
         const auto trials = trialPlan(m_card);
+        const auto load0 = Clock::now();
         auto load = m_device.load(m_card, candidate, arenaBytes(trials), m_options.deadlineMs);
+        m_loadMs = millisSince(load0);
         v.compile = load.compile;
         if (!load.program) {
             v.status = load.status;
@@ -271,6 +287,7 @@ private:
     // ATen's result on its own copies of the inputs, and the float64 reference.
     References references(const std::vector<at::Tensor> &kept, const ShapeBindings &shape)
     {
+        PhaseTimer t(m_phases.refs);
         References r;
         std::vector<at::Tensor> own;
         for (const auto &t : kept)
@@ -295,14 +312,19 @@ private:
             int64_t bytes = 0;
             for (const auto &t : refs.aten)
                 bytes += int64_t(t.nbytes());
+            PhaseTimer t(m_phases.scrub);
             m_device.scrubFreeMemory(3 * bytes);
         }
         auto b = buffers(trial.shape, kept);
         for (int run = 0; run < runs; ++run) {
-            refill(b);
-            auto outcome = launch(trial.shape, b);
-            if (outcome.ok())
-                outcome = m_device.synchronize("in trial '" + tr.label + "' (" + tr.shape + ")");
+            LaunchOutcome outcome;
+            {
+                PhaseTimer t(m_phases.runs);
+                refill(b);
+                outcome = launch(trial.shape, b);
+                if (outcome.ok())
+                    outcome = m_device.synchronize("in trial '" + tr.label + "' (" + tr.shape + ")");
+            }
             if (!outcome.ok()) {
                 tr.failure = failureCode(outcome.kind);
                 tr.detail = outcome.detail;
@@ -310,6 +332,7 @@ private:
             }
             if (refs.aten.empty())
                 refs = references(kept, trial.shape);
+            PhaseTimer t(m_phases.checks);
             if (auto f = check(trial.shape, b, kept, refs.aten, refs.exact, tr)) {
                 tr.failure = f->code;
                 tr.detail = f->message + (runs > 1 ? " (run " + std::to_string(run + 1) + " of " + std::to_string(runs) + ")" : "");
@@ -352,6 +375,7 @@ private:
         };
         auto fail = [&](const LaunchOutcome &o, const std::string &when) { failTimed(when, {failureCode(o.kind), o.detail}, {}); };
 
+        std::optional<PhaseTimer> warmTimer(std::in_place, m_phases.warmup);
         const auto warm0 = Clock::now();
         for (int i = 0; i < std::max(1, m_options.warmup) || millisSince(warm0) < m_device.warmupMillis(); ++i) {
             const int s = next++ % sets;
@@ -367,6 +391,8 @@ private:
         if (auto o = m_device.synchronize("while warming up"); !o.ok())
             return fail(o, "while warming up");
 
+        warmTimer.reset();
+        PhaseTimer timedTimer(m_phases.timed);
         // Short kernels are timed as recordings (graph replays), both sides alike.
         std::string method = m_device.torchDevice().is_cpu() ? "in the sandbox" : "eager";
         std::vector<std::unique_ptr<Recording>> candRec, baseRec;
@@ -462,6 +488,7 @@ private:
     // A timed run's outputs, checked as a trial would check them.
     bool spotCheck(Buffers &b, const std::vector<int64_t> &prints, const std::string &which)
     {
+        PhaseTimer t(m_phases.spots);
         if (auto o = m_device.synchronize("after " + which); !o.ok())
             return failTimed(which, {failureCode(o.kind), o.detail}, {});
         for (size_t i = 0; i < b.in.size(); ++i)
@@ -481,6 +508,7 @@ private:
     template<typename Once>
     bool finalCheck(Buffers &b, Once &candidateOnce, const std::string &method)
     {
+        PhaseTimer t(m_phases.last);
         std::vector<at::Tensor> kept;
         for (const auto &g : b.in)
             kept.push_back(g.data.clone());
@@ -517,9 +545,14 @@ private:
         // With KFORGE_WORKER_VERBOSE, one line per evaluation in the worker's log: where the time went.
         static const bool verbose = std::getenv("KFORGE_WORKER_VERBOSE") != nullptr;
         if (verbose)
-            std::fprintf(stderr, "kforge-worker: %s %s %s: compile %.0f ms%s, verify %.0f ms, benchmark %.0f ms\n", m_device.backend().c_str(),
-                         m_card.key.c_str(), statusName(m_verdict.status).c_str(), m_verdict.compile.millis,
-                         m_verdict.compile.cached ? " (cached)" : "", m_verifyMs, m_benchMs);
+            std::fprintf(stderr,
+                         "kforge-worker: %s %s %s: compile %.0f ms%s%s, load %.0f ms, verify %.0f ms (%zu trials: references %.0f, scrub %.0f, "
+                         "runs %.0f, checks %.0f), benchmark %.0f ms (warm-up %.0f, timed %.0f, spot-checks %.0f, final-check %.0f)\n",
+                         m_device.backend().c_str(), m_card.key.c_str(), statusName(m_verdict.status).c_str(), m_verdict.compile.millis,
+                         m_verdict.compile.cached ? " (cached)" : "",
+                         m_verdict.compile.aheadWaitMs >= 0 ? (", ahead, waited " + std::to_string(int(m_verdict.compile.aheadWaitMs)) + " ms").c_str() : "",
+                         m_loadMs, m_verifyMs, m_verdict.trials.size(), m_phases.refs, m_phases.scrub, m_phases.runs, m_phases.checks, m_benchMs,
+                         m_phases.warmup, m_phases.timed, m_phases.spots, m_phases.last);
     }
 
     Device &m_device;
@@ -529,7 +562,10 @@ private:
     Clock::time_point m_deadline;
     std::unique_ptr<Program> m_program;
     Verdict m_verdict;
-    double m_verifyMs = 0, m_benchMs = 0;
+    double m_loadMs = 0, m_verifyMs = 0, m_benchMs = 0;
+    struct {
+        double refs = 0, scrub = 0, runs = 0, checks = 0, warmup = 0, timed = 0, spots = 0, last = 0;
+    } m_phases;
 };
 
 } // namespace
