@@ -82,6 +82,9 @@ WorkerPool::WorkerPool(PoolOptions options) : m_options(std::move(options))
         throw Error("worker pool: no worker command given");
     if (m_options.workers < 1)
         m_options.workers = 1;
+    if (m_options.logDir.empty())
+        if (const char *keep = std::getenv("KFORGE_WORKER_LOG_DIR"); keep && *keep)
+            m_options.logDir = keep; // the user's folder, kept: to read where an evaluation's time went
     if (m_options.logDir.empty()) {
         // Private: worker logs may quote what candidates printed. Ours to remove.
         auto tmpl = (std::filesystem::temp_directory_path() / "kforge-workers-XXXXXX").string();

@@ -29,8 +29,8 @@ struct PoolOptions {
     int workers = 1;
     int helloTimeoutMs = 60000; // ssh or srun may take a while to bring a worker up
     int maxRestarts = 50;       // per worker slot; past this the slot gives up
-    std::string logDir;         // worker stderr logs; when empty, a private temporary folder (0700) that
-                                // the pool removes when it is destroyed
+    std::string logDir;         // worker stderr logs; when empty, $KFORGE_WORKER_LOG_DIR (kept), else a
+                                // private temporary folder (0700) that the pool removes when it is destroyed
     WorkerLimits limits;        // a reply line's and a stderr log's caps
     size_t lastWordsBytes = 1500; // how much of a dead worker's stderr (redacted) a verdict quotes
 };

@@ -9,8 +9,8 @@
 # compute-sanitizer runs with --report-api-errors no: the worker probes kernel parameters with
 # cuFuncGetParamInfo until it fails, which memcheck would list as API errors.
 #
-# Usage: tools/gpu/run.sh [all|build|tests|bench|check|templates|variants|study|placement|inductor|ncu|guardroom|profile|sanitizer]...   (default: all)
-# (study, placement, inductor, ncu and guardroom are run only when named)
+# Usage: tools/gpu/run.sh [all|build|tests|bench|check|templates|variants|study|placement|inductor|ncu|guardroom|session|profile|sanitizer]...   (default: all)
+# (study, placement, inductor, ncu, guardroom and session are run only when named)
 # Output: $OUT/gpu-tests.log, $OUT/bench.log, and every log in $OUT/logs.tgz.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -179,15 +179,28 @@ if asked guardroom; then
     read -r family shape nodes <<< "$spec"
     ses="$out/guardroom-$family.kforge"; rm -f "$ses"
     s0=$(date +%s)
+    mkdir -p "$out/guardroom-workers-$family"
+    KFORGE_WORKER_VERBOSE=1 KFORGE_WORKER_LOG_DIR="$out/guardroom-workers-$family" \
     timeout 220 "$build/app/kforge-cli" search --backend cuda --family "$family" --shape "$shape" --dtype float32 --nodes "$nodes" \
       --deadline-ms 150000 --session "$ses" --worker "$worker" > "$out/guardroom-$family.log" 2>&1
     echo "== $family $shape: search rc=$? in $(( $(date +%s) - s0 )) s"; tail -4 "$out/guardroom-$family.log"
     "$build/app/kforge-cli" show --session "$ses" > "$out/guardroom-$family-show.txt" 2>&1; head -30 "$out/guardroom-$family-show.txt"
     "$build/app/kforge-cli" show --session "$ses" --best 2>&1 | head -3
     python3 tools/gpu/dump_reasons.py "$ses" 2>&1 | cut -c1-700
+    grep -h "kforge-worker: cuda" "$out/guardroom-workers-$family"/*.log 2>/dev/null | cut -c1-400
   done | tee "$out/guardroom.log"
   cp "$out/guardroom.log" "$final/"
   note "guard room searches ($(( $(date +%s) - t0 )) s)"
+fi
+
+if asked session; then
+  # A real search kept whole, for the inspector's pictures: bfloat16 softmax rows, 24 nodes.
+  ses="$final/h200-softmax-bf16.kforge"; rm -f "$ses"
+  timeout 200 "$build/app/kforge-cli" search --backend cuda --family softmax --shape rows=16384,cols=4096 --dtype bfloat16 --nodes 24 \
+    --session "$ses" --worker "$worker" > "$out/session-search.log" 2>&1
+  sqlite3 "$ses" "PRAGMA wal_checkpoint(TRUNCATE);" 2>/dev/null || python3 -c 'import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute("PRAGMA wal_checkpoint(TRUNCATE)"); c.close()' "$ses"
+  rm -f "$ses-wal" "$ses-shm"
+  note "session for the inspector: $(tail -1 "$out/session-search.log")"
 fi
 
 if want profile; then

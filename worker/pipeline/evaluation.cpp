@@ -218,7 +218,7 @@ private:
     {
         const auto dev = m_device.torchDevice();
         const int64_t bytes = reference64Bytes(m_card, shape);
-        if (dev.is_cpu() || bytes < (int64_t(1) << 30) || double(bytes) < 0.6 * double(m_device.freeMemory()))
+        if (dev.is_cpu() || bytes < (int64_t(1) << 30) || double(bytes) < 0.9 * double(m_device.freeMemory()))
             return dev;
         note("the float64 reference was computed on the host: it did not fit in device memory beside the harness's copies");
         return at::Device(at::kCPU);
@@ -348,10 +348,13 @@ private:
     {
         Verdict &v = m_verdict;
         const auto &shape = m_card.shape;
-        // Enough sets to outsize the cache twice and to rotate, within half of free memory.
+        // Enough sets to outsize the cache twice and to rotate, within half of free memory and leaving
+        // room for a spot check's copies and float64 reference beside them (else it would go to the host).
         const int64_t setBytes = std::max<int64_t>(tensorBytes(shape) + 2 * kBandBytes * int64_t(m_card.inputs.size() + m_card.outputs.size()), 1);
         int sets = int(std::clamp<int64_t>(2 * m_device.cacheBytes() / setBytes + 1, 3, kMaxSets));
-        const int64_t budget = m_device.freeMemory() / 2;
+        const int64_t freeBytes = m_device.freeMemory();
+        const int64_t spotReserve = m_device.torchDevice().is_cpu() ? 0 : reference64Bytes(m_card, shape) + 2 * tensorBytes(shape);
+        const int64_t budget = std::min(freeBytes / 2, freeBytes - spotReserve);
         while (sets > 1 && int64_t(sets) * setBytes > budget)
             --sets;
         if (sets < 3)

@@ -124,7 +124,9 @@ guard::OutputErrors measureOutput(const std::string &name, const at::Tensor &can
     e.unwritten = countUnwritten(candidate, seed);
     if (e.unwritten > 0 || e.numel == 0)
         return e;
-    const auto where = ref.value.device();
+    // Chunks are compared where the candidate's output is: a float64 reference that had to stay on the
+    // host comes over a chunk at a time rather than every chunk's arithmetic running on the host.
+    const auto where = candidate.device();
     const auto c = candidate.reshape({-1}), a = aten.reshape({-1}), r = ref.value.reshape({-1});
     const auto m = ref.magnitude.defined() ? ref.magnitude.reshape({-1}) : at::Tensor();
     auto chunk = [&](const at::Tensor &t, int64_t s, int64_t n) { return t.narrow(0, s, n).to(where).to(at::kDouble); };
