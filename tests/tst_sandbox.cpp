@@ -295,6 +295,31 @@ private slots:
             QVERIFY2(!fs::exists(p), p);
     }
 
+    // A candidate that bends the runner's clock (its GOT entry for clock_gettime) and waits without
+    // spending CPU: the runner reports almost nothing, and the time still comes out whole, because it is
+    // never less than the worker's round trip less that of a call that runs nothing.
+    void hiddenTimeStillCounts()
+    {
+        const std::string so = build(QStringLiteral("sandbox_clock_hook.cpp"));
+        QVERIFY(!so.empty());
+        auto started = start(so);
+        QVERIFY2(started.jail, started.detail.c_str());
+        for (int i = 0; i < 2; ++i) {
+            const auto o = softmaxCall(*started.jail);
+            const auto said = QStringLiteral("%1 rc=%2 time %3 us, reported %4 us, round trip %5 us")
+                                  .arg(QLatin1String(kindName(o.kind)))
+                                  .arg(o.rc)
+                                  .arg(o.micros)
+                                  .arg(o.reportedMicros)
+                                  .arg(o.workerMicros);
+            QVERIFY2(o.ok(), qPrintable(said + QStringLiteral(" ") + QString::fromStdString(o.detail)));
+            QVERIFY2(o.reportedMicros < 5000, qPrintable(QStringLiteral("the hook did not bend the runner's clock: ") + said));
+            QVERIFY2(o.micros >= 19000, qPrintable(said));
+        }
+        started.jail.reset();
+        QVERIFY(runnersGone(m_runner));
+    }
+
     void constructorRunsConfined()
     {
         const std::string so = build(QStringLiteral("sandbox_constructor.cpp"));

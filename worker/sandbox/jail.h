@@ -80,9 +80,11 @@ struct CallOutcome {
     enum class Kind { Ok, Failed, Crashed, Timeout, Violation };
     Kind kind = Kind::Ok;
     int rc = 0;
-    double micros = -1;       // the runner's own steady_clock time of the call
+    double micros = -1;       // the call's time: the runner's own steady_clock time, but never less than the
+                              // worker's round trip less that of a call that runs nothing
     double workerMicros = -1; // the round trip as the worker saw it
     std::string detail;
+    double reportedMicros = -1; // what the runner's clock said, which the candidate could bend
     bool ok() const { return kind == Kind::Ok; }
 };
 
@@ -118,6 +120,7 @@ public:
 
 private:
     Jail() = default;
+    void calibrate(); // times a few calls that run nothing (m_pingMicros)
     CallOutcome ended(CallOutcome::Kind kind, const std::string &what); // the runner died: collect why
     int receive(wire::Reply &reply, int timeoutMs, pid_t *senderPid); // 1 packet, 0 timeout, -1 closed
     std::string reap(int graceMs);
@@ -127,6 +130,7 @@ private:
     pid_t m_runnerPid = -1;
     int m_stderr = -1; // bwrap's own complaints, before the runner silences fds 0-2
     uint64_t m_seq = 0;
+    double m_pingMicros = 0; // the round trip of a call that runs nothing (calibrate())
     int64_t m_memoryBytes = 0;
     int64_t m_arenaBytes = 0;
     double m_startMillis = 0;

@@ -453,6 +453,14 @@ int main(int argc, char **argv)
             errno = EPROTO;
             setupFailed("a malformed request");
         }
+        if (req.type == wire::Type::Ping) {
+            wire::Reply pong{};
+            pong.magic = wire::kMagic;
+            pong.type = wire::Type::Result;
+            pong.seq = req.seq;
+            sendReply(pong);
+            continue;
+        }
         KfTensor ts[wire::kMaxTensors];
         for (int i = 0; i < req.nIn + req.nOut; ++i) {
             const auto &d = req.tensors[i];

@@ -21,6 +21,8 @@ inline constexpr int kControlFd = 4;
 enum class Type : uint32_t {
     Call = 1,      // worker -> runner: run kforge_entry once
     Quit = 2,      // worker -> runner: exit cleanly
+    Ping = 3,      // worker -> runner: answer Result at once without calling the candidate (the worker
+                   // times these to know the round trip's own cost)
     Ready = 10,    // runner -> worker: the candidate is loaded and confined; text: ""
     LoadError = 11,// runner -> worker: dlopen or dlsym failed; text says why; code 1: no entry point
     Result = 12,   // runner -> worker: rc and micros of one call
