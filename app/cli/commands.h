@@ -20,6 +20,8 @@ int templatesCommand(const Args &args);
 int checkTemplatesCommand(const Args &args);
 int profileCommand(const Args &args);
 int decideCommand(const Args &args); // app/cli/decide_command.cpp
+int exportCommand(const Args &args); // app/cli/pack_commands.cpp
+int runCommand(const Args &args);    // app/cli/pack_commands.cpp
 // app/cli/llm_commands.cpp: the llm proposer's tokens and cost after `search --proposer llm:PROVIDER/MODEL`.
 void printLlmTotals(const SessionStore &store, int64_t sessionId);
 int profileWorkloadCommand(const Args &args); // app/cli/workload_commands.cpp

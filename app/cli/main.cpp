@@ -16,6 +16,8 @@ static const char *kUsage =
     "  profile  profile a workload's model (ATen calls, cards, Chrome trace), or a CUDA node with Nsight Compute\n"
     "  import   import a folder of KernelBench-style problems as workloads\n"
     "  decide   accept or reject a node by hand, with the reason\n"
+    "  export   write a session's accepted kernels as a kernel pack\n"
+    "  run      run a workload with and without a kernel pack (--compare)\n"
     "  check-templates  verify every template's default point on every family and dtype\n\n"
     "Run 'kforge-cli <command> --help' for a command's options.\n";
 
@@ -44,6 +46,10 @@ int main(int argc, char **argv)
             return kforge::cli::importCommand(args);
         if (cmd == "decide")
             return kforge::cli::decideCommand(args);
+        if (cmd == "export")
+            return kforge::cli::exportCommand(args);
+        if (cmd == "run")
+            return kforge::cli::runCommand(args);
         if (cmd == "check-templates")
             return kforge::cli::checkTemplatesCommand(args);
     } catch (const std::exception &e) {

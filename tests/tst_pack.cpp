@@ -1,0 +1,291 @@
+// Kernel packs end to end: a real CPU search (kforge-cli search, templates), kforge-cli export, the
+// pack refused for a bad checksum, a missing file, another format version or another architecture,
+// and the runtime library (linked here, and from Python through torch.ops.load_library) replacing
+// aten::_softmax where the guards cover a call and falling back to the original elsewhere, with the
+// counters saying which.
+// libtorch first: Qt defines `slots`, which ATen's headers use as a name.
+#include <ATen/ATen.h>
+
+#include <QDir>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "pack/pack_reader.h"
+#include "runtime/kforge_runtime.h"
+#include "store/session_store.h"
+
+using namespace kforge;
+
+namespace {
+
+constexpr int kRows = 64, kCols = 256;
+
+struct Run {
+    int code = -1;
+    QString out, err;
+};
+
+Run run(const QString &program, const QStringList &args, int timeoutMs = 300000)
+{
+    QProcess p;
+    p.start(program, args);
+    Run r;
+    if (!p.waitForFinished(timeoutMs)) {
+        p.kill();
+        p.waitForFinished();
+        r.err = program + QStringLiteral(" did not finish in time");
+        return r;
+    }
+    r.code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
+    r.out = QString::fromUtf8(p.readAllStandardOutput());
+    r.err = QString::fromUtf8(p.readAllStandardError());
+    return r;
+}
+
+Run cli(const QStringList &args)
+{
+    return run(QStringLiteral(KFORGE_CLI_PATH), args);
+}
+
+std::string readText(const std::string &path)
+{
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+void writeText(const std::string &path, const std::string &text)
+{
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
+}
+
+QString python()
+{
+    const QString py = qEnvironmentVariableIsSet("KFORGE_PYTHON") ? qEnvironmentVariable("KFORGE_PYTHON") : QStringLiteral("/usr/bin/python3");
+    return run(py, {QStringLiteral("-c"), QStringLiteral("import torch")}, 60000).code == 0 ? py : QString();
+}
+
+} // namespace
+
+class TestPack : public QObject {
+    Q_OBJECT
+
+private:
+    QTemporaryDir m_dir;
+    std::string m_pack;
+    std::string m_how; // how the exported node was chosen
+
+    std::string path(const char *name) const { return (m_dir.path() + QLatin1Char('/') + QLatin1String(name)).toStdString(); }
+
+    // A copy of the exported pack to spoil.
+    std::string copyPack(const char *name)
+    {
+        const auto dst = path(name);
+        const auto r = run(QStringLiteral("cp"), {QStringLiteral("-r"), QString::fromStdString(m_pack), QString::fromStdString(dst)});
+        if (r.code != 0)
+            qFatal("cp failed: %s", qPrintable(r.err));
+        return dst;
+    }
+
+private slots:
+    void initTestCase()
+    {
+        QVERIFY(m_dir.isValid());
+        // A small real search on the CPU backend with the templates.
+        const auto session = QString::fromStdString(path("softmax.kforge"));
+        const auto search = cli({QStringLiteral("search"), QStringLiteral("--family"), QStringLiteral("softmax"), QStringLiteral("--shape"),
+                                 QStringLiteral("rows=%1,cols=%2").arg(kRows).arg(kCols), QStringLiteral("--backend"), QStringLiteral("cpu"),
+                                 QStringLiteral("--nodes"), QStringLiteral("6"), QStringLiteral("--samples"), QStringLiteral("10"),
+                                 QStringLiteral("--session"), session, QStringLiteral("--worker"),
+                                 QString::fromStdString(std::string(KFORGE_WORKER_PATH))});
+        QVERIFY2(search.code == 0, qPrintable(search.out + search.err));
+        m_pack = path("pack");
+        auto exported = cli({QStringLiteral("export"), session, QStringLiteral("--out"), QString::fromStdString(m_pack)});
+        if (exported.code != 0 && exported.err.contains(QStringLiteral("nothing to export"))) {
+            // No template beat ATen by more than the noise on this machine: a person accepts the fastest
+            // correct one, which export then takes (the person-accepted path).
+            SessionStore store(session.toStdString(), SessionStore::Mode::ReadOnly);
+            const NodeRecord *best = nullptr;
+            const auto nodes = store.nodes(store.sessions().back().id);
+            for (const auto &n : nodes)
+                if (n.status == "not_faster" && (!best || n.speedup > best->speedup))
+                    best = &n;
+            QVERIFY2(best, "the search found no correct kernel at all");
+            const auto decided = cli({QStringLiteral("decide"), QStringLiteral("--session"), session, QStringLiteral("--node"),
+                                      QString::number(best->id), QStringLiteral("--accept"), QStringLiteral("--reason"),
+                                      QStringLiteral("correct; tst_pack needs a kernel to ship")});
+            QVERIFY2(decided.code == 0, qPrintable(decided.err));
+            exported = cli({QStringLiteral("export"), session, QStringLiteral("--out"), QString::fromStdString(m_pack)});
+        }
+        QVERIFY2(exported.code == 0, qPrintable(exported.out + exported.err));
+        m_how = exported.out.toStdString();
+        qInfo("%s", m_how.c_str());
+    }
+
+    void exportedPackReadsBack()
+    {
+        const auto m = pack::readPack(m_pack, {});
+        QCOMPARE(m.kernels.size(), size_t(1));
+        const auto &k = m.kernels[0];
+        QCOMPARE(k.atenOp, std::string("aten::_softmax"));
+        QCOMPARE(k.backend, std::string("cpu"));
+        QVERIFY(k.binaryFor("cpu"));
+        QVERIFY(k.node > 0);
+        QCOMPARE(k.inputs.size(), size_t(1));
+        QCOMPARE(k.inputs[0].dtype, DType::F32);
+        QVERIFY(k.inputs[0].flattenLeading);
+        // The verified range: the captured shape and the family's held-out shapes (7 x cols+3, rows/2+1 x 33).
+        QCOMPARE(k.symbols.at("rows").min, int64_t(7));
+        QCOMPARE(k.symbols.at("rows").max, int64_t(kRows));
+        QCOMPARE(k.symbols.at("cols").min, int64_t(33));
+        QCOMPARE(k.symbols.at("cols").max, int64_t(kCols + 3));
+        // A second export into the same folder is refused and leaves it as it was.
+        const auto again = cli({QStringLiteral("export"), QString::fromStdString(path("softmax.kforge")), QStringLiteral("--out"),
+                                QString::fromStdString(m_pack)});
+        QCOMPARE(again.code, 2);
+        QVERIFY2(again.err.contains(QStringLiteral("already exists and is not empty")), qPrintable(again.err));
+        QVERIFY(pack::readPack(m_pack, {}).kernels.size() == 1);
+    }
+
+    void refusedPacks_data()
+    {
+        QTest::addColumn<QString>("spoil");
+        QTest::addColumn<QString>("reason");
+        QTest::newRow("bad checksum") << "checksum" << "kernels/0/kernel.so has SHA-256 ";
+        QTest::newRow("missing file") << "missing" << "file kernels/0/source.cpp is missing";
+        QTest::newRow("format version") << "version" << "the pack is format version 2; this kforge reads version 1";
+        QTest::newRow("another architecture") << "arch" << "was built for sm_90; this device is sm_80";
+        QTest::newRow("no manifest") << "manifest" << "it has no manifest.json";
+    }
+
+    void refusedPacks()
+    {
+        QFETCH(QString, spoil);
+        QFETCH(QString, reason);
+        const auto dir = copyPack(qPrintable(QStringLiteral("spoiled-") + spoil));
+        pack::DeviceArchs device;
+        auto manifest = nlohmann::json::parse(readText(dir + "/manifest.json"));
+        if (spoil == QLatin1String("checksum")) {
+            auto bytes = readText(dir + "/kernels/0/kernel.so");
+            bytes[bytes.size() / 2] = char(bytes[bytes.size() / 2] ^ 0x40);
+            writeText(dir + "/kernels/0/kernel.so", bytes);
+        } else if (spoil == QLatin1String("missing")) {
+            QVERIFY(QFile::remove(QString::fromStdString(dir + "/kernels/0/source.cpp")));
+        } else if (spoil == QLatin1String("version")) {
+            manifest["kforge_pack"] = 2;
+            writeText(dir + "/manifest.json", manifest.dump());
+        } else if (spoil == QLatin1String("arch")) {
+            // The same files presented as a CUDA kernel built for sm_90, on an sm_80 device.
+            auto &k = manifest["kernels"][0];
+            k["backend"] = "cuda";
+            k["binaries"][0]["arch"] = "sm_90";
+            writeText(dir + "/manifest.json", manifest.dump());
+            device.cuda = "sm_80";
+        } else {
+            QVERIFY(QFile::remove(QString::fromStdString(dir + "/manifest.json")));
+        }
+        try {
+            pack::readPack(dir, device);
+            QFAIL("the spoiled pack was read");
+        } catch (const std::exception &e) {
+            QVERIFY2(QString::fromUtf8(e.what()).contains(reason), e.what());
+        }
+        // The runtime refuses it too, and registers nothing of it.
+        if (spoil != QLatin1String("arch")) {
+            try {
+                runtime::loadPack(dir);
+                QFAIL("the runtime loaded the spoiled pack");
+            } catch (const std::exception &e) {
+                QVERIFY2(QString::fromUtf8(e.what()).contains(reason), e.what());
+            }
+            QVERIFY(runtime::counters().empty());
+        }
+    }
+
+    void checksumMessageNamesBothHashes()
+    {
+        const auto dir = copyPack("spoiled-both");
+        auto manifest = nlohmann::json::parse(readText(dir + "/manifest.json"));
+        const std::string expected = manifest["kernels"][0]["source"]["sha256"];
+        writeText(dir + "/kernels/0/source.cpp", "// changed\n");
+        try {
+            pack::readPack(dir, {});
+            QFAIL("read");
+        } catch (const std::exception &e) {
+            const std::string what = e.what();
+            QVERIFY2(what.find("the manifest expects " + expected) != std::string::npos, e.what());
+            QVERIFY2(what.find("kernels/0/source.cpp has SHA-256 ") != std::string::npos, e.what());
+        }
+    }
+
+    // From C++: the pack takes aten::_softmax where its guards hold and the original runs elsewhere;
+    // every output matches ATen's, and the counters say exactly what happened.
+    void runtimeReplacesAndFallsBack()
+    {
+        at::manual_seed(11);
+        const auto covered = at::randn({kRows, kCols});
+        const auto flat3d = at::randn({2, kRows / 2, kCols}); // rows = 64 once the leading dimensions are flattened
+        const auto tooManyRows = at::randn({kRows * 4, kCols});
+        const auto asDouble = at::randn({kRows, kCols}, at::kDouble);
+        const auto transposed = at::randn({kCols, kRows}).t(); // 64 x 256, not contiguous
+        std::vector<at::Tensor> inputs{covered, flat3d, tooManyRows, asDouble, transposed}, refs;
+        for (const auto &x : inputs)
+            refs.push_back(at::softmax(x, -1));
+
+        const auto summary = runtime::loadPack(m_pack);
+        QVERIFY2(summary.find("aten::_softmax") != std::string::npos, summary.c_str());
+        std::vector<at::Tensor> outs;
+        for (const auto &x : inputs)
+            outs.push_back(at::softmax(x, -1));
+        const auto c = runtime::counters();
+        const auto json = runtime::countersJson();
+        runtime::unloadPacks();
+        QVERIFY(runtime::counters().empty());
+
+        for (size_t i = 0; i < inputs.size(); ++i)
+            QVERIFY2(at::allclose(outs[i], refs[i], 1e-5, 1e-6), qPrintable(QStringLiteral("input %1").arg(i)));
+        // The fallbacks ran ATen's own kernel: bit for bit.
+        for (size_t i = 2; i < inputs.size(); ++i)
+            QVERIFY2(at::equal(outs[i], refs[i]), qPrintable(QStringLiteral("fallback %1").arg(i)));
+        QCOMPARE(c.size(), size_t(1));
+        QCOMPARE(c[0].op, std::string("aten::_softmax"));
+        QVERIFY2(c[0].taken == 2, json.c_str());
+        QVERIFY2(c[0].fellBack == 3, json.c_str());
+        QCOMPARE(c[0].why, (std::map<std::string, int64_t>{{"dtype", 1}, {"layout", 1}, {"shape", 1}}));
+        QVERIFY2(c[0].example.at("shape").find("rows in [7, 64]") != std::string::npos, json.c_str());
+        QVERIFY2(c[0].example.at("dtype").find("Double") != std::string::npos, json.c_str());
+
+        // Unloaded: the original again, and nothing is counted.
+        QVERIFY(at::equal(at::softmax(covered, -1), refs[0]));
+    }
+
+    // The same from Python, through torch.ops.load_library.
+    void pythonLoadsThePack()
+    {
+        const auto py = python();
+        if (py.isEmpty())
+            QSKIP("no Python with torch (install python3-torch: packaging/install-deps.sh does)");
+        const auto r = run(py, {QStringLiteral(KFORGE_SOURCE_DIR "/tests/pack_python_test.py"), QStringLiteral(KFORGE_RUNTIME_PATH),
+                                QString::fromStdString(m_pack), QString::number(kRows), QString::number(kCols)},
+                           120000);
+        QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
+        const auto j = nlohmann::json::parse(r.out.trimmed().split(QLatin1Char('\n')).last().toStdString());
+        QVERIFY2(j.at("match").get<bool>(), j.dump().c_str());
+        QVERIFY2(j.at("match_fallback").get<bool>(), j.dump().c_str());
+        QVERIFY2(j.at("match_after_unload").get<bool>(), j.dump().c_str());
+        const auto &c = j.at("counters").at("aten::_softmax");
+        QCOMPARE(c.at("taken").get<int64_t>(), int64_t(1));
+        QCOMPARE(c.at("fell_back").get<int64_t>(), int64_t(1));
+        QCOMPARE(c.at("why").at("shape").get<int64_t>(), int64_t(1));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestPack)
+#include "tst_pack.moc"
