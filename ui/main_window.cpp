@@ -25,6 +25,7 @@
 #include "store/session_store.h"
 #include "ui/compare_view.h"
 #include "ui/filter_bar.h"
+#include "ui/llm_cost_label.h"
 #include "ui/node_inspector.h"
 #include "ui/session_context.h"
 #include "ui/session_snapshot.h"
@@ -98,6 +99,7 @@ MainWindow::MainWindow(QWidget *parent)
     m_budget->hide();
     statusBar()->addPermanentWidget(m_sessionStatus);
     statusBar()->addPermanentWidget(m_budget);
+    statusBar()->addPermanentWidget(new LlmCostLabel(m_context, this));
     statusBar()->addPermanentWidget(m_pathLabel);
     connect(m_inspector, &NodeInspector::message, this, [this](const QString &text) { statusBar()->showMessage(text, 8000); });
     connect(m_context, &SessionContext::nodesChanged, this, &MainWindow::updateSessionStatus);
@@ -462,9 +464,9 @@ void MainWindow::setSearchSettings(const SearchSettings &settings, bool save)
     m_settings = settings;
     if (save)
         m_settings.save();
-    m_startAction->setToolTip(QStringLiteral("Search %1 kernels for the demo workload's softmax with the offline templates "
-                                             "(%2 nodes, %3 worker(s))")
-                                  .arg(m_settings.backend.toUpper())
+    m_startAction->setToolTip(QStringLiteral("Search %1 kernels for the demo workload's softmax with the %2 proposer "
+                                             "(%3 nodes, %4 worker(s))")
+                                  .arg(m_settings.backend.toUpper(), m_settings.proposer.label())
                                   .arg(m_settings.nodes)
                                   .arg(m_settings.workers));
 }
@@ -480,7 +482,7 @@ void MainWindow::setDemoSettings(int maxNodes, int workers, const QString &worke
 
 SettingsDialog *MainWindow::openSettingsDialog()
 {
-    auto *dialog = new SettingsDialog(m_settings, this);
+    auto *dialog = new SettingsDialog(m_settings, this, m_search->keyStore());
     dialog->setAttribute(Qt::WA_DeleteOnClose);
     connect(dialog, &QDialog::accepted, this, [this, dialog] {
         setSearchSettings(dialog->settings(), true);
@@ -495,6 +497,7 @@ bool MainWindow::startDemoSearch()
     auto request = SearchRequest::demo(m_settings.nodes, m_settings.workers);
     request.workerCommand = m_settings.workerCommand;
     request.backend = m_settings.backend;
+    request.proposer = m_settings.proposer.choice();
     return startSearch(request);
 }
 

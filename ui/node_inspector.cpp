@@ -18,9 +18,11 @@
 #include <QtConcurrent/QtConcurrentRun>
 #include <algorithm>
 
+#include "store/llm_calls.h"
 #include "store/session_store.h"
 #include "ui/code_view.h"
 #include "ui/diff_view.h"
+#include "ui/llm_call_view.h"
 #include "ui/session_context.h"
 #include "ui/status_style.h"
 #include "ui/verdict_pane.h"
@@ -136,7 +138,7 @@ NodeInspector::NodeInspector(SessionContext *context, QWidget *parent)
       m_rejectAction(new QAction(QStringLiteral("Reject node…"), this)), m_codeTabs(new QTabWidget(this)),
       m_code(makeCodeView(this)), m_diffBase(new QSpinBox(this)), m_diff(new DiffView(this)), m_tabs(new QTabWidget(this)),
       m_verdict(new VerdictPane(this)), m_compileLog(new QTextBrowser(this)), m_plan(makeTextView(this)),
-      m_params(makeTextView(this)), m_profile(makeTextView(this))
+      m_params(makeTextView(this)), m_profile(makeTextView(this)), m_llm(new LlmCallView(this))
 {
     m_heading->setTextFormat(Qt::RichText);
     m_heading->setWordWrap(true);
@@ -200,6 +202,8 @@ NodeInspector::NodeInspector(SessionContext *context, QWidget *parent)
     m_tabs->addTab(m_plan, QStringLiteral("Launch plan"));
     m_tabs->addTab(m_params, QStringLiteral("Parameters"));
     m_tabs->addTab(m_profile, QStringLiteral("Profile"));
+    m_tabs->addTab(m_llm, QStringLiteral("LLM")); // shown for nodes an LLM made
+    m_tabs->setTabVisible(m_tabs->indexOf(m_llm), false);
 
     auto *split = new QSplitter(Qt::Vertical, this);
     split->addWidget(m_codeTabs);
@@ -219,6 +223,7 @@ NodeInspector::NodeInspector(SessionContext *context, QWidget *parent)
 
     connect(context, &SessionContext::sessionLoaded, this, &NodeInspector::openStore);
     connect(context, &SessionContext::sessionClosed, this, [this] {
+        m_llmLog.reset();
         m_store.reset();
         showNode(0);
     });
@@ -281,7 +286,7 @@ bool NodeInspector::showPanel(const QString &name)
         return true;
     }
     const std::pair<const char *, QWidget *> tabs[] = {{"verdict", m_verdict},     {"compile-log", m_compileLog}, {"launch-plan", m_plan},
-                                                       {"parameters", m_params}, {"profile", m_profile}};
+                                                       {"parameters", m_params}, {"profile", m_profile}, {"llm", m_llm}};
     for (const auto &[key, widget] : tabs)
         if (name == QLatin1String(key)) {
             m_tabs->setCurrentWidget(widget);
@@ -307,10 +312,12 @@ void NodeInspector::onLogLink(const QUrl &url)
 
 void NodeInspector::openStore()
 {
+    m_llmLog.reset();
     m_store.reset();
     m_storeError.clear();
     try {
         m_store = std::make_unique<SessionStore>(m_context->sessionPath().toStdString(), SessionStore::Mode::ReadOnly);
+        m_llmLog = std::make_unique<LlmCallLog>(*m_store, false);
     } catch (const std::exception &e) {
         m_storeError = QString::fromStdString(e.what());
     }
@@ -406,6 +413,8 @@ void NodeInspector::showNode(qint64 id)
     m_plan->clear();
     m_params->clear();
     m_profile->clear();
+    m_llm->showMessage(QStringLiteral("No LLM calls made this node."));
+    m_tabs->setTabVisible(m_tabs->indexOf(m_llm), false);
     showDecision();
     const auto &snap = m_context->snapshot();
     const NodeRecord *rec = snap ? snap->node(id) : nullptr;
@@ -415,6 +424,7 @@ void NodeInspector::showNode(qint64 id)
         return;
     }
     m_shownStatus = rec->status;
+    showLlmCalls(id);
 
     QString head = QStringLiteral("<b>#%1</b> %2").arg(id).arg(QString::fromStdString(rec->templateId).toHtmlEscaped());
     if (rec->parentId)
@@ -480,6 +490,25 @@ void NodeInspector::showNode(qint64 id)
     // A compile error is explained by the log, so bring it forward; otherwise keep the user's tab.
     if (rec->status == "compile_error")
         m_tabs->setCurrentWidget(m_compileLog);
+}
+
+bool NodeInspector::llmTabVisible() const
+{
+    return m_tabs->isTabVisible(m_tabs->indexOf(m_llm));
+}
+
+// The calls are attached when the proposal is stored, so a node still being evaluated has them too.
+void NodeInspector::showLlmCalls(qint64 id)
+{
+    if (!m_llmLog)
+        return;
+    try {
+        auto calls = m_llmLog->nodeCalls(id);
+        m_tabs->setTabVisible(m_tabs->indexOf(m_llm), !calls.empty());
+        m_llm->showCalls(std::move(calls));
+    } catch (const std::exception &e) {
+        m_llm->showMessage(QStringLiteral("Could not read the LLM calls: %1").arg(QString::fromStdString(e.what())));
+    }
 }
 
 // The diff is computed on a pool thread (a long kernel against a long kernel is a character diff per

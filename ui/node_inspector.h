@@ -1,7 +1,7 @@
 #pragma once
 // Everything stored about the selected node: its code and its diff against the parent or any chosen
 // node, the guard's verdict, the compile log (file positions link into the code), the launch plan,
-// the parameters and the profiler report, and the person's accept or reject with a reason. It reads
+// the parameters and the profiler report, for an LLM node its calls (ui/llm_call_view.h), and the person's accept or reject with a reason. It reads
 // through its own read-only connection to the session file, so it works the same for a file opened
 // from disk and for a search writing it right now.
 #include <QWidget>
@@ -24,6 +24,7 @@ class QUrl;
 class QsciScintilla;
 
 namespace kforge {
+class LlmCallLog;
 class SessionStore;
 struct NodeDetail;
 } // namespace kforge
@@ -31,6 +32,7 @@ struct NodeDetail;
 namespace kforge::ui {
 
 class DiffView;
+class LlmCallView;
 class SessionContext;
 class VerdictPane;
 
@@ -51,6 +53,8 @@ public:
     DiffView *diffView() const { return m_diff; }
     QsciScintilla *codeView() const { return m_code; }
     QTextBrowser *compileLogView() const { return m_compileLog; }
+    LlmCallView *llmView() const { return m_llm; }
+    bool llmTabVisible() const;
     QLineEdit *reasonEdit() const { return m_reason; }
     QAction *acceptAction() const { return m_acceptAction; }
     QAction *rejectAction() const { return m_rejectAction; }
@@ -59,7 +63,7 @@ public:
     void setDiffBase(qint64 nodeId);
     qint64 diffBase() const;
     // Brings a tab forward by name: "code", "diff", "verdict", "compile-log", "launch-plan",
-    // "parameters", "profile". False for a name it does not know.
+    // "parameters", "profile", "llm". False for a name it does not know.
     bool showPanel(const QString &name);
     // Brings the code forward at a 1-based line, as a compile-log link does.
     void goToLine(int line);
@@ -74,6 +78,7 @@ private:
     void refreshIfChanged();
     void showMessage(const QString &text);
     void showDecision();
+    void showLlmCalls(qint64 id);
     void beginDecision(const QString &decision);
     void commitDecision(const QString &decision);
     void updateDiff();
@@ -81,6 +86,7 @@ private:
 
     SessionContext *m_context;
     std::unique_ptr<SessionStore> m_store;
+    std::unique_ptr<LlmCallLog> m_llmLog; // the same file's LLM calls (schema 5)
     QString m_storeError;
     qint64 m_shown = 0;
     std::string m_shownStatus; // to reload when a live search finishes the shown node
@@ -105,6 +111,7 @@ private:
     QPlainTextEdit *m_plan;
     QPlainTextEdit *m_params;
     QPlainTextEdit *m_profile;
+    LlmCallView *m_llm;
 };
 
 // The compile log as HTML with every "candidate.cu(476)" or "candidate.cpp:12:5" turned into a link

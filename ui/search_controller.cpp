@@ -5,7 +5,8 @@
 #include <mutex>
 
 #include "ops/workload.h"
-#include "proposers/template_proposer.h"
+#include "llm/client.h"
+#include "ui/keychain.h"
 #include "util/error.h"
 #include "util/paths.h"
 
@@ -63,7 +64,7 @@ SearchRequest SearchRequest::demo(int maxNodes, int workers)
     return r;
 }
 
-SearchController::SearchController(QObject *parent) : QObject(parent)
+SearchController::SearchController(QObject *parent) : QObject(parent), m_keys(new KeyStore(QString(), this))
 {
     qRegisterMetaType<kforge::NodeRecord>();
     qRegisterMetaType<kforge::SearchProgress>();
@@ -100,10 +101,34 @@ bool SearchController::start(const SearchRequest &request)
     m_job = std::make_shared<Job>();
     m_job->id = ++m_jobId;
     m_running = true;
+    if (!request.proposer.isLlm() || !request.proposer.apiKey.empty()) {
+        launch(request);
+        return true;
+    }
+    std::string provider;
+    try {
+        provider = llm::parseProviderSpec(request.proposer.spec.substr(4)).provider;
+    } catch (const std::exception &) {
+        launch(request); // the search thread reports what is wrong with the choice
+        return true;
+    }
+    // The keychain answers later; a newer start() or the controller's end drops this answer.
+    m_keys->read(QString::fromStdString(provider), this, [this, id = m_jobId, request = SearchRequest(request)](const KeyStore::Result &r) mutable {
+        if (id != m_jobId)
+            return;
+        request.proposer.apiKey = r.key.toStdString();
+        if (!r.error.isEmpty())
+            request.proposer.keyHint += " (" + r.error.toStdString() + ")";
+        launch(request);
+    });
+    return true;
+}
+
+void SearchController::launch(SearchRequest request)
+{
     m_thread = QThread::create([this, job = m_job, request] { runJob(job, request); });
     m_thread->setObjectName(QStringLiteral("kforge-search"));
     m_thread->start();
-    return true;
 }
 
 void SearchController::stop()
@@ -154,6 +179,8 @@ void SearchController::runJob(std::shared_ptr<Job> job, SearchRequest r)
     SearchProgress last;
     try {
         SessionStore store(r.sessionPath.toStdString());
+        const auto proposer = makeProposer(r.proposer, store, r.backend.toStdString()); // a missing key fails before any worker starts
+        r.proposer.apiKey.clear(); // the proposer's client holds it now; this copy goes nowhere
         PoolOptions po(r.workerCommand.isEmpty() ? defaultWorkerCommand() : r.workerCommand.toStdString(), r.workers);
         WorkerPool pool(po);
         pool.start(); // before the session exists, so a worker that never starts leaves no empty session
@@ -162,17 +189,18 @@ void SearchController::runJob(std::shared_ptr<Job> job, SearchRequest r)
         info.name = "search " + r.card.key;
         info.workload = r.workloadName.toStdString();
         info.backend = r.backend.toStdString();
-        info.proposer = "templates";
+        info.proposer = proposer->name();
         info.status = "running";
         info.options = {{"nodes", r.options.maxNodes}, {"workers", pool.size()}, {"seed", r.options.seed}};
+        if (r.proposer.budget > 0)
+            info.options["budget_usd"] = r.proposer.budget;
         info.createdAt = nowSeconds();
         info.id = store.createSession(info);
         const auto opId = store.addOperator(info.id, r.card);
         const QString path = QString::fromStdString(store.path());
         post([path, info](SearchController *c) { emit c->sessionCreated(path, info); });
 
-        TemplateProposer proposer(info.backend);
-        SearchEngine engine(store, pool, proposer, r.options);
+        SearchEngine engine(store, pool, *proposer, r.options);
         Forwarder forwarder(post);
         {
             EngineHandle handle(job->mutex, job->engine, job->stop, engine);

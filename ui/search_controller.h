@@ -12,10 +12,15 @@
 
 #include "ops/operator_card.h"
 #include "pool/worker_pool.h"
+#include "proposers/proposer_factory.h"
 #include "search/search_engine.h"
 #include "store/session_store.h"
 
 class QThread;
+
+namespace kforge::ui {
+class KeyStore;
+}
 
 Q_DECLARE_METATYPE(kforge::NodeRecord)
 Q_DECLARE_METATYPE(kforge::SearchProgress)
@@ -32,6 +37,9 @@ struct SearchRequest {
     OperatorCard card;     // what to search; the demo workload's first operator by default
     QString workloadName;
     SearchOptions options;
+    // templates by default; for an LLM with no key given, start() reads the provider's key from the
+    // key store (keychain, this run, environment) on the GUI thread first.
+    ProposerChoice proposer;
 
     static SearchRequest demo(int maxNodes = 24, int workers = 1);
 };
@@ -49,6 +57,8 @@ public:
     void stop(); // returns at once; finished() follows when the in-flight work is done
     bool isRunning() const { return m_running; }
     bool stopRequested() const;
+    // The providers' keys for LLM searches; the Settings dialog stores into the same one.
+    KeyStore *keyStore() const { return m_keys; }
 
 signals:
     // The session row exists in the file; the store can now be read by other connections.
@@ -63,8 +73,10 @@ signals:
 
 private:
     struct Job;
+    void launch(SearchRequest request);
     void runJob(std::shared_ptr<Job> job, SearchRequest request);
 
+    KeyStore *m_keys;
     std::shared_ptr<Job> m_job;
     QPointer<QThread> m_thread;
     quint64 m_jobId = 0;

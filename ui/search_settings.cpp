@@ -23,6 +23,7 @@ SearchSettings SearchSettings::load()
     if (out.backend != QLatin1String("cpu") && out.backend != QLatin1String("cuda"))
         out.backend = QStringLiteral("cpu");
     out.nodes = std::clamp(s.value(QStringLiteral("search/nodes"), 24).toInt(), 1, 1000000);
+    out.proposer = ProposerSettings::load();
     return out;
 }
 
@@ -33,6 +34,7 @@ void SearchSettings::save() const
     s.setValue(QStringLiteral("search/workers"), workers);
     s.setValue(QStringLiteral("search/backend"), backend);
     s.setValue(QStringLiteral("search/nodes"), nodes);
+    proposer.save();
 }
 
 QList<QPair<QString, QString>> SearchSettings::workerExamples()
@@ -45,9 +47,9 @@ QList<QPair<QString, QString>> SearchSettings::workerExamples()
     };
 }
 
-SettingsDialog::SettingsDialog(const SearchSettings &settings, QWidget *parent)
+SettingsDialog::SettingsDialog(const SearchSettings &settings, QWidget *parent, KeyStore *keys)
     : QDialog(parent), m_command(new QLineEdit(this)), m_examples(new QComboBox(this)), m_workers(new QSpinBox(this)),
-      m_backend(new QComboBox(this)), m_nodes(new QSpinBox(this))
+      m_backend(new QComboBox(this)), m_nodes(new QSpinBox(this)), m_proposer(new ProviderSettingsPage(settings.proposer, keys, this))
 {
     setWindowTitle(QStringLiteral("kforge settings"));
     setObjectName(QStringLiteral("settingsDialog"));
@@ -92,6 +94,7 @@ SettingsDialog::SettingsDialog(const SearchSettings &settings, QWidget *parent)
     connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
     auto *layout = new QVBoxLayout(this);
     layout->addLayout(form);
+    layout->addWidget(m_proposer);
     layout->addWidget(buttons);
 }
 
@@ -102,7 +105,14 @@ SearchSettings SettingsDialog::settings() const
     s.workers = m_workers->value();
     s.backend = m_backend->currentData().toString();
     s.nodes = m_nodes->value();
+    s.proposer = m_proposer->settings();
     return s;
+}
+
+void SettingsDialog::accept()
+{
+    if (m_proposer->validate())
+        QDialog::accept();
 }
 
 } // namespace kforge::ui

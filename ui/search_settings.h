@@ -1,9 +1,12 @@
 #pragma once
 // How the window starts searches: the command line that starts one worker (local, over ssh, under
-// srun), how many workers, which backend the candidates target, and the node budget. Kept in
-// QSettings under "search/"; the Settings dialog edits them and Search > Start uses them.
+// srun), how many workers, which backend the candidates target, the node budget and the proposer
+// (ui/provider_settings.h). Kept in QSettings under "search/" and "proposer/" (keys never: they are in
+// the system keychain); the Settings dialog edits them and Search > Start uses them.
 #include <QDialog>
 #include <QString>
+
+#include "ui/provider_settings.h"
 
 class QComboBox;
 class QLineEdit;
@@ -16,6 +19,7 @@ struct SearchSettings {
     int workers = 1;
     QString backend = QStringLiteral("cpu"); // "cpu" or "cuda"
     int nodes = 24;
+    ProposerSettings proposer; // under "proposer/"
 
     static SearchSettings load();
     void save() const;
@@ -26,7 +30,8 @@ struct SearchSettings {
 class SettingsDialog : public QDialog {
     Q_OBJECT
 public:
-    explicit SettingsDialog(const SearchSettings &settings, QWidget *parent = nullptr);
+    // `keys` holds the providers' keys (null: the environment only).
+    explicit SettingsDialog(const SearchSettings &settings, QWidget *parent = nullptr, KeyStore *keys = nullptr);
 
     SearchSettings settings() const;
     QLineEdit *commandEdit() const { return m_command; }
@@ -34,6 +39,9 @@ public:
     QSpinBox *workersBox() const { return m_workers; }
     QComboBox *backendBox() const { return m_backend; }
     QSpinBox *nodesBox() const { return m_nodes; }
+    ProviderSettingsPage *proposerPage() const { return m_proposer; }
+
+    void accept() override; // refused, with the reason on the page, while the proposer cannot run
 
 private:
     QLineEdit *m_command;
@@ -41,6 +49,7 @@ private:
     QSpinBox *m_workers;
     QComboBox *m_backend;
     QSpinBox *m_nodes;
+    ProviderSettingsPage *m_proposer;
 };
 
 } // namespace kforge::ui

@@ -36,7 +36,7 @@ const char *kUsage =
     "                            beside kforge)\n"
     "  --select NODE             select this node instead of the best one\n"
     "  --panel NAME              bring a panel forward: code, diff, verdict, compile-log, launch-plan,\n"
-    "                            parameters, profile\n"
+    "                            parameters, profile, llm (an LLM node's calls)\n"
     "  --diff-base NODE          compare the selected node with NODE instead of its parent\n"
     "  --compare N,M[,...]       set these nodes side by side in the Compare panel\n"
     "  --filter-status S         dim the nodes whose status is not S (accepted, incorrect, ...)\n"
@@ -196,6 +196,7 @@ int main(int argc, char **argv)
         auto request = kforge::ui::SearchRequest::demo(settings.nodes, settings.workers);
         request.workerCommand = settings.workerCommand;
         request.backend = settings.backend;
+        request.proposer = settings.proposer.choice();
         if (args.session)
             request.sessionPath = QString::fromStdString(*args.session);
         window.startSearch(request);
