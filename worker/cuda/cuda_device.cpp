@@ -342,6 +342,8 @@ public:
         }
     }
 
+    void releaseCachedMemory() override { c10::cuda::CUDACachingAllocator::emptyCache(); }
+
     // One timed sample: flush L2, spin so the host gets ahead, then events around the work, on the
     // stream the work runs on; the device sync after it leaves nothing running into the next sample.
     double sample(const std::function<LaunchOutcome()> &work, LaunchOutcome &outcome) override

@@ -86,6 +86,9 @@ public:
     virtual void flushCaches() = 0;
     // Overwrites memory the allocator has freed, so no buffer a candidate gets holds an earlier result.
     virtual void scrubFreeMemory(int64_t recentBytes) = 0;
+    // Hands memory an allocator keeps cached back to the device, so that one large allocation finds it
+    // in one piece (CUDA: the caching allocator's blocks, which fragment); a no-op where nothing caches.
+    virtual void releaseCachedMemory() {}
     // One timed sample of `work` on the device's clock, in microseconds, caches flushed first. When
     // `work` reports its own time (LaunchOutcome::micros), that time is the sample.
     virtual double sample(const std::function<LaunchOutcome()> &work, LaunchOutcome &outcome) = 0;

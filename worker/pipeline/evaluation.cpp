@@ -218,6 +218,8 @@ private:
     {
         const auto dev = m_device.torchDevice();
         const int64_t bytes = reference64Bytes(m_card, shape);
+        if (!dev.is_cpu() && bytes >= (int64_t(1) << 30))
+            m_device.releaseCachedMemory(); // free memory then means memory in one piece
         if (dev.is_cpu() || bytes < (int64_t(1) << 30) || double(bytes) < 0.9 * double(m_device.freeMemory()))
             return dev;
         note("the float64 reference was computed on the host: it did not fit in device memory beside the harness's copies");
@@ -294,7 +296,17 @@ private:
             own.push_back(t.clone());
         r.aten = callReference(m_card, own, &shape);
         own.clear();
-        r.exact = callReference64(m_card, kept, shape, reference64Device(shape));
+        const auto where = reference64Device(shape);
+        try {
+            r.exact = callReference64(m_card, kept, shape, where);
+        } catch (const c10::OutOfMemoryError &) {
+            // The harness's own copy did not fit after all: never the candidate's failure.
+            if (where.is_cpu())
+                throw;
+            m_device.releaseCachedMemory();
+            note("the float64 reference ran out of device memory and was computed on the host");
+            r.exact = callReference64(m_card, kept, shape, at::Device(at::kCPU));
+        }
         return r;
     }
 
