@@ -26,5 +26,7 @@ int runCommand(const Args &args);    // app/cli/pack_commands.cpp
 void printLlmTotals(const SessionStore &store, int64_t sessionId);
 int profileWorkloadCommand(const Args &args); // app/cli/workload_commands.cpp
 int importCommand(const Args &args);          // app/cli/workload_commands.cpp
+int modelCommand(const Args &args);           // app/cli/model_commands.cpp
+int fastpCommand(const Args &args);           // app/cli/model_commands.cpp
 
 } // namespace kforge::cli

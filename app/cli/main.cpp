@@ -15,6 +15,8 @@ static const char *kUsage =
     "  templates list the offline generator's kernel templates, or render one\n"
     "  profile  profile a workload's model (ATen calls, cards, Chrome trace), or a CUDA node with Nsight Compute\n"
     "  import   import a folder of KernelBench-style problems as workloads\n"
+    "  model    write a built-in model (decoder, diffusion, resnet50) with random weights as a workload\n"
+    "  fastp    search imported problems and report fast_0, fast_1, fast_1.5 over eager and torch.compile\n"
     "  decide   accept or reject a node by hand, with the reason\n"
     "  export   write a session's accepted kernels as a kernel pack\n"
     "  run      run a workload with and without a kernel pack (--compare)\n"
@@ -44,6 +46,10 @@ int main(int argc, char **argv)
             return !args.empty() && args[0].rfind("--", 0) != 0 ? kforge::cli::profileWorkloadCommand(args) : kforge::cli::profileCommand(args);
         if (cmd == "import")
             return kforge::cli::importCommand(args);
+        if (cmd == "model")
+            return kforge::cli::modelCommand(args);
+        if (cmd == "fastp")
+            return kforge::cli::fastpCommand(args);
         if (cmd == "decide")
             return kforge::cli::decideCommand(args);
         if (cmd == "export")

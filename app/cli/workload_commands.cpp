@@ -2,6 +2,7 @@
 // only process that runs a model); importing a KernelBench-style problem runs python/kforge_capture.py
 // with a Python that has torch.
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <dirent.h>
@@ -13,9 +14,11 @@
 #include <unistd.h>
 
 #include "app/cli/commands.h"
+#include "app/cli/workload_profile.h"
 #include "pool/worker_pool.h"
 #include "util/error.h"
 #include "util/paths.h"
+#include "workload/builtin_models.h"
 #include "workload/workload_file.h"
 
 namespace kforge::cli {
@@ -23,13 +26,18 @@ namespace kforge::cli {
 namespace {
 
 const char *kProfileUsage =
-    "usage: kforge-cli profile WORKLOAD.json [--trace OUT.json] [--runs N] [--warmup N] [--no-write] [--worker CMD]\n\n"
+    "usage: kforge-cli profile WORKLOAD.json [--trace OUT.json] [--runs N] [--warmup N] [--device cpu|cuda|auto] [--no-write]\n"
+    "                          [--worker CMD]\n"
+    "       kforge-cli profile builtin:NAME [--OPTION=VALUE...] [--out WORKLOAD.json] [the options above]\n\n"
     "Runs the workload's TorchScript model in a worker with every ATen call recorded (schema, shapes,\n"
-    "dtypes, strides, scalars, CPU time), groups the calls into operator cards by call pattern and prints\n"
+    "dtypes, strides, scalars; CPU time, or GPU time from device events on --device cuda, which auto picks\n"
+    "where the worker has a GPU), groups the calls into operator cards by call pattern and prints\n"
     "them ranked by their share of the runtime. The calls, the cards and the calls that have no card (and\n"
     "why) are written back into WORKLOAD.json, with a sample of each card's real inputs beside it\n"
     "(WORKLOAD.samples.pt). A workload imported from a Python problem already has its calls: only its cards\n"
-    "are made. --trace writes the timeline as a Chrome trace (Perfetto and chrome://tracing open it).\n\n"
+    "are made; a problem's TorchScript also gets problem cards, its whole forward offered to every template\n"
+    "family that fits. --trace writes the timeline as a Chrome trace (Perfetto and chrome://tracing open it).\n"
+    "builtin:NAME first writes a built-in model (see kforge-cli model list) as NAME.json and NAME.pt, or --out.\n\n"
     "(kforge-cli profile --session FILE --node N profiles a CUDA node with Nsight Compute.)\n";
 
 const char *kImportUsage =
@@ -105,6 +113,47 @@ std::string captureHelper()
 
 } // namespace
 
+ProfiledWorkload profileThroughWorker(WorkerPool &pool, const WorkloadFile &w, const std::string &path, const ProfileRequest &r)
+{
+    const bool callsOnly = w.model.kind != "torchscript";
+    if (callsOnly && w.calls.empty())
+        throw Error("workload " + path + " names a " + w.model.kind + " model and has no captured calls: import it with "
+                    "kforge-cli import (or python/kforge_capture.py problem) first");
+    const auto dir = absolute(w.dir.empty() ? "." : w.dir);
+    std::string stem = path;
+    if (stem.size() > 5 && stem.compare(stem.size() - 5, 5, ".json") == 0)
+        stem.resize(stem.size() - 5);
+    nlohmann::json req = {{"type", "profile_workload"}, {"workload", workloadToJson(w)}, {"dir", dir}, {"runs", r.runs},
+                          {"warmup", r.warmup}, {"calls_only", callsOnly}, {"device", r.device},
+                          {"problem", !w.problem.empty() && !callsOnly}};
+    if (r.writeSamples)
+        req["samples_path"] = absolute(stem + ".samples.pt");
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto reply = pool.request(req, 600000);
+    if (reply.value("type", std::string()) != "workload_profile" || !reply.contains("workload")) {
+        const auto why = reply.contains("error") && reply["error"].is_string() ? reply["error"].get<std::string>() : reply.dump();
+        throw Error(path + " was not profiled: " + why);
+    }
+    ProfiledWorkload out;
+    out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    out.device = reply.value("device", std::string("cpu"));
+    out.timing = reply.value("timing", std::string("host clock"));
+    out.workload = parseWorkload(reply["workload"], "the worker's profile of " + path);
+    out.workload.dir = w.dir;
+    out.workload.name = w.name;
+    out.workload.problem = w.problem;
+    // Sample files are written as absolute paths on the worker; keep them relative when they sit beside the workload.
+    for (auto &[key, s] : out.workload.samples)
+        if (s.file.rfind(dir + "/", 0) == 0)
+            s.file = s.file.substr(dir.size() + 1);
+    return out;
+}
+
+int runProgramQuietly(const std::vector<std::string> &argv)
+{
+    return runProgram(argv, true);
+}
+
 // A Python that imports torch: the one given, else $KFORGE_PYTHON, else python3 and /usr/bin/python3.
 std::string findTorchPython(const std::string &given)
 {
@@ -127,13 +176,22 @@ int profileWorkloadCommand(const Args &args)
         std::fputs(kProfileUsage, args.empty() ? stderr : stdout);
         return args.empty() ? 2 : 0;
     }
-    const std::string path = args[0];
+    std::string path = args[0];
+    const bool builtin = path.rfind("builtin:", 0) == 0;
+    const std::string modelName = builtin ? path.substr(8) : std::string();
     std::map<std::string, std::string> o;
+    std::vector<std::string> modelWords;
     for (size_t i = 1; i < args.size(); ++i) {
         const auto &a = args[i];
-        if (a == "--no-write") {
+        if (builtin && a.rfind("--", 0) == 0 && a.find('=') != std::string::npos) {
+            modelWords.push_back(a); // --OPTION=VALUE of the built-in model
+        } else if (builtin && a == "--out") {
+            if (i + 1 >= args.size() || args[i + 1].empty())
+                throw Error("option --out needs a value");
+            o[a] = args[++i];
+        } else if (a == "--no-write") {
             o[a] = "1";
-        } else if (a == "--trace" || a == "--runs" || a == "--warmup" || a == "--worker") {
+        } else if (a == "--trace" || a == "--runs" || a == "--warmup" || a == "--worker" || a == "--device") {
             if (i + 1 >= args.size() || args[i + 1].empty())
                 throw Error("option " + a + " needs a value");
             o[a] = args[++i];
@@ -149,39 +207,37 @@ int profileWorkloadCommand(const Args &args)
             throw Error(std::string("option ") + k + " takes a whole number from 0 to 100, not '" + t + "'");
         return std::stoi(t);
     };
-    const int runs = std::max(1, count("--runs", 1)), warmup = count("--warmup", 1);
-    auto w = loadWorkloadFile(path);
-    const bool callsOnly = w.model.kind != "torchscript";
-    if (callsOnly && w.calls.empty())
-        throw Error("workload " + path + " names a " + w.model.kind + " model and has no captured calls: import it with "
-                    "kforge-cli import (or python/kforge_capture.py problem) first");
-    const auto dir = absolute(w.dir);
-    std::string stem = path;
-    if (stem.size() > 5 && stem.compare(stem.size() - 5, 5, ".json") == 0)
-        stem.resize(stem.size() - 5);
-    nlohmann::json req = {{"type", "profile_workload"}, {"workload", workloadToJson(w)}, {"dir", dir}, {"runs", runs},
-                          {"warmup", warmup}, {"calls_only", callsOnly}};
-    if (!o.count("--no-write"))
-        req["samples_path"] = absolute(stem + ".samples.pt");
-
+    ProfileRequest pr;
+    pr.runs = std::max(1, count("--runs", 1));
+    pr.warmup = count("--warmup", 1);
+    pr.writeSamples = !o.count("--no-write");
+    if (o.count("--device")) {
+        pr.device = o["--device"];
+        if (pr.device != "cpu" && pr.device != "cuda" && pr.device != "auto")
+            throw Error("option --device takes cpu, cuda or auto, not '" + pr.device + "'");
+    }
+    std::map<std::string, std::string> modelOptions;
+    if (builtin) {
+        modelOptions = parseBuiltinOptions(modelName, modelWords);
+        makeBuiltinModel(modelName, modelOptions); // every option checked before a worker starts
+        path = o.count("--out") ? o["--out"] : modelName + ".json";
+    }
     PoolOptions po;
     po.command = o.count("--worker") ? o["--worker"] : defaultWorkerCommand();
     WorkerPool pool(po);
     pool.start();
-    const auto reply = pool.request(req, 600000);
-    pool.shutdown();
-    if (reply.value("type", std::string()) != "workload_profile" || !reply.contains("workload")) {
-        const auto why = reply.contains("error") && reply["error"].is_string() ? reply["error"].get<std::string>() : reply.dump();
-        std::fprintf(stderr, "kforge-cli profile: %s was not profiled: %s\n", path.c_str(), why.c_str());
+    ProfiledWorkload result;
+    try {
+        const auto w = builtin ? writeBuiltinWorkload(pool, modelName, modelOptions, path) : loadWorkloadFile(path);
+        result = profileThroughWorker(pool, w, path, pr);
+    } catch (const Error &e) {
+        pool.shutdown();
+        std::fprintf(stderr, "kforge-cli profile: %s\n", e.what());
         return 1;
     }
-    auto profiled = parseWorkload(reply["workload"], "the worker's profile of " + path);
-    profiled.dir = w.dir;
-    profiled.name = w.name;
-    // Sample files are written as absolute paths on the worker; keep them relative when they sit beside the workload.
-    for (auto &[key, s] : profiled.samples)
-        if (s.file.rfind(dir + "/", 0) == 0)
-            s.file = s.file.substr(dir.size() + 1);
+    pool.shutdown();
+    const auto &profiled = result.workload;
+    std::printf("profiled on %s (%s) in %.1f s\n", result.device.c_str(), result.timing.c_str(), result.seconds);
     const auto groups = groupCalls(profiled.calls);
     std::fputs(rankedTable(profiled, groups).c_str(), stdout);
     std::printf("%zu operator cards", profiled.cards.size());

@@ -238,6 +238,7 @@ WorkloadFile parseWorkload(const J &j, const std::string &where)
         fail(where, "\"kforge_workload\" is the format version, " + std::to_string(kWorkloadFormat) + " here, not " + version.dump());
     WorkloadFile w;
     w.name = text(j, "name", where, false);
+    w.problem = text(j, "problem", where, false);
     const auto &model = field(j, "model", where);
     if (!model.is_object())
         fail(where + ": model", "must be an object with \"kind\" and \"path\"");
@@ -365,6 +366,8 @@ J workloadToJson(const WorkloadFile &w)
         inputs["tensors"] = ts;
     }
     j["inputs"] = inputs;
+    if (!w.problem.empty())
+        j["problem"] = w.problem;
     J calls = J::array(), cards = J::array(), skipped = J::array(), samples = J::object();
     for (const auto &c : w.calls)
         calls.push_back(callToJson(c));

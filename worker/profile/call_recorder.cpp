@@ -8,6 +8,11 @@
 #include <mutex>
 #include <sstream>
 
+#ifdef KFORGE_HAVE_CUDA_BACKEND
+#include <c10/cuda/CUDAStream.h>
+#include <cuda.h>
+#endif
+
 namespace kforge::worker {
 
 namespace {
@@ -105,6 +110,54 @@ struct Context : at::ObserverContext {
 
 } // namespace
 
+// Device time: an event pair per call on the current stream, from a pool reused across calls; read once
+// after the run. Without the CUDA backend there are no events and calls keep their host times.
+struct DeviceEvents {
+#ifdef KFORGE_HAVE_CUDA_BACKEND
+    std::vector<CUevent> pool;
+    size_t used = 0;
+    bool failed = false;
+    // An event recorded now on the current stream; its index in the pool, or -1.
+    int record()
+    {
+        if (failed)
+            return -1;
+        if (used == pool.size()) {
+            CUevent e = nullptr;
+            if (cuEventCreate(&e, CU_EVENT_DEFAULT) != CUDA_SUCCESS) {
+                failed = true;
+                return -1;
+            }
+            pool.push_back(e);
+        }
+        const auto stream = reinterpret_cast<CUstream>(c10::cuda::getCurrentCUDAStream().stream());
+        if (cuEventRecord(pool[used], stream) != CUDA_SUCCESS) {
+            failed = true;
+            return -1;
+        }
+        return int(used++);
+    }
+    // Milliseconds from event a to event b, after both completed; negative when unreadable.
+    double elapsedMs(int a, int b) const
+    {
+        float ms = 0;
+        if (a < 0 || b < 0 || cuEventElapsedTime(&ms, pool[size_t(a)], pool[size_t(b)]) != CUDA_SUCCESS)
+            return -1;
+        return double(ms);
+    }
+    bool synchronize() const { return used > 0 && !failed && cuEventSynchronize(pool[used - 1]) == CUDA_SUCCESS; }
+    ~DeviceEvents()
+    {
+        for (auto e : pool)
+            cuEventDestroy(e);
+    }
+#else
+    int record() { return -1; }
+    double elapsedMs(int, int) const { return -1; }
+    bool synchronize() const { return false; }
+#endif
+};
+
 struct CallRecorder::State {
     std::mutex mutex;
     std::vector<CapturedCall> calls;
@@ -113,6 +166,9 @@ struct CallRecorder::State {
     Clock::time_point t0 = Clock::now();
     at::CallbackHandle handle = 0;
     bool active = false;
+    bool deviceEvents = false, deviceTimed = false;
+    DeviceEvents events;
+    std::vector<std::pair<int, int>> callEvents; // per call: its start and end event, or -1
 };
 
 namespace {
@@ -179,8 +235,9 @@ std::unique_ptr<at::ObserverContext> onStart(const at::RecordFunction &fn)
         }
         ctx->index = st->calls.size();
         st->calls.push_back(std::move(c));
-        // CUDA: record a start event on the current stream here (and an end event in onEnd), and fill
-        // durUs from their elapsed time after the run synchronizes. Not done yet: CPU time only.
+        // Last, so the sample copies above are outside both clocks.
+        if (st->deviceEvents)
+            st->callEvents.push_back({st->events.record(), -1});
         st->calls.back().startUs = usSince(st->t0);
     }
     return ctx;
@@ -194,15 +251,41 @@ void onEnd(const at::RecordFunction &, at::ObserverContext *ctx)
     if (!st || !ctx)
         return;
     std::lock_guard lock(st->mutex);
-    auto &c = st->calls.at(static_cast<Context *>(ctx)->index);
+    const auto index = static_cast<Context *>(ctx)->index;
+    if (st->deviceEvents && index < st->callEvents.size())
+        st->callEvents[index].second = st->events.record();
+    auto &c = st->calls.at(index);
     c.durUs = std::max(0.0, std::chrono::duration<double, std::micro>(now - st->t0).count() - c.startUs);
+}
+
+// One synchronize for the whole run, then every call's device start (from the first call's, which keeps
+// its host start as the origin) and duration. Any unreadable pair leaves every call on host time.
+void readDeviceTimes(CallRecorder::State &st)
+{
+    if (!st.deviceEvents || st.callEvents.empty() || !st.events.synchronize())
+        return;
+    const int origin = st.callEvents.front().first;
+    std::vector<std::pair<double, double>> times;
+    for (const auto &[a, b] : st.callEvents) {
+        const double from = st.events.elapsedMs(origin, a), dur = st.events.elapsedMs(a, b);
+        if (from < 0 || dur < 0)
+            return;
+        times.push_back({from * 1000.0, dur * 1000.0});
+    }
+    const double hostOrigin = st.calls.front().startUs;
+    for (size_t i = 0; i < times.size() && i < st.calls.size(); ++i) {
+        st.calls[i].startUs = hostOrigin + times[i].first;
+        st.calls[i].durUs = times[i].second;
+    }
+    st.deviceTimed = true;
 }
 
 } // namespace
 
-CallRecorder::CallRecorder(int64_t sampleBudgetBytes) : m_state(std::make_unique<State>())
+CallRecorder::CallRecorder(int64_t sampleBudgetBytes, bool deviceEvents) : m_state(std::make_unique<State>())
 {
     m_state->sampleBudget = sampleBudgetBytes;
+    m_state->deviceEvents = deviceEvents && deviceEventsAvailable();
     g_state = m_state.get();
     at::enableRecordFunction(true);
     m_state->handle = at::addThreadLocalCallback(
@@ -223,6 +306,21 @@ void CallRecorder::stop()
     m_state->active = false;
     g_state = nullptr;
     t_depth = 0;
+    readDeviceTimes(*m_state);
+}
+
+bool CallRecorder::deviceTimed() const
+{
+    return m_state->deviceTimed;
+}
+
+bool CallRecorder::deviceEventsAvailable()
+{
+#ifdef KFORGE_HAVE_CUDA_BACKEND
+    return true;
+#else
+    return false;
+#endif
 }
 
 const std::vector<CapturedCall> &CallRecorder::calls() const

@@ -9,6 +9,7 @@
 #include "protocol/messages.h"
 #include "util/error.h"
 #include "workload/call_cards.h"
+#include "workload/problem_cards.h"
 #include "worker/profile/call_recorder.h"
 #include "worker/torch/reference.h"
 
@@ -20,17 +21,6 @@ std::string firstLine(const std::string &s)
 {
     const auto nl = s.find('\n');
     return nl == std::string::npos ? s : s.substr(0, nl);
-}
-
-torch::jit::Module loadModule(const std::string &path, const std::string &what)
-{
-    try {
-        return torch::jit::load(path);
-    } catch (const c10::Error &e) {
-        throw Error("cannot load " + what + " " + path + " as TorchScript: " + firstLine(e.what_without_backtrace()));
-    } catch (const std::exception &e) {
-        throw Error("cannot load " + what + " " + path + " as TorchScript: " + firstLine(e.what()));
-    }
 }
 
 at::ScalarType scalarTypeOf(const std::string &dtype, const std::string &where)
@@ -46,7 +36,20 @@ at::ScalarType scalarTypeOf(const std::string &dtype, const std::string &where)
     }
 }
 
-std::vector<c10::IValue> makeModelInputs(const WorkloadFile &w)
+torch::jit::Module loadModule(const std::string &path, const std::string &what)
+{
+    try {
+        return torch::jit::load(path);
+    } catch (const c10::Error &e) {
+        throw Error("cannot load " + what + " " + path + " as TorchScript: " + firstLine(e.what_without_backtrace()));
+    } catch (const std::exception &e) {
+        throw Error("cannot load " + what + " " + path + " as TorchScript: " + firstLine(e.what()));
+    }
+}
+
+// The model's inputs on `device`; random ones come from the seeded CPU generator, so every device sees
+// the same values.
+std::vector<c10::IValue> makeModelInputs(const WorkloadFile &w, at::Device device)
 {
     std::vector<c10::IValue> out;
     if (!w.capturedInputs.empty()) {
@@ -55,7 +58,8 @@ std::vector<c10::IValue> makeModelInputs(const WorkloadFile &w)
             const auto name = "i" + std::to_string(i);
             if (!holder.hasattr(name))
                 break;
-            out.push_back(holder.attr(name));
+            auto v = holder.attr(name);
+            out.push_back(v.isTensor() ? c10::IValue(v.toTensor().to(device)) : v);
         }
         if (out.empty())
             throw Error("the captured inputs " + w.capturedInputs + " hold no tensors i0, i1, ...");
@@ -64,15 +68,17 @@ std::vector<c10::IValue> makeModelInputs(const WorkloadFile &w)
     at::manual_seed(w.seed);
     for (size_t i = 0; i < w.inputs.size(); ++i) {
         const auto &s = w.inputs[i];
-        const auto opts = at::TensorOptions().dtype(scalarTypeOf(s.dtype, "inputs.tensors[" + std::to_string(i) + "]"));
+        const auto type = scalarTypeOf(s.dtype, "inputs.tensors[" + std::to_string(i) + "]");
+        const auto opts = at::TensorOptions().dtype(type);
+        const auto f32 = at::TensorOptions().dtype(at::kFloat);
         if (s.init == "randn")
-            out.emplace_back(at::randn(s.shape, opts));
+            out.emplace_back(at::randn(s.shape, f32).to(device, type));
         else if (s.init == "rand")
-            out.emplace_back(at::rand(s.shape, opts));
+            out.emplace_back(at::rand(s.shape, f32).to(device, type));
         else if (s.init == "zeros")
-            out.emplace_back(at::zeros(s.shape, opts));
+            out.emplace_back(at::zeros(s.shape, opts.device(device)));
         else if (s.init == "ones")
-            out.emplace_back(at::ones(s.shape, opts));
+            out.emplace_back(at::ones(s.shape, opts.device(device)));
         else { // randint:LO:HI
             const auto a = s.init.find(':'), b = s.init.find(':', a + 1);
             int64_t lo = 0, hi = 0;
@@ -82,10 +88,24 @@ std::vector<c10::IValue> makeModelInputs(const WorkloadFile &w)
             } catch (...) {
                 throw Error("inputs.tensors[" + std::to_string(i) + "].init: randint takes randint:LO:HI, not '" + s.init + "'");
             }
-            out.emplace_back(at::randint(lo, hi, s.shape, opts));
+            out.emplace_back(at::randint(lo, hi, s.shape, opts).to(device));
         }
     }
     return out;
+}
+
+at::Device profilingDevice(const std::string &name)
+{
+    if (name == "cpu")
+        return at::kCPU;
+    if (name == "cuda") {
+        if (!at::hasCUDA())
+            throw Error("device cuda: this worker's libtorch has no CUDA device (profile with device cpu)");
+        return at::Device(at::kCUDA, 0);
+    }
+    if (name == "auto" || name.empty())
+        return at::hasCUDA() ? at::Device(at::kCUDA, 0) : at::Device(at::kCPU);
+    throw Error("device is cpu, cuda or auto, not '" + name + "'");
 }
 
 int tensorReturns(const CapturedCall &c, std::string &why)
@@ -114,10 +134,11 @@ std::string dtypeOf(const at::Tensor &t)
     return c10::toString(t.scalar_type());
 }
 
-// The card's outputs, from running its reference once on inputs of the captured shape.
-void fillOutputs(OperatorCard &card)
+// The card's outputs, from running its reference once on inputs of the captured shape, on the device
+// the model ran on (a large matrix product is minutes on a CPU).
+void fillOutputs(OperatorCard &card, at::Device device)
 {
-    const auto inputs = makeInputs(card, card.shape, 1.0, at::kCPU);
+    const auto inputs = makeInputs(card, card.shape, 1.0, device);
     const auto outs = callReference(card, inputs);
     if (!card.family.empty())
         return; // a family card's outputs are the family's, at the flattened shape
@@ -136,7 +157,7 @@ void fillOutputs(OperatorCard &card)
         card.errorModel = ErrorModel::Exact;
 }
 
-void makeCards(WorkloadFile &w, const CallRecorder *recorder, const std::string &samplesPath)
+void makeCards(WorkloadFile &w, const CallRecorder *recorder, const std::string &samplesPath, at::Device device)
 {
     w.cards.clear();
     w.skipped.clear();
@@ -162,7 +183,7 @@ void makeCards(WorkloadFile &w, const CallRecorder *recorder, const std::string 
         card.calls = int64_t(g.calls.size());
         card.workloadMs = g.totalUs / 1000.0;
         try {
-            fillOutputs(card);
+            fillOutputs(card, device);
         } catch (const std::exception &e) {
             w.skipped.push_back({call.qualifiedName(), std::string("its reference did not run on made inputs: ") + firstLine(e.what())});
             continue;
@@ -171,7 +192,7 @@ void makeCards(WorkloadFile &w, const CallRecorder *recorder, const std::string 
             if (const auto *tensors = recorder->sample(g.signature)) {
                 const auto prefix = "c" + std::to_string(index) + "_";
                 for (size_t i = 0; i < tensors->size(); ++i)
-                    holder.register_buffer(prefix + std::to_string(i), (*tensors)[i]);
+                    holder.register_buffer(prefix + std::to_string(i), (*tensors)[i].to(at::kCPU));
                 w.samples[card.key] = {samplesPath, prefix};
                 anySample = true;
             }
@@ -180,6 +201,63 @@ void makeCards(WorkloadFile &w, const CallRecorder *recorder, const std::string 
     }
     if (anySample)
         holder.save(samplesPath);
+}
+
+TensorMeta metaOfTensor(const at::Tensor &t)
+{
+    TensorMeta m;
+    m.shape = t.sizes().vec();
+    m.strides = t.strides().vec();
+    m.dtype = dtypeOf(t);
+    return m;
+}
+
+// The problem's cards: its whole forward offered to every family whose signature fits. Each card's
+// reference is run once at its shape and at each held-out shape; a shape the forward refuses is dropped,
+// a card whose own shape it refuses is skipped with the reason.
+void addProblemCards(WorkloadFile &w, const std::vector<c10::IValue> &inputs, const c10::IValue &output, at::Device device)
+{
+    ProblemSignature sig;
+    sig.name = w.name.empty() ? "problem" : w.name;
+    sig.modulePath = w.resolve(w.model.path);
+    for (const auto &v : inputs)
+        if (v.isTensor())
+            sig.inputs.push_back(metaOfTensor(v.toTensor()));
+    if (output.isTensor())
+        sig.outputs.push_back(metaOfTensor(output.toTensor()));
+    else if (output.isTuple())
+        for (const auto &v : output.toTupleRef().elements())
+            if (v.isTensor())
+                sig.outputs.push_back(metaOfTensor(v.toTensor()));
+    if (sig.inputs.size() != inputs.size()) {
+        w.skipped.push_back({"problem " + sig.name, "takes inputs that are not tensors, which a card cannot describe"});
+        return;
+    }
+    if (const auto why = problemCardsUnfit(sig); !why.empty()) {
+        w.skipped.push_back({"problem " + sig.name, why});
+        return;
+    }
+    auto cards = familyCardsForProblem(sig);
+    cards.push_back(wholeForwardCard(sig));
+    for (auto &card : cards) {
+        try {
+            callReference(card, makeInputs(card, card.shape, 1.0, device));
+        } catch (const std::exception &e) {
+            w.skipped.push_back({card.key, std::string("its forward did not run at the card's shape: ") + firstLine(e.what())});
+            continue;
+        }
+        std::vector<ShapeBindings> kept;
+        for (const auto &shape : card.heldOutShapes) {
+            try {
+                callReference(card, makeInputs(card, shape, 1.0, device), &shape);
+                kept.push_back(shape);
+            } catch (const std::exception &) {
+            }
+        }
+        card.heldOutShapes = kept;
+        card.calls = 1;
+        w.cards.push_back(std::move(card));
+    }
 }
 
 } // namespace
@@ -195,15 +273,22 @@ nlohmann::json profileWorkloadReply(const nlohmann::json &id, const nlohmann::js
     }
     const int warmup = std::clamp(req.value("warmup", 1), 0, 100), runs = std::clamp(req.value("runs", 1), 1, 100);
     const auto samplesPath = req.value("samples_path", std::string());
+    const bool problem = req.value("problem", false);
+    at::Device device = at::kCPU;
+    bool deviceTimed = false;
     try {
+        device = profilingDevice(req.value("device", std::string("auto")));
         std::unique_ptr<CallRecorder> recorder;
+        std::vector<c10::IValue> inputs;
+        c10::IValue output;
         if (!req.value("calls_only", false)) {
             if (w.model.kind != "torchscript")
                 throw Error("the worker runs TorchScript models; a " + w.model.kind + " workload is captured by "
                             "python/kforge_capture.py (kforge-cli import), and its calls are then made into cards with calls_only");
             auto module = loadModule(w.resolve(w.model.path), "the model");
             module.eval();
-            const auto inputs = makeModelInputs(w);
+            module.to(device);
+            inputs = makeModelInputs(w, device);
             torch::NoGradGuard noGrad;
             // Run the graph as written: no fusion groups, no specialization, so every ATen call of the
             // model reaches the dispatcher as the model makes it.
@@ -212,22 +297,29 @@ nlohmann::json profileWorkloadReply(const nlohmann::json &id, const nlohmann::js
             try {
                 for (int i = 0; i < warmup; ++i)
                     module.forward(inputs);
-                recorder = std::make_unique<CallRecorder>();
+                recorder = std::make_unique<CallRecorder>(int64_t(256) << 20, device.is_cuda());
                 for (int i = 0; i < runs; ++i)
-                    module.forward(inputs);
+                    output = module.forward(inputs);
                 recorder->stop();
             } catch (const c10::Error &e) {
                 throw Error("the model failed while running: " + firstLine(e.what_without_backtrace()));
             }
             w.calls = recorder->calls();
+            deviceTimed = recorder->deviceTimed();
         } else if (w.calls.empty()) {
             throw Error("calls_only: the workload has no calls to make cards from");
         }
-        makeCards(w, recorder.get(), samplesPath);
+        makeCards(w, recorder.get(), samplesPath, device);
+        if (problem) {
+            if (inputs.empty())
+                throw Error("problem cards need the problem's TorchScript module run by the worker, not calls_only");
+            addProblemCards(w, inputs, output, device);
+        }
     } catch (const std::exception &e) {
         return errorReply(id, e.what());
     }
-    return {{"id", id}, {"type", "workload_profile"}, {"ok", true}, {"workload", workloadToJson(w)}};
+    return {{"id", id}, {"type", "workload_profile"}, {"ok", true}, {"workload", workloadToJson(w)}, {"device", device.str()},
+            {"timing", deviceTimed ? "device events" : "host clock"}};
 }
 
 } // namespace kforge::worker

@@ -5,9 +5,15 @@
 // running its reference once. A workload captured in Python (python/kforge_capture.py) already has its
 // calls: with "calls_only" the worker only makes the cards.
 //
+// The model runs on "device" (cpu, cuda, or auto: cuda where there is one); on CUDA each call is timed
+// with device events. With "problem" the workload is a KernelBench-style problem and also gets problem
+// cards (core/workload/problem_cards.h): its whole forward offered to every template family that fits.
+//
 //   -> {"id":4,"type":"profile_workload","workload":{<workload file>},"dir":"/abs/folder",
-//       "warmup":1,"runs":1,"calls_only":false,"samples_path":"/abs/folder/w.samples.pt"}
-//   <- {"id":4,"type":"workload_profile","ok":true,"workload":{<the file with calls, cards, skipped, samples>}}
+//       "warmup":1,"runs":1,"calls_only":false,"samples_path":"/abs/folder/w.samples.pt","device":"auto",
+//       "problem":false}
+//   <- {"id":4,"type":"workload_profile","ok":true,"workload":{<the file with calls, cards, skipped, samples>},
+//       "device":"cuda:0","timing":"device events"}
 #include <nlohmann/json.hpp>
 
 namespace kforge::worker {

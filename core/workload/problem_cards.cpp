@@ -1,0 +1,142 @@
+#include "workload/problem_cards.h"
+
+#include "util/error.h"
+
+namespace kforge {
+
+namespace {
+
+using J = nlohmann::json;
+
+bool floating(const std::string &dtype)
+{
+    return dtype == "float32" || dtype == "float16" || dtype == "bfloat16" || dtype == "float64";
+}
+
+J shapesOf(const std::vector<TensorMeta> &ts)
+{
+    J out = J::array();
+    for (const auto &t : ts)
+        out.push_back(t.shape);
+    return out;
+}
+
+ShapeBindings rowsCols(const TensorMeta &x)
+{
+    int64_t rows = 1;
+    for (size_t d = 0; d + 1 < x.shape.size(); ++d)
+        rows *= x.shape[d];
+    return {{"rows", rows}, {"cols", x.shape.empty() ? 1 : x.shape.back()}};
+}
+
+void makeModuleReference(OperatorCard &c, const ProblemSignature &sig)
+{
+    c.atenOp = kModuleReference;
+    c.atenOverload.clear();
+    c.atenSchema = "forward of the problem " + sig.name + " (" + sig.modulePath + ")";
+    c.referenceArgs = J::array({{{"module", sig.modulePath}}, {{"shapes", shapesOf(sig.inputs)}}});
+    // What the family's operator guarantees (rows summing to one) is not known of the problem: the guard's
+    // numerics against the forward decide.
+    c.invariants.clear();
+}
+
+} // namespace
+
+std::string problemCardsUnfit(const ProblemSignature &sig)
+{
+    if (sig.inputs.empty())
+        return "the problem takes no tensor inputs";
+    if (sig.outputs.empty())
+        return "the problem returns no tensor";
+    for (size_t i = 0; i < sig.inputs.size(); ++i)
+        if (!floating(sig.inputs[i].dtype))
+            return "input " + std::to_string(i) + " is " + sig.inputs[i].dtype + ", not a floating tensor";
+    for (size_t i = 0; i < sig.outputs.size(); ++i)
+        if (!floating(sig.outputs[i].dtype))
+            return "output " + std::to_string(i) + " is " + sig.outputs[i].dtype + ", not a floating tensor";
+    return {};
+}
+
+OperatorCard wholeForwardCard(const ProblemSignature &sig)
+{
+    OperatorCard c;
+    c.key = "problem." + sig.name;
+    auto specs = [&](const std::vector<TensorMeta> &ts, const char *prefix) {
+        std::vector<TensorSpec> out;
+        for (size_t i = 0; i < ts.size(); ++i) {
+            TensorSpec s;
+            s.name = prefix + std::to_string(i);
+            s.dtype = dtypeFromName(ts[i].dtype);
+            for (size_t d = 0; d < ts[i].shape.size(); ++d) {
+                const auto sym = s.name + "_" + std::to_string(d);
+                s.dims.push_back(sym);
+                c.shape[sym] = ts[i].shape[d];
+            }
+            out.push_back(s);
+        }
+        return out;
+    };
+    c.inputs = specs(sig.inputs, "x");
+    c.outputs = specs(sig.outputs, "out");
+    c.heldOutShapes.clear();
+    c.errorModel = ErrorModel::Pointwise;
+    makeModuleReference(c, sig);
+    return c;
+}
+
+std::string familyMismatch(const std::string &family, const ProblemSignature &sig)
+{
+    if (const auto why = problemCardsUnfit(sig); !why.empty())
+        return why;
+    OperatorCard c;
+    try {
+        c = makeCard(family, rowsCols(sig.inputs[0]), dtypeFromName(sig.inputs[0].dtype));
+    } catch (const Error &e) {
+        return e.what(); // a family with other shape symbols (group norm's groups, cross entropy's vocab)
+    }
+    auto compare = [&](const std::vector<TensorSpec> &specs, const std::vector<TensorMeta> &metas, const char *what) -> std::string {
+        if (specs.size() != metas.size())
+            return std::to_string(specs.size()) + " " + what + "s, the problem has " + std::to_string(metas.size());
+        for (size_t i = 0; i < specs.size(); ++i) {
+            if (c.numel(specs[i], c.shape) != metas[i].numel())
+                return std::string(what) + " " + std::to_string(i) + " has " + std::to_string(c.numel(specs[i], c.shape))
+                       + " elements, the problem's " + std::to_string(metas[i].numel());
+            if (dtypeName(specs[i].dtype) != metas[i].dtype)
+                return std::string(what) + " " + std::to_string(i) + " is " + dtypeName(specs[i].dtype) + ", the problem's " + metas[i].dtype;
+        }
+        return {};
+    };
+    if (auto why = compare(c.inputs, sig.inputs, "input"); !why.empty())
+        return why;
+    return compare(c.outputs, sig.outputs, "output");
+}
+
+std::vector<OperatorCard> familyCardsForProblem(const ProblemSignature &sig)
+{
+    std::vector<OperatorCard> out;
+    if (!problemCardsUnfit(sig).empty())
+        return out;
+    for (const auto &family : cardFamilies()) {
+        if (!familyMismatch(family, sig).empty())
+            continue;
+        auto c = makeCard(family, rowsCols(sig.inputs[0]), dtypeFromName(sig.inputs[0].dtype));
+        c.key = "problem." + sig.name + "." + family;
+        // A held-out shape reaches the forward as it is, which only a 2-D problem takes for granted; the
+        // worker also runs the forward at each one and drops those it refuses.
+        bool twoD = true;
+        for (const auto &t : sig.inputs)
+            twoD &= t.shape.size() == 2;
+        if (!twoD)
+            c.heldOutShapes.clear();
+        makeModuleReference(c, sig);
+        out.push_back(std::move(c));
+    }
+    return out;
+}
+
+bool isProblemCard(const OperatorCard &card)
+{
+    return card.atenOp == kModuleReference;
+}
+
+} // namespace kforge

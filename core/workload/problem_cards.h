@@ -1,0 +1,46 @@
+#pragma once
+// A KernelBench-style problem is one card whose reference is the problem's whole forward (its TorchScript
+// module, run by the worker), so a candidate may fuse whatever the forward chains: `x * sigmoid(x)` is one
+// kernel, an RMSNorm written as five ATen calls is one kernel.
+//
+// The problem is offered to every template family whose signature fits: the family's card at the
+// problem's shape (the first input flattened to rows x cols) must take as many inputs and give as many
+// outputs as the problem, each with the problem's element count and dtype. Each fitting family gets its
+// own card, whose reference is still the whole forward, so `x * sigmoid(x)` meets the SiLU, GELU, ReLU,
+// softmax, ... templates and the guard decides which compute the same function. A generic card (one
+// shape symbol per dimension, no family) is there for the LLM proposer.
+//
+// The reference is "kforge::module" with arguments [{"module": "/abs/problem.pt"}, {"shapes": [[..], ..]}]:
+// the module file and the shapes its inputs had when captured. The worker reshapes a card's inputs to those
+// shapes when the element counts agree (a held-out shape of a 2-D problem runs as it is).
+#include <string>
+#include <vector>
+
+#include "ops/operator_card.h"
+#include "workload/workload_file.h"
+
+namespace kforge {
+
+inline constexpr const char *kModuleReference = "kforge::module";
+
+struct ProblemSignature {
+    std::string name;       // the problem's name ("silu_mul")
+    std::string modulePath; // absolute path of its TorchScript module
+    std::vector<TensorMeta> inputs, outputs;
+};
+
+// Why the problem cannot have cards ("" when it can): an input or output that is not a floating tensor.
+std::string problemCardsUnfit(const ProblemSignature &sig);
+
+// The generic whole-forward card (family "").
+OperatorCard wholeForwardCard(const ProblemSignature &sig);
+
+// "" when the family's card fits the problem's signature, else why not ("2 inputs, the problem has 1").
+std::string familyMismatch(const std::string &family, const ProblemSignature &sig);
+
+// One card per fitting family, the whole forward as each one's reference.
+std::vector<OperatorCard> familyCardsForProblem(const ProblemSignature &sig);
+
+bool isProblemCard(const OperatorCard &card);
+
+} // namespace kforge
