@@ -39,6 +39,11 @@ public:
     // Where a read key came from, for the Settings page: "in the system keychain", "from OPENAI_API_KEY", ...
     static QString describe(const QString &provider, Source source);
 
+signals:
+    // What became of a key a person stored (the keychain has it, or only this run does and why), for
+    // the window's status bar: the Settings dialog may be closed by the time the keychain answers.
+    void notice(const QString &text);
+
 private:
     QString m_service;
     QHash<QString, QString> m_thisRun;

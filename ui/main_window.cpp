@@ -25,6 +25,7 @@
 #include "store/session_store.h"
 #include "ui/compare_view.h"
 #include "ui/filter_bar.h"
+#include "ui/keychain.h"
 #include "ui/llm_cost_label.h"
 #include "ui/node_inspector.h"
 #include "ui/session_context.h"
@@ -102,6 +103,7 @@ MainWindow::MainWindow(QWidget *parent)
     statusBar()->addPermanentWidget(new LlmCostLabel(m_context, this));
     statusBar()->addPermanentWidget(m_pathLabel);
     connect(m_inspector, &NodeInspector::message, this, [this](const QString &text) { statusBar()->showMessage(text, 8000); });
+    connect(m_search->keyStore(), &KeyStore::notice, this, [this](const QString &text) { statusBar()->showMessage(text, 15000); });
     connect(m_context, &SessionContext::nodesChanged, this, &MainWindow::updateSessionStatus);
     connect(m_context, &SessionContext::sessionLoaded, this, &MainWindow::updateSessionStatus);
     connect(m_watcher, &SessionWatcher::reloadFailed, this, [this](const QString &message) {

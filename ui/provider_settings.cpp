@@ -7,6 +7,7 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
+#include <QPointer>
 #include <QPushButton>
 #include <QSettings>
 #include <QUrl>
@@ -290,15 +291,19 @@ void ProviderSettingsPage::saveKey(const QString &provider, const QString &key, 
     m_key->clear(); // the field never holds a key longer than it takes to store it
     if (!m_keys)
         return;
-    m_keys->write(provider, key, this, [this, provider, how](const KeyStore::Result &r) {
+    // Answered on the key store, which outlives this page: OK may close the dialog first.
+    m_keys->write(provider, key, m_keys, [keys = m_keys, page = QPointer<ProviderSettingsPage>(this), provider, how](const KeyStore::Result &r) {
         const QString var = QString::fromStdString(llm::keyVariable(provider.toStdString()));
         const QString text = r.error.isEmpty()
                                  ? QStringLiteral("%1: %2 key is in the system keychain.").arg(how, provider)
                                  : QStringLiteral("%1 for this run only: %2. Until kforge quits the %3 key is kept in memory; "
                                                   "set %4 to have one in every run.")
                                        .arg(how, r.error, provider, var);
-        m_keyStatus->setText(text);
-        emit keyStatusChanged(text);
+        emit keys->notice(text);
+        if (page) {
+            page->m_keyStatus->setText(text);
+            emit page->keyStatusChanged(text);
+        }
     });
 }
 
