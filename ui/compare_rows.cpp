@@ -6,6 +6,7 @@
 #include <regex>
 #include <sstream>
 
+#include "protocol/ptxas_log.h"
 #include "protocol/verdict.h"
 
 namespace kforge::ui {
@@ -28,29 +29,11 @@ std::string bytes(long long b)
 
 std::optional<KernelUsage> parseKernelUsage(const std::string &log)
 {
-    // The same lines worker/cuda's parser reads: "Used 18 registers, ..., 1024 bytes smem" per entry,
-    // "256 bytes stack frame, 8 bytes spill stores, 8 bytes spill loads" per function.
-    static const std::regex usedRe(R"(Used (\d+) registers)");
-    static const std::regex smemRe(R"((\d+) bytes smem)");
-    static const std::regex spillRe(R"((\d+) bytes spill stores, (\d+) bytes spill loads)");
-    KernelUsage u;
-    std::istringstream in(log);
-    std::smatch m;
-    for (std::string line; std::getline(in, line);) {
-        if (line.find("ptxas") == std::string::npos)
-            continue;
-        if (std::regex_search(line, m, usedRe)) {
-            ++u.kernels;
-            u.registers = std::max(u.registers, std::stoi(m[1]));
-            if (std::regex_search(line, m, smemRe))
-                u.sharedBytes = std::max(u.sharedBytes, std::stoll(m[1]));
-        } else if (std::regex_search(line, m, spillRe)) {
-            u.spillBytes += std::stoll(m[1]) + std::stoll(m[2]);
-        }
-    }
-    if (u.kernels == 0)
+    // One parser for the worker, this panel and the LLM prompt (protocol/ptxas_log.h).
+    const auto s = summarizePtxasLog(log);
+    if (!s)
         return std::nullopt;
-    return u;
+    return KernelUsage{s->kernels, s->registers, s->sharedBytes, s->spillBytes};
 }
 
 CompareRow compareRow(const NodeDetail &d)

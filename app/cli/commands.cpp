@@ -15,6 +15,7 @@
 #include <random>
 #include <sstream>
 
+#include "knowledge/knowledge_base.h"
 #include "ops/launch_comment.h"
 #include "ops/workload.h"
 #include "pool/worker_pool.h"
@@ -188,7 +189,7 @@ int searchCommand(const Args &args)
                            {"--stall", true}, {"--workers", true}, {"--seed", true}, {"--worker", true},
                            {"--rows", true}, {"--cols", true}, {"--op", true}, {"--samples", true}, {"--deadline-ms", true},
                            {"--family", true}, {"--shape", true}, {"--dtype", true}, {"--backend", true},
-                           {"--proposer", true}, {"--base-url", true}, {"--budget-usd", true}});
+                           {"--proposer", true}, {"--base-url", true}, {"--budget-usd", true}, {"--no-lessons", false}});
     if (o.has("--help")) {
         std::puts("usage: kforge-cli search [options]\n\n"
                   "Searches kernels for an operator of the built-in demo workload with the offline template\n"
@@ -216,7 +217,10 @@ int searchCommand(const Args &args)
                   "                     GEMINI_API_KEY or OPENROUTER_API_KEY\n"
                   "  --base-url URL     the provider's endpoint (an OpenAI-compatible server: http://host:8000/v1)\n"
                   "  --budget-usd X     stop when the LLM calls have cost X (prices: resources/llm/prices.json,\n"
-                  "                     overridden by ~/.config/kforge/prices.json)");
+                  "                     overridden by ~/.config/kforge/prices.json)\n"
+                  "  --no-lessons       neither start from the lesson of an earlier search of this operator on this\n"
+                  "                     device nor write this search's winner as one (the knowledge folder:\n"
+                  "                     $KFORGE_KNOWLEDGE_DIR, else ~/.local/share/kforge/knowledge)");
         return 0;
     }
     const auto card = demoCard(o);
@@ -228,6 +232,9 @@ int searchCommand(const Args &args)
     so.eval.benchSamples = o.count("--samples", so.eval.benchSamples, 1, 100000);
     so.eval.deadlineMs = o.count("--deadline-ms", so.eval.deadlineMs, 1, kMaxDeadlineMs);
     const auto backend = o.choice("--backend", "cpu", kBackends);
+    so.backend = backend;
+    if (!o.has("--no-lessons"))
+        so.lessonsDir = knowledge::userDir();
     const auto proposerSpec = o.get("--proposer", "templates");
     const bool llmProposer = proposerSpec != "templates";
     if (!llmProposer && (o.has("--base-url") || o.has("--budget-usd")))
@@ -273,6 +280,10 @@ int searchCommand(const Args &args)
     pool.shutdown();
     std::printf("done (%s): %d evaluated, %d failed, %d accepted; best %.3fx (node %lld) in %.1f s\n", prog.stopReason.c_str(),
                 prog.evaluated, prog.failed, prog.accepted, prog.bestSpeedup, (long long)prog.bestNode, prog.elapsedSeconds);
+    if (!prog.lesson.empty())
+        std::printf("lesson: %s\n", prog.lesson.c_str());
+    if (!prog.lessonNote.empty())
+        std::fprintf(stderr, "kforge-cli: %s\n", prog.lessonNote.c_str());
     if (llmProposer)
         printLlmTotals(store, sessionId);
     return 0;

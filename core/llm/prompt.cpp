@@ -6,6 +6,7 @@
 
 #include "proposers/templates/cuda_prelude.h"
 #include "protocol/cpu_abi.h"
+#include "protocol/ptxas_log.h"
 
 namespace kforge::llm {
 
@@ -69,6 +70,107 @@ std::string capCompileLog(const std::string &log, size_t cap)
     if (cut == std::string::npos || cut < cap / 2)
         cut = cap;
     return log.substr(0, cut) + "\n[... " + std::to_string(log.size() - cut) + " more bytes of the log left out]\n";
+}
+
+std::string describeDevice(const nlohmann::json &device, const knowledge::Note *hardware)
+{
+    std::ostringstream o;
+    auto num = [&](const char *k) { return device.is_object() && device.contains(k) && device[k].is_number() ? device[k].get<double>() : 0.0; };
+    auto str = [&](const char *k) { return device.is_object() && device.contains(k) && device[k].is_string() ? device[k].get<std::string>() : std::string(); };
+    if (device.is_object()) {
+        o << "The worker reports: " << (str("name").empty() ? std::string("an unnamed device") : str("name"));
+        if (!str("sm").empty())
+            o << ", " << str("sm");
+        if (num("sms") > 0)
+            o << ", " << fmt(num("sms"), "%.0f") << " SMs";
+        if (num("memory_bytes") > 0)
+            o << ", " << fmt(num("memory_bytes") / (1024.0 * 1024 * 1024), "%.0f") << " GiB of memory";
+        if (num("l2_bytes") > 0)
+            o << ", " << fmt(num("l2_bytes") / (1024.0 * 1024), "%.0f") << " MiB of L2";
+        if (num("copy_bandwidth_gbs") > 0)
+            o << ", a measured copy rate of " << fmt(num("copy_bandwidth_gbs"), "%.0f") << " GB/s (the roofline's rate)";
+        if (num("cores") > 0)
+            o << ", " << fmt(num("cores"), "%.0f") << " cores (the candidate runs on one)";
+        if (num("cache_bytes") > 0)
+            o << ", " << fmt(num("cache_bytes") / 1024.0, "%.0f") << " KiB of last-level cache";
+        o << ".\n";
+    }
+    if (hardware)
+        o << "\n" << hardware->title << ":\n" << hardware->body;
+    return o.str();
+}
+
+std::string describeResources(const std::string &compileLog)
+{
+    const auto kernels = parsePtxasLog(compileLog);
+    if (kernels.empty())
+        return {};
+    std::ostringstream o;
+    for (const auto &k : kernels) {
+        o << "- " << k.name << ": " << k.registers << " registers, " << k.sharedBytes << " bytes of static shared memory, " << k.stackBytes
+          << " bytes of stack, " << k.spillStores << " bytes of spill stores and " << k.spillLoads << " bytes of spill loads\n";
+    }
+    const auto s = summarizePtxasLog(compileLog);
+    if (s && s->spillBytes > 0)
+        o << "ptxas spilled registers to local memory: reduce live values in the hot loop.\n";
+    return o.str();
+}
+
+std::string describeProfile(const nlohmann::json &p)
+{
+    if (!p.is_object())
+        return {};
+    std::ostringstream o;
+    auto pct = [&](const char *k, const char *what) {
+        if (p.contains(k) && p[k].is_number())
+            o << (o.tellp() > 0 ? ", " : "") << what << " " << fmt(p[k].get<double>(), "%.0f") << "%";
+    };
+    pct("memory_throughput_pct", "memory throughput");
+    pct("compute_throughput_pct", "compute (SM) throughput");
+    pct("achieved_occupancy_pct", "achieved occupancy");
+    std::string out = o.str();
+    if (p.contains("duration_us") && p["duration_us"].is_number())
+        out += (out.empty() ? "" : ", ") + std::string("kernel time ") + fmt(p["duration_us"].get<double>()) + " us";
+    if (p.contains("top_stalls") && p["top_stalls"].is_array() && !p["top_stalls"].empty()) {
+        out += "; top stall reasons:";
+        for (const auto &st : p["top_stalls"])
+            if (st.is_object() && st.contains("reason") && st["reason"].is_string())
+                out += " " + st["reason"].get<std::string>()
+                       + (st.contains("value") && st["value"].is_number() ? " (" + fmt(st["value"].get<double>()) + ")" : "");
+    }
+    if (out.empty())
+        return {};
+    const auto kernel = p.contains("kernel") && p["kernel"].is_string() ? p["kernel"].get<std::string>() : std::string();
+    return "Nsight Compute" + (kernel.empty() ? std::string() : " (" + kernel + ")") + ": " + out + " (percentages of peak).\n";
+}
+
+std::string describePassages(const std::vector<knowledge::Passage> &passages, size_t cap)
+{
+    std::ostringstream o;
+    size_t used = 0, left = 0;
+    for (const auto &p : passages) {
+        if (!p.note)
+            continue;
+        std::string text = "## " + p.note->title + "\n" + p.note->body;
+        const size_t room = std::min(cap / 2, cap - std::min(cap, used));
+        if (room < 200) {
+            ++left;
+            continue;
+        }
+        if (text.size() > room) {
+            size_t cut = text.rfind('\n', room);
+            if (cut == std::string::npos || cut < room / 2)
+                cut = room;
+            text = text.substr(0, cut) + "\n[... " + std::to_string(text.size() - cut) + " more bytes of this note left out]\n";
+        }
+        if (text.back() != '\n')
+            text += "\n";
+        used += text.size();
+        o << text << "\n";
+    }
+    if (left)
+        o << "(" << left << " more notes left out for length)\n";
+    return o.str();
 }
 
 std::string describeCard(const OperatorCard &card)
@@ -157,6 +259,8 @@ std::string describeFeedback(const NodeDetail &parent, size_t compileLogCap, int
     o << "\n";
     for (const auto &r : v.reasons)
         o << "- " << r.code << ": " << r.message << "\n";
+    if (const auto res = describeResources(v.compile.log); !res.empty())
+        o << "Kernel resources as ptxas reported them:\n" << res;
     if (!v.compile.ok || v.status == VerdictStatus::CompileError) {
         o << "Compile log (" << v.compile.target << "):\n```\n" << capCompileLog(v.compile.log, compileLogCap) << "```\n";
     } else if (!v.compile.log.empty() && v.compile.log.find("warning") != std::string::npos) {
@@ -193,6 +297,7 @@ std::string describeFeedback(const NodeDetail &parent, size_t compileLogCap, int
     }
     for (const auto &n : v.notes)
         o << "Note: " << n << "\n";
+    o << describeProfile(parent.profile);
     return o.str();
 }
 
@@ -214,6 +319,10 @@ ChatRequest buildPrompt(const PromptInput &in)
                  "'Change: <what you changed and why>' and then the complete source in one fenced code block.";
     std::ostringstream u;
     u << "# Operator\n" << describeCard(card) << "\n# Candidate contract\n" << candidateContract(card, in.backend) << "\n";
+    if (!in.device.empty())
+        u << "# Target device\n" << in.device << (in.device.back() == '\n' ? "" : "\n") << "\n";
+    if (const auto k = describePassages(in.passages, in.knowledgeCap); !k.empty())
+        u << "# From the knowledge base (notes for this device and operator, and lessons of earlier searches)\n" << k;
     if (in.parent && in.parent->node.status != "baseline") {
         const auto code = in.backend == "cuda" ? stripPrelude(in.parent->candidate.source, card) : in.parent->candidate.source;
         u << "# Parent candidate (node " << in.parent->node.id << ")\n```" << (in.backend == "cuda" ? "cuda" : "cpp") << "\n" << code

@@ -3,9 +3,11 @@
 #include <cstdio>
 #include <map>
 
+#include "knowledge/lessons.h"
 #include "llm/prompt.h"
 #include "llm/reply.h"
 #include "proposers/templates/cuda_prelude.h"
+#include "util/error.h"
 #include "util/redact.h"
 
 namespace kforge {
@@ -46,10 +48,29 @@ std::string LlmProposer::name() const
     return "llm:" + m_options.provider.provider + "/" + m_options.provider.model;
 }
 
+void LlmProposer::loadKnowledge()
+{
+    m_knowledgeLoaded = true;
+    try {
+        m_knowledge = knowledge::KnowledgeBase::load(m_options.knowledgeDir);
+        m_knowledgeProblems = m_knowledge->problems();
+    } catch (const Error &e) {
+        m_knowledge.reset();
+        m_knowledgeProblems = {std::string("no knowledge base: ") + e.what()};
+    }
+}
+
+void LlmProposer::target(const nlohmann::json &device)
+{
+    if (!device.is_null())
+        m_options.device = device;
+}
+
 void LlmProposer::begin(int64_t sessionId, int64_t operatorId)
 {
     m_sessionId = sessionId;
     m_operatorId = operatorId;
+    loadKnowledge(); // again for every search: the one before may have written a lesson
     if (!m_log)
         m_log = std::make_unique<LlmCallLog>(m_store, true);
 }
@@ -139,6 +160,24 @@ std::optional<Proposal> LlmProposer::propose(const OperatorCard &card, const Nod
         if (in.failed.size() > 6)
             in.failed.erase(in.failed.begin(), in.failed.end() - 6);
     }
+    if (!m_knowledgeLoaded)
+        loadKnowledge();
+    const auto arch = knowledge::deviceArch(m_options.device);
+    const std::string deviceName = m_options.device.is_object() ? m_options.device.value("name", std::string()) : std::string();
+    in.device = llm::describeDevice(m_options.device, m_knowledge ? m_knowledge->hardwareNote(arch, deviceName) : nullptr);
+    if (m_knowledge) {
+        knowledge::Query q;
+        q.arch = arch;
+        q.deviceName = deviceName;
+        q.families = knowledge::familiesOf(card);
+        q.bottleneck = parentDetail ? knowledge::bottleneckOf(*parentDetail) : std::string();
+        q.text = card.atenOp + " " + card.family + " " + card.key;
+        q.signature = knowledge::operatorSignature(card);
+        q.kinds = {knowledge::Kind::Family, knowledge::Kind::Lesson};
+        q.limit = m_options.passages;
+        in.passages = m_knowledge->retrieve(q);
+    }
+    in.knowledgeCap = m_options.knowledgeCap;
     const std::string mode = llm::promptMode(in);
     llm::ChatRequest request = llm::buildPrompt(in);
     request.maxTokens = m_options.maxTokens;

@@ -33,6 +33,9 @@ public:
     // right after the last proposal became node `nodeId` (the llm proposer attaches its calls to it).
     // A non-empty stopReason() (a money budget spent) ends the search before the next proposal.
     virtual void begin(int64_t sessionId, int64_t operatorId) {}
+    // The device the candidates run on (an element of a worker hello's "devices"; null when none
+    // reported one), told before begin(): the llm proposer describes it in its prompt.
+    virtual void target(const nlohmann::json &device) {}
     virtual void stored(int64_t nodeId) {}
     virtual std::string stopReason() const { return {}; }
 };

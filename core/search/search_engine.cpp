@@ -3,6 +3,10 @@
 #include <chrono>
 #include <map>
 
+#include "knowledge/knowledge_base.h"
+#include "knowledge/lessons.h"
+#include "util/error.h"
+
 namespace kforge {
 
 SearchEngine::SearchEngine(SessionStore &store, WorkerPool &pool, Proposer &proposer, SearchOptions options)
@@ -42,9 +46,32 @@ SearchProgress SearchEngine::run(int64_t sessionId, int64_t operatorId, const Op
     records[0] = root;
     if (observer)
         observer->nodeAdded(root);
+    const auto device = knowledge::targetDevice(m_pool.hellos(), m_options.backend);
+    const auto arch = knowledge::deviceArch(device);
+    m_proposer.target(device);
     m_proposer.begin(sessionId, operatorId);
 
     SearchProgress prog;
+    // A lesson of an earlier search of this operator on this architecture goes first: a warm start.
+    std::optional<Proposal> warmStart;
+    if (!m_options.lessonsDir.empty() && !arch.empty()) {
+        try {
+            knowledge::KnowledgeBase lessons;
+            lessons.addFolder(m_options.lessonsDir);
+            if (const auto *l = lessons.lesson(knowledge::operatorSignature(card), arch)) {
+                auto c = knowledge::lessonCandidate(*l);
+                if (c && c->backend == m_options.backend) {
+                    warmStart = Proposal{l->templateId, nlohmann::json::parse(l->point.empty() ? "{}" : l->point, nullptr, false), *c,
+                                         "warm start: the lesson " + l->source};
+                    if (!warmStart->params.is_object())
+                        warmStart->params = nlohmann::json::object();
+                    warmStart->params.erase("calls"); // an earlier session's LLM calls
+                }
+            }
+        } catch (const Error &e) {
+            prog.lessonNote = std::string("lessons not read: ") + e.what();
+        }
+    }
     int proposed = 0, sinceBest = 0;
     auto elapsed = [&] { return std::chrono::duration<double>(clock::now() - started).count(); };
     auto budgetLeft = [&] {
@@ -65,11 +92,13 @@ SearchProgress SearchEngine::run(int64_t sessionId, int64_t operatorId, const Op
     for (;;) {
         // Keep every worker busy, and one more queued for each worker that compiles it meanwhile.
         while (budgetLeft() && prog.running < m_pool.size() + (backend.empty() ? 0 : m_pool.lookahead(backend))) {
-            auto sel = tree.select(m_options.mcts);
+            const bool warm = warmStart.has_value();
+            auto sel = warm ? std::optional<int>(0) : tree.select(m_options.mcts);
             if (!sel)
                 break;
             const NodeRecord *parent = *sel == 0 ? nullptr : &records[*sel];
-            auto proposal = m_proposer.propose(card, parent, rng);
+            auto proposal = warm ? std::move(warmStart) : m_proposer.propose(card, parent, rng);
+            warmStart.reset();
             if (!proposal) {
                 tree.markExhausted(*sel);
                 continue;
@@ -79,12 +108,13 @@ SearchProgress SearchEngine::run(int64_t sessionId, int64_t operatorId, const Op
             n.sessionId = sessionId;
             n.operatorId = operatorId;
             n.parentId = records[*sel].id;
-            n.expansion = (parent && tree.node(*sel).failed) ? "repair" : "improve";
+            n.expansion = warm ? "warm_start" : (parent && tree.node(*sel).failed) ? "repair" : "improve";
             n.templateId = proposal->templateId;
             n.params = proposal->params;
             n.summary = proposal->rationale;
             n.id = m_store.addNode(n, proposal->candidate);
-            m_proposer.stored(n.id);
+            if (!warm)
+                m_proposer.stored(n.id);
             const int t = tree.addChild(*sel);
             records[t] = n;
             ++proposed;
@@ -154,6 +184,15 @@ SearchProgress SearchEngine::run(int64_t sessionId, int64_t operatorId, const Op
             observer->progress(prog);
     }
     m_pool.setEventSink(nullptr);
+    if (!m_options.lessonsDir.empty() && !arch.empty()) {
+        try {
+            const std::string name = device.is_object() ? device.value("name", std::string()) : std::string();
+            if (auto l = knowledge::lessonFromSearch(m_store, sessionId, operatorId, card, arch, name))
+                prog.lesson = knowledge::writeLesson(*l, m_options.lessonsDir);
+        } catch (const std::exception &e) {
+            prog.lessonNote = std::string("no lesson written: ") + e.what();
+        }
+    }
     prog.elapsedSeconds = elapsed();
     if (observer)
         observer->progress(prog);

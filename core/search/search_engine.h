@@ -24,6 +24,11 @@ struct SearchOptions {
     uint64_t seed = 1;
     MctsParams mcts;
     EvalOptions eval;
+    // Lessons (knowledge/lessons.h): with a folder (knowledge::userDir() in the CLI), a lesson for this
+    // operator signature on the `backend` device's architecture is evaluated first (a warm start), and
+    // the search's winner is written there as a lesson when it ends. "": neither.
+    std::string lessonsDir;
+    std::string backend = "cpu"; // the candidates' backend: picks the worker device lessons are keyed on
 };
 
 struct SearchProgress {
@@ -35,6 +40,8 @@ struct SearchProgress {
     int64_t bestNode = 0;
     double elapsedSeconds = 0;
     std::string stopReason; // set on the final report
+    std::string lesson;     // the lesson file the search wrote, "" when none (final report)
+    std::string lessonNote; // why no lesson was written or read, when something went wrong
 };
 
 class SearchObserver {
