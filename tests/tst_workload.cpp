@@ -927,6 +927,26 @@ def get_init_inputs():
             QVERIFY2(!compile.value("why", std::string()).empty(), compile.dump().c_str());
         const auto md = QString::fromUtf8(test::readAll(stem + QStringLiteral(".md")));
         QVERIFY(md.contains(QStringLiteral("| over eager |")) && md.contains(QStringLiteral("| silu | yes |")));
+
+        // A model, not a problem: its hottest family cards are each a row.
+        if (!QFile::exists(path("decoder.json")))
+            QSKIP("needs profileBuiltinDecoder's workload");
+        const auto m = cli({QStringLiteral("fastp"), path("decoder.json"), QStringLiteral("--nodes"), QStringLiteral("1"), QStringLiteral("--top"),
+                            QStringLiteral("2"), QStringLiteral("--samples"), QStringLiteral("5"), QStringLiteral("--out"), path("decoder-ops"),
+                            QStringLiteral("--worker"), QString::fromStdString(test::workerCommand())},
+                           580000);
+        QVERIFY2(m.code == 0, qPrintable(m.out + m.err));
+        const auto ops = J::parse(test::readAll(path("decoder-ops.json")).toStdString()).at("problems");
+        std::set<std::string> searched;
+        for (const auto &row : ops) {
+            const auto name = row.at("problem").get<std::string>();
+            QVERIFY2(name.rfind("decoder:", 0) == 0, row.dump().c_str());
+            const auto family = name.substr(8, name.find('.') - 8);
+            searched.insert(family);
+            if (family == "silu")
+                QVERIFY2(row.at("correct").get<bool>(), row.dump().c_str());
+        }
+        QCOMPARE(searched, (std::set<std::string>{"silu", "softmax"}));
     }
 };
 

@@ -41,7 +41,8 @@ const char *kFastpUsage =
     "that fits) with the templates, and reports whether a correct kernel was found and its speedup over eager\n"
     "(the forward as the worker times it) and over torch.compile (measured by python/kforge_compile_time.py\n"
     "where a Python has torch.compile), with fast_0, fast_1 and fast_1.5 over both. A workload that is a model,\n"
-    "not a problem, has its --top N (default 5) hottest family cards searched instead.\n\n"
+    "not a problem, has its --top N (default 5) hottest cards of a template family searched instead, each\n"
+    "one a row of the report (torch.compile is not measured for them).\n\n"
     "  --nodes N       candidates per card (default 8)\n"
     "  --backend B     cpu (default) or cuda\n"
     "  --out STEM      writes STEM.md and STEM.json (default fastp-report)\n"
@@ -376,29 +377,43 @@ int fastpCommand(const Args &args)
         } catch (const Error &e) {
             row.note = e.what();
         }
-        for (const auto &card : cards) {
+        // Searches one card; the row keeps its best correct node.
+        auto search = [&](const OperatorCard &card, FastpRow &into) {
             std::printf("  searching %s (%s)\n", card.key.c_str(), card.family.c_str());
             const auto opId = store.addOperator(sessionId, card);
             TemplateProposer proposer(backend);
             NodeCollector nodesSeen;
             SearchEngine engine(store, pool, proposer, so);
             engine.run(sessionId, opId, card, &nodesSeen);
-            ++row.cardsSearched;
+            ++into.cardsSearched;
             for (const auto &n : nodesSeen.finished) {
-                ++row.nodes;
+                ++into.nodes;
                 const bool correct = n.status == "accepted" || n.status == "not_faster";
-                row.accepted |= n.status == "accepted";
-                if (correct && (!row.correct || n.speedup > row.speedupEager)) {
-                    row.correct = true;
-                    row.speedupEager = n.speedup;
-                    row.bestCard = card.key;
-                    row.bestTemplate = n.templateId;
-                    row.bestNode = n.id;
+                into.accepted |= n.status == "accepted";
+                if (correct && (!into.correct || n.speedup > into.speedupEager)) {
+                    into.correct = true;
+                    into.speedupEager = n.speedup;
+                    into.bestCard = card.key;
+                    into.bestTemplate = n.templateId;
+                    into.bestNode = n.id;
                 }
             }
+            if (!into.correct)
+                into.note = "no correct candidate in " + std::to_string(into.nodes) + " nodes";
+        };
+        if (w.problem.empty() && !cards.empty()) {
+            // A model's operators are each a row: fast_p over its hot operators.
+            for (const auto &card : cards) {
+                FastpRow op = row;
+                op.problem = row.problem + ":" + card.key;
+                search(card, op);
+                std::printf("  %s: %s\n", op.problem.c_str(), op.correct ? (std::to_string(op.speedupEager) + "x over eager").c_str() : "no correct kernel");
+                run.rows.push_back(op);
+            }
+            continue;
         }
-        if (!cards.empty() && !row.correct)
-            row.note = "no correct candidate in " + std::to_string(row.nodes) + " nodes";
+        for (const auto &card : cards)
+            search(card, row);
         if (!python.empty() && !w.problem.empty()) {
             std::string why;
             const auto problemFile = w.resolve(w.problem);
