@@ -39,7 +39,7 @@ Run run(const QString &program, const QStringList &args, int timeoutMs = 300000)
     if (!p.waitForFinished(timeoutMs)) {
         p.kill();
         p.waitForFinished();
-        r.err = program + QStringLiteral(" did not finish in time");
+        r.err = program + QStringLiteral(" did not finish: ") + p.errorString();
         return r;
     }
     r.code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
@@ -71,6 +71,23 @@ QString python()
     const QString py = qEnvironmentVariableIsSet("KFORGE_PYTHON") ? qEnvironmentVariable("KFORGE_PYTHON") : QStringLiteral("/usr/bin/python3");
     return run(py, {QStringLiteral("-c"), QStringLiteral("import torch")}, 60000).code == 0 ? py : QString();
 }
+
+// A model with one softmax the pack covers (2 x 32 rows of 256) and one it does not (256 rows).
+const char *kModel = R"(import sys
+import torch
+
+class M(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(256, 256)
+
+    def forward(self, x):
+        h = self.fc(x)
+        return torch.softmax(h, dim=-1), torch.softmax(h.repeat(4, 1, 1), dim=-1)
+
+torch.manual_seed(0)
+torch.jit.script(M()).save(sys.argv[1])
+)";
 
 } // namespace
 
@@ -284,6 +301,38 @@ private slots:
         QCOMPARE(c.at("taken").get<int64_t>(), int64_t(1));
         QCOMPARE(c.at("fell_back").get<int64_t>(), int64_t(1));
         QCOMPARE(c.at("why").at("shape").get<int64_t>(), int64_t(1));
+    }
+
+    // kforge-cli run --compare: the worker runs the model without and with the pack, interleaved.
+    void runCompare()
+    {
+        const auto py = python();
+        if (py.isEmpty())
+            QSKIP("no Python with torch to make the TorchScript model (install python3-torch)");
+        writeText(path("model.py"), kModel);
+        const auto made = run(py, {QString::fromStdString(path("model.py")), QString::fromStdString(path("m.pt"))}, 120000);
+        QVERIFY2(made.code == 0, qPrintable(made.err));
+        writeText(path("m.json"), nlohmann::json{{"kforge_workload", 1}, {"name", "m"}, {"model", {{"kind", "torchscript"}, {"path", "m.pt"}}},
+                                                 {"inputs", {{"seed", 3}, {"tensors", {{{"shape", {2, kRows / 2, kCols}}, {"dtype", "float32"}}}}}}}
+                                      .dump());
+        const auto r = cli({QStringLiteral("run"), QString::fromStdString(path("m.json")), QStringLiteral("--pack"), QString::fromStdString(m_pack),
+                            QStringLiteral("--compare"), QStringLiteral("--iters"), QStringLiteral("3"), QStringLiteral("--json"),
+                            QString::fromStdString(path("run.json")), QStringLiteral("--worker"), QStringLiteral(KFORGE_WORKER_PATH)});
+        QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
+        QVERIFY2(r.out.contains(QStringLiteral("outputs match")), qPrintable(r.out));
+        const auto report = nlohmann::json::parse(readText(path("run.json")));
+        QCOMPARE(report.at("iters").get<int>(), 3);
+        QVERIFY(report.at("outputs_match").get<bool>());
+        QCOMPARE(report.at("outputs").size(), size_t(2));
+        for (const char *side : {"without", "with"}) {
+            QCOMPARE(report.at(side).at("samples_ms").size(), size_t(3));
+            QVERIFY2(report.at(side).at("median_ms").get<double>() > 0, report.dump().c_str());
+        }
+        // Per timed run: the covered softmax took the kernel, the 256-row one fell back on its shape.
+        const auto &c = report.at("counters").at("aten::_softmax");
+        QCOMPARE(c.at("taken").get<int64_t>(), int64_t(3));
+        QCOMPARE(c.at("fell_back").get<int64_t>(), int64_t(3));
+        QCOMPARE(c.at("why").at("shape").get<int64_t>(), int64_t(3));
     }
 };
 

@@ -11,6 +11,7 @@
 #include "worker/pipeline/evaluation.h"
 #include "worker/profile/builtin_model.h"
 #include "worker/profile/ncu_profiler.h"
+#include "worker/profile/pack_run.h"
 #include "worker/profile/workload_profiler.h"
 
 namespace kforge::worker {
@@ -145,6 +146,8 @@ nlohmann::json Server::handle(const std::string &line, bool &quit)
         return profileWorkloadReply(id, req);
     if (type == "build_model")
         return buildModelReply(id, req);
+    if (type == "run_pack")
+        return runPackReply(id, req);
     if (type == "prepare") { // a hint: no reply, and a malformed one is simply not acted on
         try {
             const auto cand = req.at("candidate").get<Candidate>();

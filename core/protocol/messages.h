@@ -11,6 +11,8 @@
 //   <- {"id":4,"type":"workload_profile","ok":true,"workload":{<with calls, cards, skipped, samples>}}
 //   -> {"id":5,"type":"build_model","model":"decoder","options":{...},"path":"..."}   (worker/profile/builtin_model.h)
 //   <- {"id":5,"type":"model_built","ok":true,"path":"...","parameters":N,"bytes":N,"summary":"..."}
+//   -> {"id":6,"type":"run_pack","workload":{...},"dir":"...","pack":"...","iters":N}   (worker/profile/pack_run.h)
+//   <- {"id":6,"type":"pack_run","ok":true,"report":{"without":{..},"with":{..},"outputs_match":..,"counters":{..}}}
 //   -> {"type":"prepare","candidate":{...}}   (no id, no reply: a hint to compile ahead; sent only to a
 //                                             worker whose hello lists the backend under "prepares")
 //   -> {"id":3,"type":"shutdown"}
