@@ -395,6 +395,20 @@ private slots:
         QVERIFY2(inplace.why.find("in-place") != std::string::npos, inplace.why.c_str());
         auto view = cardForCall(call("aten::t", "", {tensor({4, 2})}, 1, 0, "aten::t(Tensor(a) self) -> Tensor(a)"), 1, 0);
         QVERIFY(!view.card);
+        // aten::to may return its input, but a call to another dtype converts: a card (the decoder block's casts).
+        const char *toSchema = "aten::to.dtype(Tensor(a) self, ScalarType dtype, bool non_blocking=False, bool copy=False, "
+                               "MemoryFormat? memory_format=None) -> Tensor(a)";
+        auto cast = [&](const std::string &from, int to) {
+            return cardForCall(call("aten::to", "dtype", {tensor({4, 8}, from), scalar("int", to, "dtype"), scalar("bool", false, "non_blocking"),
+                                                          scalar("bool", false, "copy"), scalar("none", nullptr, "memory_format")},
+                                    1, 0, toSchema),
+                               1, 0);
+        };
+        const auto upcast = cast("bfloat16", 6);
+        QVERIFY2(upcast.card, upcast.why.c_str());
+        QCOMPARE(upcast.card->referenceArgs.at(1), J::parse(R"({"int":6})"));
+        QCOMPARE(upcast.card->inputs.at(0).dtype, DType::BF16);
+        QVERIFY(!cast("float32", 6).card); // to its own dtype: it returns its input
         auto list = cardForCall(call("aten::cat", "", {[] {
                                                            CallArg a;
                                                            a.kind = "tensor_list";

@@ -1,5 +1,6 @@
 #include "workload/call_cards.h"
 
+#include <map>
 #include <set>
 
 #include "util/error.h"
@@ -58,6 +59,28 @@ std::optional<int64_t> dimOf(const CallArg &a, int64_t rank)
 bool isFalse(const CallArg &a)
 {
     return a.kind == "bool" && !a.value.get<bool>();
+}
+
+// c10::ScalarType's number for a dtype kforge makes cards for (a dtype argument reaches the dispatcher
+// as this integer), or -1.
+int scalarTypeCode(const std::string &dtype)
+{
+    static const std::map<std::string, int> codes = {{"int32", 3}, {"int64", 4}, {"float16", 5}, {"float32", 6}, {"float64", 7}, {"bfloat16", 15}};
+    auto it = codes.find(dtype);
+    return it == codes.end() ? -1 : it->second;
+}
+
+// aten::to with a dtype other than its input's: its schema says it may return its input (a view), but
+// this call converts, which costs a pass over the data (the casts around a float32 softmax are a large
+// part of a bfloat16 decoder block).
+bool convertsDtype(const CapturedCall &c)
+{
+    if (c.op != "aten::to" || c.args.size() < 2 || c.args[0].kind != "tensor")
+        return false;
+    for (const auto &a : c.args)
+        if (a.name == "dtype" && a.kind == "int")
+            return a.value.get<int>() != scalarTypeCode(c.args[0].tensors[0].dtype);
+    return false;
 }
 
 struct FamilyMatch {
@@ -153,7 +176,7 @@ CardOrReason cardForCall(const CapturedCall &c, int tensorReturns, int keyIndex)
     if (c.schema.find("(a!") != std::string::npos || c.schema.find("(b!") != std::string::npos)
         return {std::nullopt, "writes to its arguments (an in-place or out= operator)"};
     const auto arrow = c.schema.find("->");
-    if (arrow != std::string::npos && c.schema.find("Tensor(a", arrow) != std::string::npos)
+    if (arrow != std::string::npos && c.schema.find("Tensor(a", arrow) != std::string::npos && !convertsDtype(c))
         return {std::nullopt, "returns a view of its input: it moves no data"};
     if (c.schema.find("Generator?") != std::string::npos)
         return {std::nullopt, "draws random numbers: its result cannot be checked against a reference"};
