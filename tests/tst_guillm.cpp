@@ -514,6 +514,14 @@ private slots:
         QVERIFY(w.startSearch(request));
         QVERIFY(done.wait(240000));
         QVERIFY2(w.lastSearchError().isEmpty(), qPrintable(w.lastSearchError()));
+        // packaging/llm_screenshots.sh pictures this session.
+        if (const QString keep = qEnvironmentVariable("KFORGE_TEST_KEEP_SESSION"); !keep.isEmpty()) {
+            for (const char *part : {"", "-wal", "-shm"}) { // the file and its write-ahead log, which holds the last commits
+                const QString from = request.sessionPath + QLatin1String(part), to = keep + QLatin1String(part);
+                QFile::remove(to);
+                QVERIFY(!QFile::exists(from) || QFile::copy(from, to));
+            }
+        }
 
         // Every call carried the key in its header, as the provider wants it.
         const auto reqs = llmControl("/__requests");
@@ -574,11 +582,6 @@ private slots:
         QVERIFY(!inspector->llmTabVisible());
 
         verifyKeyInNoFile(QStringLiteral("after an LLM search"));
-        // packaging/llm_screenshots.sh pictures this session.
-        if (const QString keep = qEnvironmentVariable("KFORGE_TEST_KEEP_SESSION"); !keep.isEmpty()) {
-            QFile::remove(keep);
-            QVERIFY(QFile::copy(request.sessionPath, keep));
-        }
     }
 };
 

@@ -165,7 +165,8 @@ void LlmCallView::showCall(int index)
     if (index < 0 || index >= int(m_calls.size()))
         return;
     const auto &c = m_calls[size_t(index)];
-    QString head = QStringLiteral("Call %1 of %2: <b>%3</b> · %4 · %5 in / %6 out tokens · %7 · %8 attempt%9 · %10 s · %11 via %12")
+    const QString took = c.millis < 1000 ? QStringLiteral("%1 ms").arg(c.millis, 0, 'f', 0) : QStringLiteral("%1 s").arg(c.millis / 1000.0, 0, 'f', 1);
+    QString head = QStringLiteral("Call %1 of %2: <b>%3</b> · %4 · %5 in / %6 out tokens · %7 · %8 attempt%9 · %10 · %11 via %12")
                        .arg(index + 1)
                        .arg(m_calls.size())
                        .arg(QString::fromStdString(c.purpose).toHtmlEscaped(), QString::fromStdString(c.outcome).toHtmlEscaped())
@@ -174,7 +175,7 @@ void LlmCallView::showCall(int index)
                        .arg(money(c.cost, c.priced))
                        .arg(c.attempts)
                        .arg(c.attempts == 1 ? QString() : QStringLiteral("s"))
-                       .arg(c.millis / 1000.0, 0, 'f', 1)
+                       .arg(took)
                        .arg(QString::fromStdString(c.model).toHtmlEscaped(), QString::fromStdString(c.provider).toHtmlEscaped());
     if (!c.error.empty())
         head += QStringLiteral("<br><span style=\"color:#c02020\">%1</span>").arg(QString::fromStdString(c.error).toHtmlEscaped());
