@@ -37,18 +37,23 @@ const char *kFastpUsage =
     "usage: kforge-cli fastp DIR-or-WORKLOAD.json... [--nodes N] [--backend cpu|cuda] [--out STEM] [--json]\n"
     "                        [--session FILE] [--top N] [--samples N] [--seed N] [--worker CMD] [--python PYTHON]\n\n"
     "For each imported problem (a workload from kforge-cli import; a folder means its .json workloads),\n"
-    "profiles it in a worker, searches its problem cards (its whole forward, offered to every template family\n"
-    "that fits) with the templates, and reports whether a correct kernel was found and its speedup over eager\n"
-    "(the forward as the worker times it) and over torch.compile (measured by python/kforge_compile_time.py\n"
-    "where a Python has torch.compile), with fast_0, fast_1 and fast_1.5 over both. A workload that is a model,\n"
-    "not a problem, has its --top N (default 5) hottest cards of a template family searched instead, each\n"
-    "one a row of the report (torch.compile is not measured for them).\n\n"
+    "profiles it in a worker (unless the file has its cards already), searches its problem cards (its\n"
+    "whole forward, offered to every template family that fits) with the templates, and reports whether a\n"
+    "correct kernel was found and its speedup over eager (the forward as the worker times it) and over\n"
+    "torch.compile (measured by python/kforge_compile_time.py where a Python has torch.compile), with\n"
+    "fast_0, fast_1 and fast_1.5 over both. A workload that is a model, not a problem, has its --top N\n"
+    "(default 5) hottest cards of a template family searched instead, each one a row of the report\n"
+    "(torch.compile is not measured for them). Every search is written to one session (--session).\n\n"
     "  --nodes N       candidates per card (default 8)\n"
     "  --backend B     cpu (default) or cuda\n"
     "  --out STEM      writes STEM.md and STEM.json (default fastp-report)\n"
     "  --json          also prints the JSON report\n"
     "  --session FILE  the session every search writes (default STEM.kforge)\n"
-    "  --samples N     timed runs per side (default 30)\n";
+    "  --top N         a model's cards to search, hottest first (default 5)\n"
+    "  --samples N     timed runs per side (default 30)\n"
+    "  --seed N        search seed (default 1)\n"
+    "  --worker CMD    command line that starts a worker\n"
+    "  --python PY     the Python for torch.compile (default: $KFORGE_PYTHON, python3, /usr/bin/python3)\n";
 
 bool isDir(const std::string &p)
 {
@@ -363,8 +368,13 @@ int fastpCommand(const Args &args)
         std::printf("%s:\n", row.problem.c_str());
         std::vector<OperatorCard> cards;
         try {
-            const auto profiled = profileThroughWorker(pool, w, files[wi], pr);
-            for (const auto &c : profiled.workload.cards)
+            // A workload profiled before (kforge-cli profile) has its cards: searched as they are.
+            std::vector<OperatorCard> all = w.cards;
+            if (all.empty())
+                all = profileThroughWorker(pool, w, files[wi], pr).workload.cards;
+            else
+                std::printf("  the %zu cards in the file (profiled before)\n", all.size());
+            for (const auto &c : all)
                 if (!c.family.empty() && !lib.forFamily(c.family, backend).empty() && (w.problem.empty() || isProblemCard(c)))
                     cards.push_back(c);
             if (w.problem.empty()) {
