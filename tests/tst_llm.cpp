@@ -10,6 +10,7 @@
 
 #include <atomic>
 
+#include "knowledge/lessons.h"
 #include "llm/client.h"
 #include "llm/http.h"
 #include "llm/prices.h"
@@ -531,6 +532,100 @@ private slots:
         const auto repairText = J::parse(dataFile("openai_repair.json"))["choices"][0]["message"]["content"].get<std::string>();
         QCOMPARE(detail->candidate.source, llm::parseReply(repairText, "cpu").candidate.source);
         QCOMPARE(detail->node.params["mode"].get<std::string>(), std::string("repair"));
+    }
+
+    // The prompt an improvement request sends for a CUDA parent on an H200: the device as the worker
+    // reports it and its hardware note, passages retrieved for the operator's family and the parent's
+    // bottleneck (ptxas spilled, so the spills note), a lesson of an earlier search of the operator
+    // first, and the parent's registers, spills and Nsight Compute summary.
+    void promptCarriesDeviceKnowledgeAndResources()
+    {
+        const auto file = m_dir.filePath(QStringLiteral("knowledge.kforge")).toStdString();
+        const auto card = hardsigmoidCard(64, 4096);
+        SessionStore store(file);
+        const auto sid = store.createSession({0, "llm", "single operator", "cuda", "llm:openai/gpt-test", "running", {}, 0});
+        const auto op = store.addOperator(sid, card);
+        NodeRecord root;
+        root.sessionId = sid;
+        root.operatorId = op;
+        root.status = "baseline";
+        root.templateId = "aten";
+        root.id = store.addNode(root, Candidate{"reference", card.atenSchema, J::object()});
+        NodeRecord parent;
+        parent.sessionId = sid;
+        parent.operatorId = op;
+        parent.parentId = root.id;
+        parent.expansion = "improve";
+        parent.templateId = "llm:openai/gpt-test";
+        parent.id = store.addNode(parent, Candidate{"cuda", "extern \"C\" __global__ void hs(const float *x, float *y, long n) {}\n",
+                                                    J::parse(R"({"kernels":[{"name":"hs","grid":[1],"block":[256],"args":[]}]})")});
+        Verdict v;
+        v.status = VerdictStatus::NotFaster;
+        v.compile = {true, false, 120, "ptxas info    : Compiling entry function 'hs' for 'sm_90'\n"
+                                       "ptxas info    : Function properties for hs\n"
+                                       "ptxas         .     48 bytes stack frame, 40 bytes spill stores, 36 bytes spill loads\n"
+                                       "ptxas info    : Used 255 registers, used 0 barriers, 2048 bytes smem, 380 bytes cmem[0]\n",
+                     "sm_90"};
+        v.candidate.samplesUs = {30, 31, 29, 30, 30};
+        v.baseline.samplesUs = {29, 30, 30, 31, 29};
+        v.speedup = 0.99;
+        v.rooflineUs = 1.0;
+        store.finishNode(parent.id, v, 0);
+        store.addProfile(parent.id, J{{"tool", "ncu"}, {"kernel", "hs"}, {"memory_throughput_pct", 23.5}, {"compute_throughput_pct", 11.0},
+                                      {"achieved_occupancy_pct", 18.0}, {"top_stalls", J::array({{{"reason", "long_scoreboard"}, {"value", 7.5}}})}});
+        parent.status = "not_faster";
+
+        // A lesson an earlier search on this architecture left for this operator.
+        const QString home = m_dir.filePath(QStringLiteral("knowledge-home"));
+        knowledge::Note lesson;
+        lesson.kind = knowledge::Kind::Lesson;
+        lesson.title = "Lesson: aten::hardsigmoid on sm_90, 1.4x over ATen";
+        lesson.archs = {"sm_90"};
+        lesson.families = knowledge::familiesOf(card);
+        lesson.signature = knowledge::operatorSignature(card);
+        lesson.speedup = 1.4;
+        lesson.templateId = "llm:openai/gpt-test";
+        lesson.backend = "cuda";
+        lesson.body = "The best kernel so far used float4 loads and a grid of 4 blocks per SM.\n";
+        QVERIFY(!knowledge::writeLesson(lesson, home.toStdString()).empty());
+
+        script(J::array({{{"file", "openai_nocode.json"}}}), true);
+        LlmProposerOptions o;
+        o.provider = config("openai", "gpt-test");
+        o.prices = prices();
+        o.pricesGiven = true;
+        o.stream = false;
+        o.backend = "cuda";
+        o.replyAttempts = 1;
+        o.knowledgeDir = home.toStdString();
+        LlmProposer proposer(store, o);
+        proposer.target(J{{"backend", "cuda"}, {"name", "NVIDIA H200"}, {"sm", "sm_90"}, {"sms", 132}, {"memory_bytes", 150754820096LL},
+                          {"l2_bytes", 62914560}, {"copy_bandwidth_gbs", 4290.0}});
+        proposer.begin(sid, op);
+        QVERIFY(proposer.knowledgeProblems().empty());
+        std::mt19937_64 rng(1);
+        QVERIFY(!proposer.propose(card, &parent, rng)); // the scripted reply holds no code
+        const auto reqs = requests();
+        QCOMPARE(reqs.size(), size_t(1));
+        const auto prompt = J::parse(reqs[0]["body"].get<std::string>())["messages"][1]["content"].get<std::string>();
+        for (const char *s : {"# Target device", "The worker reports: NVIDIA H200, sm_90, 132 SMs", "4290 GB/s",
+                              "NVIDIA H200 (Hopper, compute capability 9.0)", "228 KB per SM", // the hardware note
+                              "# From the knowledge base", "## Lesson: aten::hardsigmoid on sm_90", "float4 loads and a grid",
+                              "## Elementwise operators", "## Register spills reported by ptxas", // family and bottleneck
+                              "hs: 255 registers, 2048 bytes of static shared memory, 48 bytes of stack, 40 bytes of spill stores and 36 bytes "
+                              "of spill loads",
+                              "ptxas spilled registers", "Nsight Compute (hs): memory throughput 24%", "achieved occupancy 18%",
+                              "long_scoreboard"})
+            QVERIFY2(prompt.find(s) != std::string::npos, (std::string(s) + " is not in:\n" + prompt).c_str());
+        // The lesson comes before the other passages; nothing for another architecture or family.
+        QVERIFY(prompt.find("## Lesson: aten::hardsigmoid") < prompt.find("## Elementwise operators"));
+        for (const char *s : {"NVIDIA A100", "Row-wise softmax", "## Scans", "CPU candidates"})
+            QVERIFY2(prompt.find(s) == std::string::npos, s);
+        // The exact prompt is what the call log keeps.
+        LlmCallLog log(store, false);
+        const auto calls = log.calls(sid);
+        QCOMPARE(calls.size(), size_t(1));
+        QCOMPARE(J::parse(calls[0].request), J::parse(reqs[0]["body"].get<std::string>()));
     }
 
     // A reply with prose and no code is answered in the same conversation; the second reply's kernel is used.
