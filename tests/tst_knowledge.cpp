@@ -4,6 +4,7 @@
 // search of the same operator starts from.
 #include <QDir>
 #include <QFile>
+#include <QProcess>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -374,6 +375,40 @@ private slots:
         QCOMPARE(deviceArch(J{{"backend", "cuda"}, {"sm", "sm_90"}}), std::string("sm_90"));
         QCOMPARE(deviceArch(J{{"backend", "cpu"}, {"name", "x"}}), std::string("cpu"));
         QCOMPARE(deviceArch(J()), std::string());
+    }
+
+    // kforge-cli knowledge ranks the notes as a prompt would and names a malformed user note.
+    void cliListsAndChecksNotes()
+    {
+#ifndef KFORGE_CLI_PATH
+        QSKIP("no kforge-cli in this build");
+#else
+        auto run = [](const QStringList &args, QString &out, QString &err) {
+            QProcess p;
+            p.start(QStringLiteral(KFORGE_CLI_PATH), QStringList{QStringLiteral("knowledge")} + args);
+            p.waitForFinished(60000);
+            out = QString::fromUtf8(p.readAllStandardOutput());
+            err = QString::fromUtf8(p.readAllStandardError());
+            return p.exitCode();
+        };
+        const QString dir = m_dir.filePath(QStringLiteral("cli-notes"));
+        writeFile(dir + QStringLiteral("/mine.md"), kGoodNote);
+        QString out, err;
+        QCOMPARE(run({QStringLiteral("--dir"), dir, QStringLiteral("--arch"), QStringLiteral("sm_90"), QStringLiteral("--device"),
+                      QStringLiteral("NVIDIA H200"), QStringLiteral("--family"), QStringLiteral("softmax"), QStringLiteral("--limit"),
+                      QStringLiteral("3")},
+                     out, err),
+                 0);
+        const auto lines = out.split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+        QVERIFY2(lines.size() == 4 && lines[0].contains(QStringLiteral("NVIDIA H200 (Hopper")), qPrintable(out));
+        QVERIFY2(lines[3].startsWith(QStringLiteral("3 of %1 notes").arg(builtinNotes().size() + 1)), qPrintable(out));
+        writeFile(dir + QStringLiteral("/broken.md"), "---\nkind: family\ntitle: t\nbottleneck: slow\n---\nx\n");
+        QCOMPARE(run({QStringLiteral("--dir"), dir}, out, err), 1);
+        QVERIFY2(err.contains(QStringLiteral("broken.md:4: bottleneck takes")), qPrintable(err));
+        QVERIFY2(out.contains(QStringLiteral("A user's softmax trick")), qPrintable(out)); // the good note still loads
+        QCOMPARE(run({QStringLiteral("--bottleneck"), QStringLiteral("slow")}, out, err), 2);
+        QVERIFY2(err.contains(QStringLiteral("option --bottleneck takes")), qPrintable(err));
+#endif
     }
 
     // A real CPU search through the worker writes its winner as a lesson; the next search of the same

@@ -28,5 +28,6 @@ int profileWorkloadCommand(const Args &args); // app/cli/workload_commands.cpp
 int importCommand(const Args &args);          // app/cli/workload_commands.cpp
 int modelCommand(const Args &args);           // app/cli/model_commands.cpp
 int fastpCommand(const Args &args);           // app/cli/model_commands.cpp
+int knowledgeCommand(const Args &args);       // app/cli/knowledge_command.cpp
 
 } // namespace kforge::cli

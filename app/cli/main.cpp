@@ -20,7 +20,8 @@ static const char *kUsage =
     "  decide   accept or reject a node by hand, with the reason\n"
     "  export   write a session's accepted kernels as a kernel pack\n"
     "  run      run a workload with and without a kernel pack (--compare)\n"
-    "  check-templates  verify every template's default point on every family and dtype\n\n"
+    "  check-templates  verify every template's default point on every family and dtype\n"
+    "  knowledge list the knowledge base or what a prompt for a device and operator retrieves; check user notes\n\n"
     "Run 'kforge-cli <command> --help' for a command's options.\n";
 
 int main(int argc, char **argv)
@@ -58,6 +59,8 @@ int main(int argc, char **argv)
             return kforge::cli::runCommand(args);
         if (cmd == "check-templates")
             return kforge::cli::checkTemplatesCommand(args);
+        if (cmd == "knowledge")
+            return kforge::cli::knowledgeCommand(args);
     } catch (const std::exception &e) {
         std::fprintf(stderr, "kforge-cli %s: %s\n", cmd.c_str(), e.what());
         return 2;
