@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config git
   qt6-base-dev qt6-base-dev-tools libqt6sql6-sqlite qt6-charts-dev qt6-networkauth-dev
-  libqscintilla2-qt6-dev qtkeychain-qt6-dev libgl-dev
+  libqscintilla2-qt6-dev qtkeychain-qt6-dev libgl-dev dbus gnome-keyring
   libtorch-dev nlohmann-json3-dev libsqlite3-dev libcurl4-openssl-dev libdtl-dev
   xvfb xauth x11-apps imagemagick python3
   python3-torch

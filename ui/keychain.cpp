@@ -71,8 +71,8 @@ QString KeyStore::describe(const QString &provider, Source source)
 
 void KeyStore::read(const QString &provider, QObject *context, Callback done)
 {
-    if (const auto it = m_thisRun.constFind(provider); it != m_thisRun.cend()) {
-        later(context, std::move(done), {it.value(), Source::ThisRun, {}});
+    if (const auto it = m_known.constFind(provider); it != m_known.cend()) {
+        later(context, std::move(done), it.value());
         return;
     }
     auto *job = new QKeychain::ReadPasswordJob(m_service, this);
@@ -94,24 +94,24 @@ void KeyStore::read(const QString &provider, QObject *context, Callback done)
 
 void KeyStore::write(const QString &provider, const QString &key, QObject *context, Callback done)
 {
-    m_thisRun.insert(provider, key); // usable at once, whatever the keychain answers
+    m_known.insert(provider, {key, Source::ThisRun, {}}); // usable at once, whatever the keychain answers
     auto *job = new QKeychain::WritePasswordJob(m_service, this);
     job->setAutoDelete(true);
     job->setInsecureFallback(false);
     job->setKey(entryName(provider));
     job->setTextData(key);
-    connect(job, &QKeychain::Job::finished, context, [key, done = std::move(done)](QKeychain::Job *j) {
-        if (j->error() == QKeychain::NoError)
-            done({key, Source::Keychain, {}});
-        else
-            done({key, Source::ThisRun, keychainError(j)});
+    connect(job, &QKeychain::Job::finished, context, [this, provider, key, done = std::move(done)](QKeychain::Job *j) {
+        const bool kept = j->error() == QKeychain::NoError;
+        if (kept && m_known.value(provider).key == key)
+            m_known[provider].source = Source::Keychain;
+        done({key, kept ? Source::Keychain : Source::ThisRun, kept ? QString() : keychainError(j)});
     });
     job->start();
 }
 
 void KeyStore::remove(const QString &provider, QObject *context, Callback done)
 {
-    m_thisRun.remove(provider);
+    m_known.remove(provider);
     auto *job = new QKeychain::DeletePasswordJob(m_service, this);
     job->setAutoDelete(true);
     job->setInsecureFallback(false);

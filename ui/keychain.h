@@ -46,7 +46,7 @@ signals:
 
 private:
     QString m_service;
-    QHash<QString, QString> m_thisRun;
+    QHash<QString, Result> m_known; // keys stored in this run, and where they went: the keychain or only here
 };
 
 } // namespace kforge::ui

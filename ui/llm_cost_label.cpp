@@ -1,5 +1,7 @@
 #include "ui/llm_cost_label.h"
 
+#include <QTimer>
+
 #include "store/llm_calls.h"
 #include "store/session_store.h"
 #include "ui/llm_call_view.h"
@@ -49,7 +51,8 @@ void LlmCostLabel::refresh()
     try {
         t = m_log->sessionTotals(snap->session().id);
     } catch (const std::exception &) {
-        return; // busy: the next change reads it
+        QTimer::singleShot(500, this, &LlmCostLabel::refresh); // busy: the last change must still be shown
+        return;
     }
     setVisible(t.calls > 0);
     setText(QStringLiteral("LLM: ") + costLine(t, 0));
