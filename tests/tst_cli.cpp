@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "protocol/messages.h"
+#include "store/session_store.h"
 
 namespace {
 
@@ -319,6 +320,9 @@ private slots:
             "badplan.cu': the /* kforge-launch ... */ comment does not hold valid JSON");
         row("eval: a source that is not there", {"eval", "--source", "@DIR@/missing.cpp"}, "cannot read '");
         row("profile: node 0", {"profile", "--session", "@DIR@/s.kforge", "--node", "0"}, "option --node takes a whole number of at least 1, not '0'");
+        row("resume: a family", {"search", "--resume", "--session", "@DIR@/s.kforge", "--family", "softmax"},
+            "--resume goes on with the session's own operator, backend and proposer; --family cannot change them");
+        row("resume: no such session", {"search", "--resume", "--session", "@DIR@/none.kforge"}, "cannot resume '");
         row("check-templates: no workers", {"check-templates", "--workers", "0"}, "option --workers takes a whole number from 1 to 256, not '0'");
     }
 
@@ -506,6 +510,77 @@ private slots:
             for (const auto &[pid, s] : tree)
                 ::kill(pid, SIGKILL); // do not leave them spinning after a failed test
         QVERIFY2(left.isEmpty(), qPrintable(QStringLiteral("still running: ") + left.join(QStringLiteral(", "))));
+    }
+
+    // A search stopped by a signal: SIGKILL leaves what it had, SIGTERM leaves nothing running; either
+    // way `search --resume` goes on to the budget with no node lost or duplicated, and the session file
+    // alone holds it all (no -wal left).
+    void stoppedSearchResumes_data()
+    {
+        QTest::addColumn<int>("sig");
+        QTest::newRow("SIGKILL") << int(SIGKILL);
+        QTest::newRow("SIGTERM") << int(SIGTERM);
+    }
+
+    void stoppedSearchResumes()
+    {
+        QFETCH(int, sig);
+        const QString file = m_dir.filePath(QStringLiteral("resume-%1.kforge").arg(sig));
+        QFile::remove(file);
+        const QStringList common{QStringLiteral("--session"), file, QStringLiteral("--no-lessons"), QStringLiteral("--samples"), QStringLiteral("5")};
+        QProcess p;
+        p.start(QStringLiteral(KFORGE_CLI_PATH), QStringList{QStringLiteral("search"), QStringLiteral("--family"), QStringLiteral("softmax"),
+                                                             QStringLiteral("--shape"), QStringLiteral("rows=32,cols=256"),
+                                                             QStringLiteral("--nodes"), QStringLiteral("6")} + common);
+        QVERIFY(p.waitForStarted());
+        // Stop it once a node is finished and another is in flight.
+        QElapsedTimer timer;
+        timer.start();
+        int finished = 0;
+        while (finished < 1 && timer.elapsed() < 90000 && p.state() == QProcess::Running) {
+            QThread::msleep(100);
+            try {
+                kforge::SessionStore reader(file.toStdString(), kforge::SessionStore::Mode::ReadOnly);
+                finished = 0;
+                for (const auto &s : reader.sessions())
+                    for (const auto &n : reader.nodes(s.id))
+                        finished += n.parentId && n.status != "running";
+            } catch (const std::exception &) {
+            }
+        }
+        QVERIFY2(finished >= 1 && p.state() == QProcess::Running, "the search finished no node, or all of them, before the signal");
+        ::kill(pid_t(p.processId()), sig);
+        QVERIFY(p.waitForFinished(30000));
+        if (sig == SIGTERM) {
+            QCOMPARE(p.exitStatus(), QProcess::NormalExit);
+            QCOMPARE(p.exitCode(), 130);
+            QVERIFY(QString::fromUtf8(p.readAllStandardError()).contains(QStringLiteral("stopping now")));
+            kforge::SessionStore reader(file.toStdString(), kforge::SessionStore::Mode::ReadOnly);
+            QCOMPARE(reader.sessions().back().status, std::string("stopped"));
+            for (const auto &n : reader.nodes(reader.sessions().back().id))
+                QVERIFY2(n.status != "running", n.summary.c_str());
+            QVERIFY(!QFile::exists(file + QStringLiteral("-wal")) || QFileInfo(file + QStringLiteral("-wal")).size() == 0);
+        }
+        QProcess r;
+        r.start(QStringLiteral(KFORGE_CLI_PATH), QStringList{QStringLiteral("search"), QStringLiteral("--resume")} + common);
+        QVERIFY(r.waitForFinished(180000));
+        const QString said = QString::fromUtf8(r.readAllStandardOutput()) + QString::fromUtf8(r.readAllStandardError());
+        QVERIFY2(r.exitStatus() == QProcess::NormalExit && r.exitCode() == 0, qPrintable(said));
+        QVERIFY2(said.contains(QStringLiteral("resuming softmax")), qPrintable(said));
+        QVERIFY(!QFile::exists(file + QStringLiteral("-wal")) || QFileInfo(file + QStringLiteral("-wal")).size() == 0);
+        kforge::SessionStore reader(file.toStdString(), kforge::SessionStore::Mode::ReadOnly);
+        const auto sessions = reader.sessions();
+        QCOMPARE(sessions.size(), size_t(1));
+        QCOMPARE(sessions[0].status, std::string("finished"));
+        const auto nodes = reader.nodes(sessions[0].id);
+        QCOMPARE(nodes.size(), size_t(7)); // the root and the 6 of the budget
+        std::set<std::string> points;
+        for (const auto &n : nodes) {
+            QVERIFY2(n.status != "running" && n.status != "interrupted", n.summary.c_str());
+            if (n.parentId)
+                points.insert(n.templateId + n.params.dump());
+        }
+        QCOMPARE(points.size(), size_t(6));
     }
 };
 

@@ -3,6 +3,9 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <algorithm>
+#include <set>
+
 #include "ops/workload.h"
 #include "pool/worker_pool.h"
 #include "proposers/list_proposer.h"
@@ -78,6 +81,71 @@ private slots:
         QCOMPARE(points.size(), size_t(8)); // no point proposed twice
         QVERIFY2(deeper > 0, "the search never expanded beyond the root");
         QCOMPARE(prog.bestSpeedup > 0, prog.failed < prog.evaluated);
+    }
+
+    // A search stopped after 3 nodes and a node left in flight (as a killed search leaves it) go on in a
+    // second run on the same session: the tree is rebuilt, the interrupted node is evaluated under its
+    // own id, no point is proposed twice, the budget counts what was there, and nothing stays running.
+    void resumeGoesOnWithNoNodeLostOrDuplicated()
+    {
+        const auto file = m_dir.filePath(QStringLiteral("resume.kforge")).toStdString();
+        const auto card = demoWorkload(64, 512).operators.front();
+        int64_t sid = 0, op = 0, leftInFlight = 0;
+        SearchOptions so;
+        so.eval.benchSamples = 5;
+        so.eval.warmup = 1;
+        {
+            SessionStore store(file);
+            sid = store.createSession({0, "t", "demo-attention", "cpu", "templates", "running", {}, 0});
+            op = store.addOperator(sid, card);
+            WorkerPool pool({test::workerCommand(), 1});
+            pool.start();
+            TemplateProposer proposer("cpu");
+            so.maxNodes = 3;
+            SearchEngine engine(store, pool, proposer, so);
+            QCOMPARE(engine.run(sid, op, card).evaluated, 3);
+            // What a search killed mid-evaluation leaves: one more child, stored and never finished.
+            const auto nodes = store.nodes(sid);
+            TemplateProposer other("cpu");
+            for (const auto &n : nodes)
+                other.known(n);
+            std::mt19937_64 rng(99);
+            auto p = other.propose(card, nullptr, rng);
+            QVERIFY(p.has_value());
+            NodeRecord n;
+            n.sessionId = sid;
+            n.operatorId = op;
+            n.parentId = nodes.front().id;
+            n.expansion = "improve";
+            n.templateId = p->templateId;
+            n.params = p->params;
+            n.summary = "left in flight";
+            leftInFlight = store.addNode(n, p->candidate);
+        }
+        QVERIFY(!QFile::exists(QString::fromStdString(file + "-wal")) || QFileInfo(QString::fromStdString(file + "-wal")).size() == 0);
+        SessionStore store(file);
+        WorkerPool pool({test::workerCommand(), 1});
+        pool.start();
+        TemplateProposer proposer("cpu");
+        so.maxNodes = 7;
+        SearchEngine engine(store, pool, proposer, so);
+        const auto prog = engine.run(sid, op, card);
+        QCOMPARE(prog.evaluated, 4); // the interrupted one and three new ones: 7 in all
+        const auto nodes = store.nodes(sid);
+        QCOMPARE(nodes.size(), size_t(8));
+        std::set<std::string> points;
+        int roots = 0;
+        for (const auto &nd : nodes) {
+            QVERIFY2(nd.status != "running" && nd.status != "interrupted", nd.summary.c_str());
+            roots += !nd.parentId;
+            if (nd.parentId)
+                points.insert(nd.templateId + nd.params.dump());
+        }
+        QCOMPARE(roots, 1);
+        QCOMPARE(points.size(), size_t(7));
+        const auto leftover = std::find_if(nodes.begin(), nodes.end(), [&](const NodeRecord &x) { return x.id == leftInFlight; });
+        QVERIFY(leftover != nodes.end()); // kept its id, and was evaluated (not running, checked above)
+        QVERIFY(leftover->finishedAt.has_value());
     }
 
     void crashingCandidateIsMarkedOnItsNode()

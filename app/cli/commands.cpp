@@ -1,12 +1,14 @@
 #include "app/cli/commands.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <limits>
@@ -14,6 +16,7 @@
 #include <optional>
 #include <random>
 #include <sstream>
+#include <unistd.h>
 
 #include "knowledge/knowledge_base.h"
 #include "ops/launch_comment.h"
@@ -161,10 +164,21 @@ OperatorCard demoCard(const Options &o)
 }
 
 SearchEngine *g_engine = nullptr;
-void onSigint(int)
+std::atomic<int> g_interrupts{0}; // lock-free, so a signal handler may touch it
+
+// Ctrl-C: no new candidates, the ones in flight finish. A second Ctrl-C, or SIGTERM: stop now, the
+// nodes in flight marked interrupted for `search --resume`. Only flags and write(2) here.
+void onStopSignal(int sig)
 {
+    const bool now = sig == SIGTERM || ++g_interrupts > 1;
     if (g_engine)
-        g_engine->requestStop();
+        g_engine->requestStopFromSignal(now);
+    static const char soon[] = "\nkforge-cli: stopping after the evaluations in flight (Ctrl-C again to stop now)\n";
+    static const char at_once[] = "\nkforge-cli: stopping now; nodes in flight are marked interrupted (search --resume evaluates them again)\n";
+    if (now)
+        (void)!::write(2, at_once, sizeof at_once - 1);
+    else
+        (void)!::write(2, soon, sizeof soon - 1);
 }
 
 class PrintingObserver : public SearchObserver {
@@ -189,12 +203,16 @@ int searchCommand(const Args &args)
                            {"--stall", true}, {"--workers", true}, {"--seed", true}, {"--worker", true},
                            {"--rows", true}, {"--cols", true}, {"--op", true}, {"--samples", true}, {"--deadline-ms", true},
                            {"--family", true}, {"--shape", true}, {"--dtype", true}, {"--backend", true},
-                           {"--proposer", true}, {"--base-url", true}, {"--budget-usd", true}, {"--no-lessons", false}});
+                           {"--proposer", true}, {"--base-url", true}, {"--budget-usd", true}, {"--no-lessons", false},
+                           {"--resume", false}});
     if (o.has("--help")) {
         std::puts("usage: kforge-cli search [options]\n\n"
                   "Searches kernels for an operator of the built-in demo workload with the offline template\n"
                   "generator and writes every attempt to a session file that the GUI opens.\n\n"
                   "  --session FILE     session file to write (default kforge-session.kforge)\n"
+                  "  --resume           go on with the last search in --session where it stopped (a stop, Ctrl-C or a\n"
+                  "                     kill): its operator, backend, proposer and options; nodes left in flight are\n"
+                  "                     evaluated again; --nodes is then the total for the operator\n"
                   "  --nodes N          candidates to evaluate (default 24)\n"
                   "  --seconds S        wall-time budget (default: none)\n"
                   "  --stall N          stop after N results without a new best (default: never)\n"
@@ -223,25 +241,51 @@ int searchCommand(const Args &args)
                   "                     $KFORGE_KNOWLEDGE_DIR, else ~/.local/share/kforge/knowledge)");
         return 0;
     }
-    const auto card = demoCard(o);
+    const bool resume = o.has("--resume");
+    if (resume)
+        for (const char *opt : {"--family", "--shape", "--dtype", "--op", "--rows", "--cols", "--backend", "--proposer", "--base-url"})
+            if (o.has(opt))
+                throw Error(std::string("--resume goes on with the session's own operator, backend and proposer; ") + opt
+                            + " cannot change them");
+    const auto path = o.get("--session", "kforge-session.kforge");
+    if (resume && !std::filesystem::exists(path))
+        throw Error("cannot resume '" + path + "': no such file");
+    SessionInfo resumed;
+    OperatorRecord resumedOp;
+    if (resume) {
+        // Read first, write later: a bad option must leave the file as it was.
+        const SessionStore previous(path, SessionStore::Mode::ReadOnly);
+        const auto sessions = previous.sessions();
+        if (sessions.empty())
+            throw Error("'" + path + "' holds no search to resume");
+        resumed = sessions.back();
+        const auto ops = previous.operators(resumed.id);
+        if (ops.empty())
+            throw Error("the last search in '" + path + "' has no operator to resume");
+        resumedOp = ops.front();
+    }
+    const auto card = resume ? resumedOp.card : demoCard(o);
+    const nlohmann::json &was = resumed.options;
     SearchOptions so;
-    so.maxNodes = o.count("--nodes", 24, 1, 1000000);
+    so.maxNodes = o.count("--nodes", resume ? was.value("nodes", 24) : 24, 1, 1000000);
     so.maxSeconds = o.real("--seconds", 0, 0, 1e7);
     so.stallNodes = o.count("--stall", 0, 0, 1000000);
-    so.seed = uint64_t(o.integer("--seed", 1, 0, std::numeric_limits<int64_t>::max()));
-    so.eval.benchSamples = o.count("--samples", so.eval.benchSamples, 1, 100000);
-    so.eval.deadlineMs = o.count("--deadline-ms", so.eval.deadlineMs, 1, kMaxDeadlineMs);
-    const auto backend = o.choice("--backend", "cpu", kBackends);
+    so.seed = uint64_t(o.integer("--seed", resume ? was.value("seed", int64_t(1)) : 1, 0, std::numeric_limits<int64_t>::max()));
+    so.eval.benchSamples = o.count("--samples", resume ? was.value("samples", so.eval.benchSamples) : so.eval.benchSamples, 1, 100000);
+    so.eval.deadlineMs = o.count("--deadline-ms", resume ? was.value("deadline_ms", so.eval.deadlineMs) : so.eval.deadlineMs, 1, kMaxDeadlineMs);
+    const auto backend = resume ? resumed.backend : o.choice("--backend", "cpu", kBackends);
     so.backend = backend;
     if (!o.has("--no-lessons"))
         so.lessonsDir = knowledge::userDir();
-    const auto proposerSpec = o.get("--proposer", "templates");
+    const auto proposerSpec = resume ? was.value("proposer_spec", resumed.proposer == "templates" ? std::string("templates") : std::string())
+                                     : o.get("--proposer", "templates");
+    if (proposerSpec.empty())
+        throw Error("the search in '" + path + "' used proposer '" + resumed.proposer + "', which this session file does not say how to rebuild");
     const bool llmProposer = proposerSpec != "templates";
     if (!llmProposer && (o.has("--base-url") || o.has("--budget-usd")))
         throw Error("options --base-url and --budget-usd are for --proposer llm:PROVIDER/MODEL");
-    const double budget = o.real("--budget-usd", 0, 0, 1e6);
+    const double budget = o.real("--budget-usd", resume ? was.value("budget_usd", 0.0) : 0.0, 0, 1e6);
 
-    const auto path = o.get("--session", "kforge-session.kforge");
     PoolOptions po;
     po.command = o.get("--worker", defaultWorkerCommand());
     // "auto": one worker per local GPU for the cuda backend (each takes the GPU of its slot).
@@ -252,32 +296,48 @@ int searchCommand(const Args &args)
     SessionStore store(path);
     ProposerChoice choice;
     choice.spec = proposerSpec;
-    choice.baseUrl = o.get("--base-url");
+    choice.baseUrl = resume ? was.value("base_url", std::string()) : o.get("--base-url");
     choice.budget = budget;
     const auto proposer = makeProposer(choice, store, backend);
     WorkerPool pool(po);
     pool.start();
 
-    SessionInfo info;
-    info.name = "search " + card.key;
-    info.workload = o.has("--family") ? "single operator" : demoWorkload().name;
-    info.backend = backend;
-    info.proposer = proposer->name();
-    info.options = {{"nodes", so.maxNodes}, {"workers", po.workers}, {"seed", so.seed}};
-    if (budget > 0)
-        info.options["budget_usd"] = budget;
-    const auto sessionId = store.createSession(info);
-    const auto opId = store.addOperator(sessionId, card);
+    int64_t sessionId = resumed.id, opId = resumedOp.id;
+    if (!resume) {
+        SessionInfo info;
+        info.name = "search " + card.key;
+        info.workload = o.has("--family") ? "single operator" : demoWorkload().name;
+        info.backend = backend;
+        info.proposer = proposer->name();
+        // What --resume needs to go on with the same search.
+        info.options = {{"nodes", so.maxNodes}, {"workers", po.workers}, {"seed", so.seed}, {"proposer_spec", proposerSpec},
+                        {"samples", so.eval.benchSamples}, {"deadline_ms", so.eval.deadlineMs}};
+        if (!choice.baseUrl.empty())
+            info.options["base_url"] = choice.baseUrl;
+        if (budget > 0)
+            info.options["budget_usd"] = budget;
+        sessionId = store.createSession(info);
+        opId = store.addOperator(sessionId, card);
+    } else {
+        store.setSessionStatus(sessionId, "running");
+    }
 
     SearchEngine engine(store, pool, *proposer, so);
     g_engine = &engine;
-    std::signal(SIGINT, onSigint);
+    std::signal(SIGINT, onStopSignal);
+    std::signal(SIGTERM, onStopSignal);
     PrintingObserver obs;
-    std::printf("searching %s (%s) with %d worker(s); session %s\n", card.key.c_str(), card.atenOp.c_str(), pool.size(), path.c_str());
+    std::printf("%s %s (%s) with %d worker(s); session %s\n", resume ? "resuming" : "searching", card.key.c_str(), card.atenOp.c_str(),
+                pool.size(), path.c_str());
     const auto prog = engine.run(sessionId, opId, card, &obs);
     g_engine = nullptr;
-    store.setSessionStatus(sessionId, prog.stopReason == "stopped" ? "stopped" : "finished");
-    pool.shutdown();
+    const bool interrupted = prog.stopReason == "interrupted";
+    if (interrupted)
+        pool.abort();
+    else
+        pool.shutdown();
+    store.setSessionStatus(sessionId, prog.stopReason == "stopped" || interrupted ? "stopped" : "finished");
+    store.checkpoint();
     std::printf("done (%s): %d evaluated, %d failed, %d accepted; best %.3fx (node %lld) in %.1f s\n", prog.stopReason.c_str(),
                 prog.evaluated, prog.failed, prog.accepted, prog.bestSpeedup, (long long)prog.bestNode, prog.elapsedSeconds);
     if (!prog.lesson.empty())
@@ -286,7 +346,7 @@ int searchCommand(const Args &args)
         std::fprintf(stderr, "kforge-cli: %s\n", prog.lessonNote.c_str());
     if (llmProposer)
         printLlmTotals(store, sessionId);
-    return 0;
+    return interrupted ? 130 : 0;
 }
 
 int evalCommand(const Args &args)

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include <cerrno>
+#include <csignal>
 #include <cstdlib>
 #include <chrono>
 #include <cstring>
@@ -250,6 +251,23 @@ void WorkerPool::shutdown()
         } catch (...) {
         }
     m_slots.clear();
+}
+
+void WorkerPool::abort()
+{
+    {
+        std::lock_guard lock(m_mutex);
+        if (!m_started)
+            return;
+        m_stopping = true;
+    }
+    m_cv.notify_all();
+    // Each slot's thread then reads the end of its worker's output and reports what it was running as
+    // crashed; SIGTERM also cancels an srun step and closes an ssh session.
+    for (const int pid : pids())
+        if (pid > 0)
+            ::kill(-pid, SIGTERM);
+    shutdown();
 }
 
 namespace {

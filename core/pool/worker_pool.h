@@ -52,6 +52,9 @@ public:
     // Starts every worker and waits for its hello. Throws Error if no worker answered.
     void start();
     void shutdown();
+    // Stops every worker now, whatever it is running (what was in flight gets Crashed verdicts), then
+    // shuts down: for a search stopped at once.
+    void abort();
 
     using VerdictCallback = std::function<void(Verdict)>;
     // Queues an evaluation; the callback runs on a pool thread.

@@ -37,6 +37,9 @@ public:
     // reported one), told before begin(): the llm proposer describes it in its prompt.
     virtual void target(const nlohmann::json &device) {}
     virtual void stored(int64_t nodeId) {}
+    // A node of this operator already in the session (a resumed search), told before begin(): the
+    // proposer proposes nothing it already made.
+    virtual void known(const NodeRecord &node) {}
     virtual std::string stopReason() const { return {}; }
 };
 

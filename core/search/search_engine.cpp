@@ -14,10 +14,27 @@ SearchEngine::SearchEngine(SessionStore &store, WorkerPool &pool, Proposer &prop
 {
 }
 
-void SearchEngine::requestStop()
+void SearchEngine::requestStop(bool now)
+{
+    requestStopFromSignal(now);
+    m_cv.notify_all();
+}
+
+void SearchEngine::requestStopFromSignal(bool now)
 {
     m_stop = true;
-    m_cv.notify_all();
+    if (now)
+        m_stopNow = true;
+}
+
+bool isUnfinished(const std::string &status)
+{
+    return status.empty() || status == "running" || status == "queued" || status == "interrupted";
+}
+
+bool isCorrectStatus(const std::string &status)
+{
+    return status == "accepted" || status == "not_faster";
 }
 
 SearchProgress SearchEngine::run(int64_t sessionId, int64_t operatorId, const OperatorCard &card, SearchObserver *observer)
@@ -34,18 +51,52 @@ SearchProgress SearchEngine::run(int64_t sessionId, int64_t operatorId, const Op
         m_cv.notify_all();
     });
 
-    // The root is the baseline: the ATen operator itself.
-    NodeRecord root;
-    root.sessionId = sessionId;
-    root.operatorId = operatorId;
-    root.status = "baseline";
-    root.templateId = "aten";
-    root.summary = "baseline: " + card.atenOp;
-    root.speedup = 1.0;
-    root.id = m_store.addNode(root, Candidate{"reference", card.atenSchema, nlohmann::json::object()});
-    records[0] = root;
-    if (observer)
-        observer->nodeAdded(root);
+    // A session that already has this operator's tree (a search stopped, killed or paused) goes on from
+    // it: finished nodes are replayed into the tree, nodes left in flight are evaluated again under
+    // their own ids, and the proposer hears of every stored node so that it proposes none of them again.
+    std::vector<NodeRecord> stored;
+    for (auto &n : m_store.nodes(sessionId))
+        if (n.operatorId == operatorId)
+            stored.push_back(std::move(n));
+    std::vector<std::pair<int, int64_t>> unfinished; // tree index, node id
+    std::map<int64_t, int> indexOf;                  // node id -> tree index
+    if (stored.empty()) {
+        // The root is the baseline: the ATen operator itself.
+        NodeRecord root;
+        root.sessionId = sessionId;
+        root.operatorId = operatorId;
+        root.status = "baseline";
+        root.templateId = "aten";
+        root.summary = "baseline: " + card.atenOp;
+        root.speedup = 1.0;
+        root.id = m_store.addNode(root, Candidate{"reference", card.atenSchema, nlohmann::json::object()});
+        records[0] = root;
+        if (observer)
+            observer->nodeAdded(root);
+    } else {
+        for (auto &n : stored) { // ids increase, so a parent comes before its children
+            if (!n.parentId) {
+                if (indexOf.count(n.id) || !records.empty())
+                    throw Error("the session's operator " + std::to_string(operatorId) + " has more than one root node");
+                indexOf[n.id] = 0;
+                records[0] = n;
+                continue;
+            }
+            const auto parent = indexOf.find(*n.parentId);
+            if (parent == indexOf.end())
+                throw Error("node " + std::to_string(n.id) + " names parent " + std::to_string(*n.parentId) + ", which is not in its tree");
+            const int t = tree.addChild(parent->second);
+            indexOf[n.id] = t;
+            if (isUnfinished(n.status))
+                unfinished.push_back({t, n.id});
+            else
+                tree.complete(t, n.reward, !isCorrectStatus(n.status));
+            m_proposer.known(n);
+            records[t] = n;
+        }
+        if (records.empty())
+            throw Error("the session's operator " + std::to_string(operatorId) + " has nodes but no root");
+    }
     const auto device = knowledge::targetDevice(m_pool.hellos(), m_options.backend);
     const auto arch = knowledge::deviceArch(device);
     m_proposer.target(device);
@@ -72,7 +123,14 @@ SearchProgress SearchEngine::run(int64_t sessionId, int64_t operatorId, const Op
             prog.lessonNote = std::string("lessons not read: ") + e.what();
         }
     }
-    int proposed = 0, sinceBest = 0;
+    int proposed = tree.size() - 1, sinceBest = 0;
+    for (const auto &[t, rec] : records)
+        if (t > 0 && isCorrectStatus(rec.status) && rec.speedup > prog.bestSpeedup) {
+            prog.bestSpeedup = rec.speedup;
+            prog.bestNode = rec.id;
+        }
+    if (!stored.empty())
+        warmStart.reset(); // a resumed tree has had its start
     auto elapsed = [&] { return std::chrono::duration<double>(clock::now() - started).count(); };
     auto budgetLeft = [&] {
         if (m_stop)
@@ -89,6 +147,23 @@ SearchProgress SearchEngine::run(int64_t sessionId, int64_t operatorId, const Op
     };
 
     std::string backend; // of the proposals so far: workers that compile ahead get one more queued
+    auto submit = [&](int t, int64_t id, const Candidate &candidate) {
+        ++prog.running;
+        m_pool.submit(card, candidate, m_options.eval, [this, t, id](Verdict v) {
+            std::lock_guard lock(m_mutex);
+            m_done.push_back({t, id, std::move(v)});
+            m_cv.notify_all();
+        });
+    };
+    for (const auto &[t, id] : unfinished) {
+        const auto detail = m_store.nodeDetail(id);
+        if (!detail)
+            throw Error("node " + std::to_string(id) + " vanished from the session");
+        m_store.setNodeStatus(id, "running");
+        records[t].status = "running";
+        backend = detail->candidate.backend;
+        submit(t, id, detail->candidate);
+    }
     for (;;) {
         // Keep every worker busy, and one more queued for each worker that compiles it meanwhile.
         while (budgetLeft() && prog.running < m_pool.size() + (backend.empty() ? 0 : m_pool.lookahead(backend))) {
@@ -118,14 +193,20 @@ SearchProgress SearchEngine::run(int64_t sessionId, int64_t operatorId, const Op
             const int t = tree.addChild(*sel);
             records[t] = n;
             ++proposed;
-            ++prog.running;
             if (observer)
                 observer->nodeAdded(n);
-            m_pool.submit(card, proposal->candidate, m_options.eval, [this, t, id = n.id](Verdict v) {
-                std::lock_guard lock(m_mutex);
-                m_done.push_back({t, id, std::move(v)});
-                m_cv.notify_all();
-            });
+            submit(t, n.id, proposal->candidate);
+        }
+        if (m_stopNow && prog.running > 0) {
+            // Stopped at once: what is in flight is left to the pool's shutdown and marked, never left
+            // `running`; a resumed search evaluates those nodes again.
+            for (auto &[t, rec] : records)
+                if (rec.status == "running") {
+                    m_store.setNodeStatus(rec.id, "interrupted");
+                    rec.status = "interrupted";
+                }
+            prog.stopReason = "interrupted";
+            break;
         }
         if (prog.running == 0) {
             prog.stopReason = m_stop ? "stopped" : !m_proposer.stopReason().empty() ? m_proposer.stopReason()
@@ -150,6 +231,8 @@ SearchProgress SearchEngine::run(int64_t sessionId, int64_t operatorId, const Op
                 observer->workerEvent(e);
         }
         for (auto &c : done) {
+            if (m_stopNow)
+                break; // the loop's next turn marks what is still in flight
             const bool correct = c.verdict.correct();
             const double reward = rewardFor(correct, c.verdict.speedup);
             m_store.finishNode(c.nodeId, c.verdict, reward);
@@ -184,6 +267,7 @@ SearchProgress SearchEngine::run(int64_t sessionId, int64_t operatorId, const Op
             observer->progress(prog);
     }
     m_pool.setEventSink(nullptr);
+    m_store.checkpoint(); // the session file alone is complete, without its -wal
     if (!m_options.lessonsDir.empty() && !arch.empty()) {
         try {
             const std::string name = device.is_object() ? device.value("name", std::string()) : std::string();

@@ -44,6 +44,11 @@ struct SearchProgress {
     std::string lessonNote; // why no lesson was written or read, when something went wrong
 };
 
+// A stored node still to be evaluated (in flight when its search stopped or was killed), and a node
+// whose guard verdict says it computes the right thing.
+bool isUnfinished(const std::string &status);
+bool isCorrectStatus(const std::string &status);
+
 class SearchObserver {
 public:
     virtual ~SearchObserver() = default;
@@ -58,9 +63,16 @@ public:
     SearchEngine(SessionStore &store, WorkerPool &pool, Proposer &proposer, SearchOptions options);
 
     // Blocks until the budget is spent, the search stalls, or requestStop() is called; returns the last
-    // progress report. Every node it made is in the store, finished, when it returns.
+    // progress report. Every node it made is in the store, finished (or `interrupted` after a stop
+    // `now`), and the store is checkpointed when it returns. An operator that already has nodes in the
+    // session is resumed: its tree is rebuilt, unfinished nodes are evaluated again under their own
+    // ids, and maxNodes counts the nodes it already has.
     SearchProgress run(int64_t sessionId, int64_t operatorId, const OperatorCard &card, SearchObserver *observer = nullptr);
-    void requestStop(); // thread-safe
+    // Thread-safe. now == false: no new proposals, the ones in flight finish. now == true: return at
+    // once, the nodes in flight marked `interrupted` (the caller shuts the pool down).
+    void requestStop(bool now = false);
+    // The same from a signal handler: only sets flags (the run loop looks at them every 250 ms).
+    void requestStopFromSignal(bool now);
 
 private:
     struct Completion {
@@ -74,6 +86,7 @@ private:
     Proposer &m_proposer;
     SearchOptions m_options;
     std::atomic<bool> m_stop{false};
+    std::atomic<bool> m_stopNow{false};
     std::mutex m_mutex;
     std::condition_variable m_cv;
     std::deque<Completion> m_done;

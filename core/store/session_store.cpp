@@ -204,6 +204,22 @@ void SessionStore::setSessionStatus(int64_t sessionId, const std::string &status
     s.bind(1, status).bind(2, sessionId).run();
 }
 
+void SessionStore::setNodeStatus(int64_t nodeId, const std::string &status)
+{
+    requireWritable();
+    sql::Statement s(m_db, "UPDATE nodes SET status = ? WHERE id = ?");
+    s.bind(1, status).bind(2, nodeId).run();
+}
+
+void SessionStore::checkpoint()
+{
+    if (m_mode != Mode::ReadWrite || !m_db)
+        return;
+    // Everything from the -wal into the file itself, and the -wal emptied: the file alone is the session.
+    // A reader holding an old snapshot makes it partial, which is no error.
+    sqlite3_wal_checkpoint_v2(m_db, nullptr, SQLITE_CHECKPOINT_TRUNCATE, nullptr, nullptr);
+}
+
 int64_t SessionStore::addOperator(int64_t sessionId, const OperatorCard &card)
 {
     requireWritable();
@@ -349,7 +365,9 @@ std::optional<NodeDetail> SessionStore::nodeDetail(int64_t nodeId) const
     }
     Verdict &v = d.verdict;
     // The root (the baseline) and nodes still in flight have no verdict of their own.
-    v.status = (d.node.status == "running" || d.node.status == "baseline") ? VerdictStatus::Error : statusFromName(d.node.status);
+    // A node with no verdict yet: in flight, left in flight by a stopped search, or the baseline.
+    const bool noVerdict = d.node.status == "running" || d.node.status == "interrupted" || d.node.status == "baseline";
+    v.status = noVerdict ? VerdictStatus::Error : statusFromName(d.node.status);
     v.reasons = d.node.reasons;
     v.speedup = d.node.speedup;
     v.noise = d.node.noise;

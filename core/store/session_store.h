@@ -105,6 +105,9 @@ public:
     // Writes (ReadWrite only).
     int64_t createSession(const SessionInfo &info);
     void setSessionStatus(int64_t sessionId, const std::string &status);
+    void setNodeStatus(int64_t nodeId, const std::string &status); // "interrupted", or "running" again
+    // Moves what the write-ahead log holds into the file and empties the log (searches do when they stop).
+    void checkpoint();
     int64_t addOperator(int64_t sessionId, const OperatorCard &card);
     int64_t addNode(const NodeRecord &node, const Candidate &candidate);
     void finishNode(int64_t nodeId, const Verdict &verdict, double reward);
