@@ -4,6 +4,7 @@ find_package(Qt6 6.4 REQUIRED COMPONENTS Widgets Test)
 
 kforge_add_test(tst_treelayout LIBS kforge_ui TIMEOUT 120)
 kforge_add_test(tst_diff LIBS kforge_ui TIMEOUT 120)
+kforge_add_test(tst_timeline LIBS kforge_ui TIMEOUT 120)
 kforge_add_test(tst_gui LIBS kforge_ui TIMEOUT 300)
 if(TARGET kforge-cli)
   target_compile_definitions(tst_gui PRIVATE KFORGE_CLI_PATH="$<TARGET_FILE:kforge-cli>")

@@ -8,6 +8,7 @@
 #include <QDateTime>
 #include <QDir>
 #include <QDockWidget>
+#include <QEventLoop>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QLabel>
@@ -21,6 +22,7 @@
 #include <QToolBar>
 #include <QVBoxLayout>
 #include <set>
+#include <utility>
 
 #include "store/session_store.h"
 #include "ui/compare_view.h"
@@ -33,6 +35,7 @@
 #include "ui/session_watcher.h"
 #include "ui/status_style.h"
 #include "ui/tree_view.h"
+#include "ui/workload_panels.h"
 
 namespace kforge::ui {
 
@@ -57,7 +60,7 @@ MainWindow::MainWindow(QWidget *parent)
       m_watcher(new SessionWatcher(m_context, this)), m_inspectorDock(new QDockWidget(QStringLiteral("Node"), this)),
       m_compare(new CompareView(m_context, this)), m_compareDock(new QDockWidget(QStringLiteral("Compare"), this)),
       m_filterBar(new FilterBar(m_context, this)), m_progress(new QLabel(this)), m_pathLabel(new QLabel(this)), m_sessionStatus(new QLabel(this)),
-      m_budget(new QProgressBar(this))
+      m_budget(new QProgressBar(this)), m_openBusy(new QProgressBar(this))
 {
     setWindowTitle(QStringLiteral("kforge"));
     setDockNestingEnabled(true);
@@ -92,6 +95,8 @@ MainWindow::MainWindow(QWidget *parent)
         }
     });
 
+    m_workloads = new WorkloadPanels(this, m_context);
+    connect(m_workloads, &WorkloadPanels::message, this, [this](const QString &text) { statusBar()->showMessage(text, 8000); });
     createActions();
     m_progress->setContentsMargins(12, 0, 12, 0);
     m_pathLabel->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -102,6 +107,13 @@ MainWindow::MainWindow(QWidget *parent)
     statusBar()->addPermanentWidget(m_budget);
     statusBar()->addPermanentWidget(new LlmCostLabel(m_context, this));
     statusBar()->addPermanentWidget(m_pathLabel);
+    m_openBusy->setRange(0, 0); // busy: a read has no steps to count
+    m_openBusy->setMaximumWidth(120);
+    m_openBusy->hide();
+    statusBar()->addPermanentWidget(m_openBusy);
+    connect(m_context, &SessionContext::openStarted, this, &MainWindow::onOpenStarted);
+    connect(m_context, &SessionContext::openFinished, this, &MainWindow::onOpenFinished);
+    connect(m_context, &SessionContext::openDropped, m_openBusy, &QWidget::hide);
     connect(m_inspector, &NodeInspector::message, this, [this](const QString &text) { statusBar()->showMessage(text, 8000); });
     connect(m_search->keyStore(), &KeyStore::notice, this, [this](const QString &text) { statusBar()->showMessage(text, 15000); });
     connect(m_context, &SessionContext::nodesChanged, this, &MainWindow::updateSessionStatus);
@@ -183,6 +195,10 @@ void MainWindow::createActions()
     file->addAction(m_openAction);
     file->addMenu(m_recentMenu);
     file->addSeparator();
+    file->addAction(m_workloads->openAction());
+    file->addAction(m_workloads->openAfterAction());
+    file->addAction(m_workloads->clearAfterAction());
+    file->addSeparator();
     file->addAction(quit);
     auto *search = menuBar()->addMenu(QStringLiteral("&Search"));
     search->addAction(m_startAction);
@@ -220,6 +236,8 @@ void MainWindow::createActions()
     node->addAction(compareWithParent);
     node->addAction(clearCompare);
     view->addAction(m_compareDock->toggleViewAction());
+    view->addAction(m_workloads->timelineDock()->toggleViewAction());
+    view->addAction(m_workloads->tableDock()->toggleViewAction());
 
     auto *settingsAction = new QAction(QStringLiteral("S&ettings…"), this);
     settingsAction->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Comma));
@@ -281,17 +299,52 @@ QString MainWindow::openSession(const QString &path)
 {
     if (m_search->isRunning())
         return QStringLiteral("A search is running; stop it before opening another session.");
-    SnapshotPtr snap;
-    try {
-        SessionStore store(path.toStdString(), SessionStore::Mode::ReadOnly);
-        snap = std::make_shared<const SessionSnapshot>(SessionSnapshot::load(store));
-    } catch (const std::exception &e) {
-        return QString::fromStdString(e.what());
+    QEventLoop loop;
+    QString result;
+    bool started = false; // open() first answers an earlier open of the same file as dropped
+    auto answer = [&](const QString &p, const QString &error) {
+        if (started && p == path) {
+            result = error;
+            loop.quit();
+        }
+    };
+    const auto finished = connect(m_context, &SessionContext::openFinished, &loop, answer);
+    const auto dropped = connect(m_context, &SessionContext::openDropped, &loop, [&](const QString &p) {
+        answer(p, QStringLiteral("another session was shown before %1 was read").arg(p));
+    });
+    m_context->open(path);
+    started = true;
+    loop.exec();
+    disconnect(finished);
+    disconnect(dropped);
+    return result;
+}
+
+void MainWindow::onOpenStarted(const QString &path)
+{
+    m_openBusy->show();
+    statusBar()->showMessage(QStringLiteral("Opening %1…").arg(QFileInfo(path).fileName()));
+    if (!m_context->hasSession())
+        m_tree->setPlaceholder(QStringLiteral("Opening %1…").arg(path));
+}
+
+// The session is shown (or could not be read): follow the file, remember it, say so.
+void MainWindow::onOpenFinished(const QString &path, const QString &error)
+{
+    m_openBusy->hide();
+    const bool person = std::exchange(m_reportOpenErrorsFor, QString()) == path;
+    if (!error.isEmpty()) {
+        statusBar()->showMessage(QStringLiteral("Cannot open %1: %2").arg(QFileInfo(path).fileName(), error));
+        if (!m_context->hasSession())
+            m_tree->setPlaceholder(QString());
+        if (person)
+            offerUpgradeOrReport(path, error);
+        return;
     }
+    const SnapshotPtr snap = m_context->snapshot();
     m_livePath.clear();
     m_liveSession = 0;
     m_lastProgress = {};
-    m_context->load(snap);
     m_watcher->watch(path, snap->session().id);
     m_tree->setPlaceholder(QString());
     addRecent(QFileInfo(path).absoluteFilePath());
@@ -302,7 +355,6 @@ QString MainWindow::openSession(const QString &path)
                                  .arg(QFileInfo(path).fileName(), QString::fromStdString(snap->session().name))
                                  .arg(snap->nodes().size()));
     updateProgress();
-    return {};
 }
 
 void MainWindow::onOpenTriggered()
@@ -315,9 +367,16 @@ void MainWindow::onOpenTriggered()
 
 void MainWindow::openSessionInteractively(const QString &path)
 {
-    const QString error = openSession(path);
-    if (error.isEmpty())
+    if (m_search->isRunning()) {
+        reportOpenError(path, QStringLiteral("A search is running; stop it before opening another session."));
         return;
+    }
+    m_reportOpenErrorsFor = path;
+    m_context->open(path); // answered in onOpenFinished()
+}
+
+void MainWindow::offerUpgradeOrReport(const QString &path, const QString &error)
+{
     int version = -1;
     try {
         version = SessionStore::fileSchemaVersion(path.toStdString());

@@ -24,6 +24,7 @@ class NodeInspector;
 class SessionContext;
 class SessionWatcher;
 class TreeView;
+class WorkloadPanels;
 
 class MainWindow : public QMainWindow {
     Q_OBJECT
@@ -32,7 +33,8 @@ public:
     ~MainWindow() override;
 
     // Shows the file's first session read-only and follows it as another process writes it. Returns
-    // an empty string, or the reason it could not (the file is untouched either way).
+    // an empty string, or the reason it could not (the file is untouched either way). The file is
+    // read on a pool thread; this waits for it in a local event loop, so the window keeps painting.
     QString openSession(const QString &path);
     // openSession() for a person: the reason goes to a dialog (never modal to the event loop), the
     // status bar and the empty tree; a file from an older kforge gets the offer to upgrade it.
@@ -65,6 +67,7 @@ public:
     QString sessionStatusText() const;
     QStringList recentSessions() const;
     TreeView *treeView() const { return m_tree; }
+    WorkloadPanels *workloadPanels() const { return m_workloads; } // the profiler timeline and operator table
     NodeInspector *inspector() const { return m_inspector; }
     SearchController *searchController() const { return m_search; }
     QString progressText() const;
@@ -83,6 +86,9 @@ private:
     void updateProgress();
     void onOpenTriggered();
     void reportOpenError(const QString &path, const QString &error);
+    void onOpenStarted(const QString &path);
+    void onOpenFinished(const QString &path, const QString &error);
+    void offerUpgradeOrReport(const QString &path, const QString &error);
     void addRecent(const QString &path);
     void fillRecentMenu();
     void updateSessionStatus();
@@ -106,6 +112,8 @@ private:
     QLabel *m_pathLabel;
     QLabel *m_sessionStatus;
     QProgressBar *m_budget;
+    QProgressBar *m_openBusy;
+    QString m_reportOpenErrorsFor; // an open a person asked for: its error goes to a dialog
     QMenu *m_recentMenu = nullptr;
     QAction *m_openAction = nullptr;
     QAction *m_startAction = nullptr;
@@ -125,6 +133,7 @@ private:
     QString m_lastError;
     bool m_closing = false;
     bool m_restored = false;
+    WorkloadPanels *m_workloads = nullptr;
 };
 
 } // namespace kforge::ui

@@ -1,13 +1,59 @@
 #include "ui/session_context.h"
 
+#include <QtConcurrent/QtConcurrentRun>
+#include <utility>
+
 #include "store/session_store.h"
 
 namespace kforge::ui {
 
+QFuture<SnapshotRead> readSnapshotAsync(const QString &path, std::optional<qint64> sessionId)
+{
+    return QtConcurrent::run([path, sessionId]() -> SnapshotRead {
+        try {
+            return {SessionSnapshot::read(path.toStdString(), sessionId), {}};
+        } catch (const std::exception &e) {
+            return {nullptr, QString::fromStdString(e.what())};
+        }
+    });
+}
+
 SessionContext::SessionContext(QObject *parent) : QObject(parent) {}
+
+void SessionContext::open(const QString &path)
+{
+    supersedeOpen();
+    const quint64 job = m_openJob;
+    m_opening = path;
+    emit openStarted(path);
+    readSnapshotAsync(path).then(this, [this, job, path](const SnapshotRead &read) {
+        // A read that ended before then() was attached runs this at once, inside open(): post the
+        // answer, so that open() never answers before it returns.
+        QMetaObject::invokeMethod(
+            this,
+            [this, job, path, read] {
+                if (job != m_openJob)
+                    return; // another file was opened, or a search shown, meanwhile
+                m_opening.clear();
+                if (read.snapshot)
+                    load(read.snapshot);
+                emit openFinished(path, read.error);
+            },
+            Qt::QueuedConnection);
+    });
+}
+
+void SessionContext::supersedeOpen()
+{
+    ++m_openJob;
+    if (m_opening.isEmpty())
+        return;
+    emit openDropped(std::exchange(m_opening, QString()));
+}
 
 void SessionContext::load(SnapshotPtr snapshot)
 {
+    supersedeOpen();
     m_snapshot = std::move(snapshot);
     m_selected = 0;
     const bool hadCompared = !m_compared.isEmpty();
@@ -26,6 +72,7 @@ void SessionContext::update(SnapshotPtr snapshot)
 
 void SessionContext::close()
 {
+    supersedeOpen();
     if (!m_snapshot)
         return;
     m_snapshot.reset();

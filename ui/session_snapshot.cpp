@@ -37,6 +37,12 @@ SessionSnapshot SessionSnapshot::load(const SessionStore &store, std::optional<i
                            store.candidateTimings(info->id));
 }
 
+std::shared_ptr<const SessionSnapshot> SessionSnapshot::read(const std::string &path, std::optional<int64_t> sessionId)
+{
+    SessionStore store(path, SessionStore::Mode::ReadOnly);
+    return std::make_shared<const SessionSnapshot>(load(store, sessionId));
+}
+
 SessionSnapshot SessionSnapshot::withNode(const NodeRecord &node) const
 {
     SessionSnapshot copy = *this;

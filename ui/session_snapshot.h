@@ -24,6 +24,9 @@ public:
     // Reads the session (the file's first one when sessionId is empty) through a store the caller
     // opened. Throws kforge::Error when the file holds no such session.
     static SessionSnapshot load(const SessionStore &store, std::optional<int64_t> sessionId = {});
+    // The one way the window reads a session file: opened read-only, loaded, closed again. Any thread
+    // (the open and the live reload run it on a pool thread). Throws kforge::Error with the reason.
+    static std::shared_ptr<const SessionSnapshot> read(const std::string &path, std::optional<int64_t> sessionId = {});
 
     // A copy with one node added, or replaced when its id is already present (a live search reports
     // a node when it is proposed and again when its verdict arrives).

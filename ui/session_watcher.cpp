@@ -1,19 +1,10 @@
 #include "ui/session_watcher.h"
 
 #include <QFileInfo>
-#include <QtConcurrent/QtConcurrentRun>
 
-#include "store/session_store.h"
 #include "ui/session_context.h"
 
 namespace kforge::ui {
-
-namespace {
-struct Loaded {
-    SnapshotPtr snapshot;
-    QString error;
-};
-} // namespace
 
 SessionWatcher::SessionWatcher(SessionContext *context, QObject *parent) : QObject(parent), m_context(context)
 {
@@ -83,14 +74,7 @@ void SessionWatcher::reload()
     const quint64 job = m_job;
     const QString path = m_path;
     const qint64 session = m_session;
-    QtConcurrent::run([path, session]() -> Loaded {
-        try {
-            SessionStore store(path.toStdString(), SessionStore::Mode::ReadOnly);
-            return {std::make_shared<const SessionSnapshot>(SessionSnapshot::load(store, session)), {}};
-        } catch (const std::exception &e) {
-            return {nullptr, QString::fromStdString(e.what())};
-        }
-    }).then(this, [this, job, path, session](const Loaded &loaded) {
+    readSnapshotAsync(path, session).then(this, [this, job, path, session](const SnapshotRead &loaded) {
         m_inFlight = false;
         if (job != m_job || !m_context || !m_context->isShowing(path, session))
             return; // another file is shown now

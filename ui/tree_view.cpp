@@ -59,6 +59,10 @@ constexpr qreal kMargin = 40;
 TreeView::TreeView(SessionContext *context, QWidget *parent)
     : QGraphicsView(parent), m_context(context), m_scene(new QGraphicsScene(this))
 {
+    // No BSP index: the scene builds one on a timer after items are added, and for a 10,000-node tree
+    // whose edges span most of its width that took seconds on the GUI thread. Items are found by a
+    // linear pass instead, which a frame of the tree's size does in well under a millisecond.
+    m_scene->setItemIndexMethod(QGraphicsScene::NoIndex);
     setScene(m_scene);
     setRenderHints(QPainter::Antialiasing | QPainter::TextAntialiasing);
     setDragMode(QGraphicsView::ScrollHandDrag);

@@ -19,6 +19,8 @@
 #include "ui/node_item.h"
 #include "ui/session_context.h"
 #include "ui/tree_view.h"
+#include "ui/workload_context.h"
+#include "ui/workload_panels.h"
 
 namespace {
 
@@ -43,6 +45,9 @@ const char *kUsage =
     "  --filter-template T       dim the nodes not made from template T\n"
     "  --filter-hide             hide what the filter passes over instead of dimming it\n"
     "  --settings                open the Settings dialog\n"
+    "  --workload FILE           show a profiled workload's timeline and operator table\n"
+    "  --workload-after FILE     a second profile of it, run with a pack, under the first\n"
+    "  --operator KEY            select this card of the workload (its calls outlined)\n"
     "  --hover NODE              show NODE's hover card (the screenshot then shows the whole screen\n"
     "                            around the window, where the card is)\n"
     "  --screenshot FILE         save a picture of the window to FILE (PNG) and quit\n"
@@ -66,6 +71,7 @@ struct Args {
     std::string filterTemplate;
     bool filterHide = false;
     bool settings = false;
+    std::string workload, workloadAfter, operatorKey;
     int hover = 0;
     bool help = false;
     bool version = false;
@@ -124,6 +130,12 @@ Args parse(int argc, char **argv)
             a.filterHide = true;
         else if (arg == "--settings")
             a.settings = true;
+        else if (arg == "--workload")
+            a.workload = value();
+        else if (arg == "--workload-after")
+            a.workloadAfter = value();
+        else if (arg == "--operator")
+            a.operatorKey = value();
         else if (arg == "--hover")
             a.hover = toInt("--hover", value(), 1);
         else if (arg == "--demo")
@@ -211,6 +223,20 @@ int main(int argc, char **argv)
             // offer the upgrade where one would help.
             QTimer::singleShot(0, &window, [&window, path] { window.openSessionInteractively(path); });
         }
+    }
+
+    if (!args.workload.empty()) {
+        auto *panels = window.workloadPanels();
+        QString error = panels->openAndWait(QString::fromStdString(args.workload));
+        if (error.isEmpty() && !args.workloadAfter.empty())
+            error = panels->openAndWait(QString::fromStdString(args.workloadAfter), true);
+        if (!error.isEmpty()) {
+            std::fprintf(stderr, "kforge: %s\n", error.toLocal8Bit().constData());
+            if (!args.screenshot.empty())
+                return 1;
+        }
+        if (!args.operatorKey.empty())
+            panels->context()->selectCard(QString::fromStdString(args.operatorKey));
     }
 
     // What to show once the session is there: for documentation and for links from other tools.
