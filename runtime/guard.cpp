@@ -129,6 +129,9 @@ Guard::Guard(const pack::PackKernel &k, const c10::FunctionSchema &schema, c10::
     }
     if (m_tensors.empty())
         throw Error("kernel " + k.key + " takes no tensor: nothing tells which calls it covers");
+    if (m_tensors.size() != k.inputs.size())
+        throw Error("kernel " + k.key + " has " + std::to_string(k.inputs.size()) + " inputs and its arguments name "
+                    + std::to_string(m_tensors.size()) + ": each input must be exactly one argument");
     m_ranges.assign(m_symbols.size(), {INT64_MIN, INT64_MAX});
     for (size_t i = 0; i < m_symbols.size(); ++i)
         if (const auto it = k.symbols.find(m_symbols[i]); it != k.symbols.end())

@@ -45,6 +45,7 @@ struct Kernel {
     pack::PackKernel spec;
     std::unique_ptr<Guard> guard;
     std::vector<c10::ScalarType> outputTypes;
+    std::vector<size_t> inputArgs; // the argument each input is
     std::unique_ptr<CpuKernel> cpu;
 #ifdef KFORGE_RUNTIME_CUDA
     std::unique_ptr<CudaKernel> cuda;
@@ -103,10 +104,9 @@ bool runKernel(const Kernel &k, c10::IValue *args, const Binding &b, torch::jit:
         }
     for (size_t i = 0; i < k.spec.outputs.size(); ++i)
         outs.push_back(at::empty(k.guard->outputSizes(i, args, b), at::TensorOptions().dtype(k.outputTypes[i]).device(dev)));
-    std::vector<const at::Tensor *> ins(k.spec.inputs.size(), nullptr);
-    for (size_t i = 0; i < k.spec.arguments.size(); ++i)
-        if (const auto it = k.spec.arguments[i].find("input"); it != k.spec.arguments[i].end())
-            ins[it->get<size_t>()] = &args[i].toTensor();
+    std::vector<const at::Tensor *> ins(k.inputArgs.size(), nullptr);
+    for (size_t i = 0; i < k.inputArgs.size(); ++i)
+        ins[i] = &args[k.inputArgs[i]].toTensor();
     if (k.cpu) {
         std::array<KfTensor, 8> in{}, out{};
         if (ins.size() > in.size() || outs.size() > out.size())
@@ -213,6 +213,10 @@ std::string loadPack(const std::string &dir)
         }
         for (const auto &o : spec.outputs)
             k->outputTypes.push_back(toScalarType(o.dtype));
+        k->inputArgs.assign(spec.inputs.size(), 0);
+        for (size_t i = 0; i < spec.arguments.size(); ++i)
+            if (spec.arguments[i].contains("input"))
+                k->inputArgs[spec.arguments[i]["input"].get<size_t>()] = i;
         const auto file = [&](const pack::PackFile &f) { return dir + "/" + f.path; };
         try {
             if (spec.backend == "cpu") {

@@ -17,6 +17,8 @@
 #include <nlohmann/json.hpp>
 
 #include "pack/pack_reader.h"
+#include "pack/pack_writer.h"
+#include "protocol/cpu_abi.h"
 #include "runtime/kforge_runtime.h"
 #include "store/session_store.h"
 
@@ -87,6 +89,30 @@ class M(torch.nn.Module):
 
 torch.manual_seed(0)
 torch.jit.script(M()).save(sys.argv[1])
+)";
+
+// A row sum written for the test: it checks kforge_symbol against its sizes (the runtime answers it
+// from the call's shape symbols) and refuses rows of 40, so a kernel's refusal is seen to fall back.
+const char *kRowSum = R"(
+extern "C" int kforge_entry(const kf_tensor *in, int n_in, kf_tensor *out, int n_out)
+{
+    if (n_in != 1 || n_out != 1 || in[0].ndim != 2 || out[0].ndim != 1)
+        return 1;
+    const int64_t rows = in[0].sizes[0], cols = in[0].sizes[1];
+    if (kforge_symbol("rows") != rows || kforge_symbol("cols") != cols || out[0].sizes[0] != rows)
+        return 2;
+    if (cols == 40)
+        return 3;
+    const float *x = (const float *)in[0].data;
+    float *y = (float *)out[0].data;
+    for (int64_t r = 0; r < rows; ++r) {
+        double s = 0;
+        for (int64_t c = 0; c < cols; ++c)
+            s += x[r * cols + c];
+        y[r] = float(s);
+    }
+    return 0;
+}
 )";
 
 } // namespace
@@ -281,6 +307,47 @@ private slots:
 
         // Unloaded: the original again, and nothing is counted.
         QVERIFY(at::equal(at::softmax(covered, -1), refs[0]));
+    }
+
+    // A pack made here around a hand-written row sum: a reduction's output drops the flattened last
+    // dimension, a `dim` list is compared after wrapping, other arguments and a kernel's refusal fall back.
+    void runtimeRowSum()
+    {
+        const auto source = path("rowsum.cpp"), object = path("rowsum.so");
+        writeText(source, std::string(kCpuAbiPreamble) + kRowSum);
+        const auto cc = run(QStringLiteral("c++"), {QStringLiteral("-O2"), QStringLiteral("-shared"), QStringLiteral("-fPIC"), QStringLiteral("-o"),
+                                                   QString::fromStdString(object), QString::fromStdString(source)});
+        QVERIFY2(cc.code == 0, qPrintable(cc.err));
+        const auto dir = path("rowsum-pack");
+        pack::PackWriter writer(dir);
+        auto k = pack::kernelFromCard(makeCard("sum", {{"rows", 64}, {"cols", 256}}));
+        k.backend = "cpu";
+        k.source = writer.add("kernels/0/source.cpp", readText(source));
+        k.binaries.push_back({"cpu", writer.add("kernels/0/kernel.so", readText(object))});
+        pack::PackManifest m;
+        m.createdBy = "tst_pack";
+        m.kernels.push_back(k);
+        writer.writeManifest(m);
+
+        at::manual_seed(3);
+        const auto x3 = at::randn({4, 16, 100}); // rows 64, cols 100
+        const auto refused = at::randn({4, 16, 40});
+        const auto plain = at::randn({64, 100});
+        const auto refs = std::vector<at::Tensor>{at::sum(x3, {2}), at::sum(refused, {-1}), at::sum(x3, {-1}, true), at::sum(plain, {0})};
+        runtime::loadPack(dir);
+        const auto outs = std::vector<at::Tensor>{at::sum(x3, {2}), at::sum(refused, {-1}), at::sum(x3, {-1}, true), at::sum(plain, {0})};
+        const auto c = runtime::counters();
+        const auto json = runtime::countersJson();
+        runtime::unloadPacks();
+        QCOMPARE(outs[0].sizes().vec(), (std::vector<int64_t>{4, 16}));
+        QVERIFY(at::allclose(outs[0], refs[0], 1e-5, 1e-4));
+        for (size_t i = 1; i < outs.size(); ++i)
+            QVERIFY2(at::equal(outs[i], refs[i]), qPrintable(QStringLiteral("fallback %1").arg(i)));
+        QCOMPARE(c.size(), size_t(1));
+        QCOMPARE(c[0].op, std::string("aten::sum.dim_IntList"));
+        QVERIFY2(c[0].taken == 1 && c[0].fellBack == 3, json.c_str());
+        QCOMPARE(c[0].why, (std::map<std::string, int64_t>{{"argument", 2}, {"kernel", 1}}));
+        QVERIFY2(c[0].example.at("argument").find("keepdim") != std::string::npos, json.c_str());
     }
 
     // The same from Python, through torch.ops.load_library.
