@@ -477,6 +477,32 @@ private slots:
                  qPrintable(e));
     }
 
+    // Stopped while the key is being read (a keychain may be waiting for the person to unlock it): the
+    // search never starts, finished() says stopped, and the window can close.
+    void stopWhileTheKeyIsRead()
+    {
+        MainWindow w;
+        SearchSettings s = w.searchSettings();
+        s.proposer.kind = QStringLiteral("llm");
+        s.proposer.provider = QStringLiteral("openrouter");
+        s.proposer.model = QStringLiteral("deepseek/deepseek-chat");
+        auto request = SearchRequest::demo(2, 1);
+        request.sessionPath = path(QStringLiteral("stopped-early.kforge"));
+        request.workerCommand = QStringLiteral("false");
+        request.proposer = s.proposer.choice();
+        QSignalSpy finished(w.searchController(), &SearchController::finished);
+        QVERIFY(w.startSearch(request));
+        QVERIFY(w.searchController()->isRunning());
+        w.stopSearch(); // before the key store has answered: its answers are queued
+        QVERIFY(!w.searchController()->isRunning());
+        QVERIFY(finished.wait(5000));
+        QCOMPARE(finished.first().at(0).value<SearchProgress>().stopReason, std::string("stopped"));
+        QTest::qWait(200); // the key's answer arrives and is dropped
+        QCOMPARE(finished.size(), 1);
+        QVERIFY(!QFile::exists(request.sessionPath)); // no search ran
+        QVERIFY(w.lastSearchError().isEmpty());
+    }
+
     // The window's search with the llm proposer on the CPU backend: the key typed in Settings reaches
     // the provider's header and nothing else; the accepted kernel is the replayed reply's; the LLM tab
     // shows the exact prompt, the reply and the cost, and the status bar the session's total.

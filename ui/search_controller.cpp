@@ -135,6 +135,13 @@ void SearchController::stop()
 {
     if (m_job)
         m_job->requestStop();
+    if (m_running && !m_thread) { // still waiting for the keychain: nothing runs, so nothing to wait for
+        ++m_jobId; // the key's answer, when it comes, is dropped
+        m_running = false;
+        SearchProgress stopped;
+        stopped.stopReason = "stopped";
+        QMetaObject::invokeMethod(this, [this, stopped] { emit finished(stopped); }, Qt::QueuedConnection);
+    }
 }
 
 // Runs on the search thread. It only reads `this` to post to it: the destructor joins this thread,

@@ -54,7 +54,7 @@ public:
 
     // False (and nothing started) when a search is already running.
     bool start(const SearchRequest &request);
-    void stop(); // returns at once; finished() follows when the in-flight work is done
+    void stop(); // returns at once; finished() follows when the in-flight work is done (at once while the key is awaited)
     bool isRunning() const { return m_running; }
     bool stopRequested() const;
     // The providers' keys for LLM searches; the Settings dialog stores into the same one.
