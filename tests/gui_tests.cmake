@@ -13,6 +13,15 @@ endif()
 # The LLM proposer in the window: Settings, keys, the OpenRouter sign-in against tests/oauth_server.py,
 # and a search against tests/llm_server.py through the real worker.
 kforge_add_test(tst_guillm LIBS kforge_ui TIMEOUT 400)
+# The keychain's own path, against a Secret Service of the test's own (tests/with_keyring.sh), where D-Bus
+# and GNOME Keyring are installed (packaging/install-deps.sh installs them).
+find_program(KFORGE_DBUS_RUN_SESSION dbus-run-session)
+find_program(KFORGE_GNOME_KEYRING gnome-keyring-daemon)
+if(KFORGE_DBUS_RUN_SESSION AND KFORGE_GNOME_KEYRING)
+  add_test(NAME tst_guillm_keychain COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/with_keyring.sh $<TARGET_FILE:tst_guillm>
+           keychainStoresAndReadsBack settingsKeepTheChoiceAndNotTheKey signInExchangesTheCode)
+  set_tests_properties(tst_guillm_keychain PROPERTIES TIMEOUT 120 ENVIRONMENT "QT_QPA_PLATFORM=offscreen;KFORGE_EXPECT_KEYCHAIN=1")
+endif()
 
 # The desktop entry and the AppStream metadata the package installs (packaging/cpack.cmake), where the
 # validators are installed (desktop-file-utils, appstream).
