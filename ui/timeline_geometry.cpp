@@ -155,7 +155,7 @@ std::vector<double> tickTimes(double startUs, double endUs, double stepUs)
     if (!(stepUs > 0) || endUs < startUs)
         return out;
     for (double k = std::ceil(startUs / stepUs - 1e-9); k * stepUs <= endUs + 1e-9 * stepUs && out.size() < 10000; ++k)
-        out.push_back(k * stepUs);
+        out.push_back(k * stepUs + 0.0); // + 0.0: no "-0 ns" on the ruler
     return out;
 }
 

@@ -135,6 +135,13 @@ void TimelineView::fit()
     viewport()->update();
 }
 
+void TimelineView::showRange(double startUs, double endUs)
+{
+    m_mapping = clampMapping({startUs, std::max(endUs - startUs, kMinUsPerPixel) / width()}, 0, m_endUs, width());
+    syncScrollBars();
+    viewport()->update();
+}
+
 void TimelineView::zoomAt(double x, double factor)
 {
     m_mapping = zoomMapping(m_mapping, x, factor, 0, m_endUs, width());

@@ -25,6 +25,7 @@ public:
     void setLaneBy(LaneBy by);
     LaneBy laneBy() const { return m_laneBy; }
     void fit();
+    void showRange(double startUs, double endUs); // microseconds from the first call
     void zoomAt(double x, double factor);
     void panBy(double dxPx);
     const TimeMapping &mapping() const { return m_mapping; }

@@ -72,9 +72,10 @@ WorkloadPanels::WorkloadPanels(QMainWindow *window, SessionContext *session)
             int changed = 0;
             for (const auto &o : c->operators)
                 changed += o.changed;
-            emit message(QStringLiteral("With the pack: %1 → %2 at top level, %3 operators changed")
+            emit message(QStringLiteral("With the pack: %1 → %2 at top level, %3 call pattern%4 changed")
                              .arg(QString::fromStdString(formatDuration(c->beforeUs)), QString::fromStdString(formatDuration(c->afterUs)))
-                             .arg(changed));
+                             .arg(changed)
+                             .arg(changed == 1 ? QString() : QStringLiteral("s")));
         }
     });
     connect(m_context, &WorkloadContext::openFailed, this, [this](const QString &path, const QString &error) {
@@ -89,10 +90,18 @@ WorkloadPanels::WorkloadPanels(QMainWindow *window, SessionContext *session)
 
 void WorkloadPanels::showDocks()
 {
+    bool shown = false;
     for (auto *dock : {m_timelineDock, m_tableDock})
-        if (dock->isHidden())
+        if (dock->isHidden()) {
             dock->show();
+            shown = true;
+        }
     m_timelineDock->raise();
+    // First shown: room for a few lanes and the ranked table; after that the person's layout stays.
+    if (shown && !m_timelineDock->isFloating() && !m_tableDock->isFloating()) {
+        const int h = m_window->height();
+        m_window->resizeDocks({m_timelineDock, m_tableDock}, {h * 3 / 10, h * 3 / 10}, Qt::Vertical);
+    }
 }
 
 void WorkloadPanels::open(const QString &path)

@@ -95,7 +95,7 @@ const OperatorChange *ProfileComparison::find(const std::string &signature) cons
     return it == m_index.end() ? nullptr : &operators[it->second];
 }
 
-ProfileComparison compareProfiles(const WorkloadProfile &before, const WorkloadProfile &after, double threshold)
+ProfileComparison compareProfiles(const WorkloadProfile &before, const WorkloadProfile &after, double threshold, double minShare)
 {
     ProfileComparison out;
     out.beforeUs = before.topLevelUs();
@@ -116,8 +116,11 @@ ProfileComparison compareProfiles(const WorkloadProfile &before, const WorkloadP
         o.afterUs = g.totalUs;
         o.afterCalls = g.calls.size();
     }
-    for (auto &o : out.operators)
-        o.changed = o.beforeCalls == 0 || o.afterCalls == 0 || std::fabs(o.afterUs - o.beforeUs) > threshold * o.beforeUs;
+    const double floorUs = minShare * std::max(out.beforeUs, out.afterUs);
+    for (auto &o : out.operators) {
+        const double moved = std::fabs(o.afterUs - o.beforeUs);
+        o.changed = o.beforeCalls == 0 || o.afterCalls == 0 || (moved > threshold * o.beforeUs && moved > floorUs);
+    }
     std::stable_sort(out.operators.begin(), out.operators.end(), [](const OperatorChange &a, const OperatorChange &b) {
         return a.beforeUs - a.afterUs > b.beforeUs - b.afterUs;
     });

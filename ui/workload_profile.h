@@ -60,7 +60,7 @@ struct OperatorChange {
     std::string signature, op;
     double beforeUs = 0, afterUs = 0;
     size_t beforeCalls = 0, afterCalls = 0;
-    bool changed = false; // time moved by more than the threshold, or the pattern is in one profile only
+    bool changed = false; // time moved by more than the thresholds, or the pattern is in one profile only
     double ratio() const { return beforeUs > 0 ? afterUs / beforeUs : 0; }
 };
 
@@ -70,12 +70,14 @@ struct ProfileComparison {
     const OperatorChange *find(const std::string &signature) const;
 
 private:
-    friend ProfileComparison compareProfiles(const WorkloadProfile &, const WorkloadProfile &, double);
+    friend ProfileComparison compareProfiles(const WorkloadProfile &, const WorkloadProfile &, double, double);
     std::unordered_map<std::string, size_t> m_index;
 };
 
-// `threshold`: the relative change in a pattern's total time that counts as changed (0.05: 5%).
-ProfileComparison compareProfiles(const WorkloadProfile &before, const WorkloadProfile &after, double threshold = 0.05);
+// A pattern changed when its total time moved by more than `threshold` of itself (0.05: 5%) and by
+// more than `minShare` of the whole profile's time, so the noise of a 10-us call is not a change.
+ProfileComparison compareProfiles(const WorkloadProfile &before, const WorkloadProfile &after, double threshold = 0.05,
+                                  double minShare = 0.001);
 
 // A row of the operator table: one card of the workload.
 struct OperatorRow {

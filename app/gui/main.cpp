@@ -18,6 +18,7 @@
 #include "ui/node_inspector.h"
 #include "ui/node_item.h"
 #include "ui/session_context.h"
+#include "ui/timeline_view.h"
 #include "ui/tree_view.h"
 #include "ui/workload_context.h"
 #include "ui/workload_panels.h"
@@ -48,6 +49,7 @@ const char *kUsage =
     "  --workload FILE           show a profiled workload's timeline and operator table\n"
     "  --workload-after FILE     a second profile of it, run with a pack, under the first\n"
     "  --operator KEY            select this card of the workload (its calls outlined)\n"
+    "  --timeline-range A,B      show milliseconds A to B of the workload's timeline\n"
     "  --hover NODE              show NODE's hover card (the screenshot then shows the whole screen\n"
     "                            around the window, where the card is)\n"
     "  --screenshot FILE         save a picture of the window to FILE (PNG) and quit\n"
@@ -72,6 +74,7 @@ struct Args {
     bool filterHide = false;
     bool settings = false;
     std::string workload, workloadAfter, operatorKey;
+    std::vector<double> timelineRange; // ms
     int hover = 0;
     bool help = false;
     bool version = false;
@@ -136,6 +139,17 @@ Args parse(int argc, char **argv)
             a.workloadAfter = value();
         else if (arg == "--operator")
             a.operatorKey = value();
+        else if (arg == "--timeline-range") {
+            const std::string v = value();
+            const auto comma = v.find(',');
+            try {
+                a.timelineRange = {std::stod(v.substr(0, comma)), std::stod(v.substr(comma + 1))};
+            } catch (...) {
+                a.timelineRange.clear();
+            }
+            if (comma == std::string::npos || a.timelineRange.size() != 2 || !(a.timelineRange[1] > a.timelineRange[0]))
+                throw std::runtime_error("option --timeline-range needs two times in milliseconds, the first smaller: 120,160");
+        }
         else if (arg == "--hover")
             a.hover = toInt("--hover", value(), 1);
         else if (arg == "--demo")
@@ -237,6 +251,8 @@ int main(int argc, char **argv)
         }
         if (!args.operatorKey.empty())
             panels->context()->selectCard(QString::fromStdString(args.operatorKey));
+        if (!args.timelineRange.empty()) // once the docks have their size
+            QTimer::singleShot(0, &window, [panels, r = args.timelineRange] { panels->timeline()->showRange(r[0] * 1000, r[1] * 1000); });
     }
 
     // What to show once the session is there: for documentation and for links from other tools.
