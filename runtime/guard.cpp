@@ -2,6 +2,7 @@
 
 #include <sstream>
 
+#include <c10/core/GradMode.h>
 #include <c10/core/ScalarType.h>
 
 #include "util/error.h"
@@ -42,6 +43,7 @@ const char *mismatchName(Mismatch m)
     case Mismatch::Layout: return "layout";
     case Mismatch::Argument: return "argument";
     case Mismatch::Kernel: return "kernel";
+    case Mismatch::Autograd: return "autograd";
     case Mismatch::Count: break;
     }
     return "?";
@@ -280,17 +282,20 @@ Mismatch Guard::checkValue(const ValueCheck &v, const c10::IValue &iv, int64_t r
     return Mismatch::Argument;
 }
 
-Mismatch Guard::check(const c10::IValue *args, Binding &b) const
+Mismatch Guard::check(const c10::IValue *args, Binding &b, bool recordsGrad) const
 {
     b.bound = 0;
     b.device = -1;
     bool first = true;
+    const bool grad = recordsGrad && c10::GradMode::is_enabled();
     for (const auto &t : m_tensors) {
         const auto &iv = args[t.arg];
         if (!iv.isTensor())
             return Mismatch::Argument;
         if (const auto m = checkTensor(t, iv.toTensor(), b, first); m != Mismatch::None)
             return m;
+        if (grad && iv.toTensor().requires_grad())
+            return Mismatch::Autograd;
         first = false;
     }
     const int64_t rank = m_rankArg >= 0 ? args[m_rankArg].toTensor().dim() : 0;
@@ -302,6 +307,10 @@ Mismatch Guard::check(const c10::IValue *args, Binding &b) const
 
 std::string Guard::describe(const c10::IValue *args) const
 {
+    if (c10::GradMode::is_enabled())
+        for (const auto &t : m_tensors)
+            if (args[t.arg].isTensor() && args[t.arg].toTensor().requires_grad())
+                return t.name + " requires grad: autograd must record the operator, so its own kernels run";
     Binding b;
     bool first = true;
     for (const auto &t : m_tensors) {

@@ -16,7 +16,7 @@
 
 namespace kforge::runtime {
 
-enum class Mismatch { None, Device, Arch, Dtype, Rank, Shape, Layout, Argument, Kernel, Count };
+enum class Mismatch { None, Device, Arch, Dtype, Rank, Shape, Layout, Argument, Kernel, Autograd, Count };
 const char *mismatchName(Mismatch m); // "device", "dtype", ... as the counters print them
 
 inline constexpr int kMaxSymbols = 16;
@@ -32,8 +32,9 @@ public:
     // Throws Error when the kernel's arguments cannot be matched to the schema.
     Guard(const pack::PackKernel &kernel, const c10::FunctionSchema &schema, c10::DeviceType device);
 
-    // `args` points at the operator's first argument on the stack.
-    Mismatch check(const c10::IValue *args, Binding &b) const;
+    // `args` points at the operator's first argument on the stack. `recordsGrad`: the kernel stands in
+    // front of autograd (a composite operator), so a call that autograd must record falls back.
+    Mismatch check(const c10::IValue *args, Binding &b, bool recordsGrad = false) const;
     // What check() found, in words ("x: dtype Double, the kernel takes Float"); for the counters' examples.
     std::string describe(const c10::IValue *args) const;
 

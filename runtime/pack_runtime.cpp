@@ -8,10 +8,19 @@
 // it replaced (the dispatcher's kernel lists are private), and capturing one through its internals
 // would break between versions. Operators that have a BackendSelect kernel of their own (factory
 // functions) are refused.
+//
+// A composite operator (CompositeImplicitAutograd: softmax.int, layer_norm, what TorchScript models
+// call) never reaches BackendSelect as itself: from the autograd key down it runs as its decomposition.
+// Its kernel is registered on the backend's autograd key (AutogradCPU, AutogradCUDA: a direct
+// registration there is the one thing that ranks above a composite kernel); a call falls back when autograd must
+// record it (grad mode on and an input that requires grad), and a fallback redispatches below the
+// autograd keys, where the decomposition runs and its own operators are recorded as usual. Under
+// torch.inference_mode the autograd keys are skipped, and with them such a kernel.
 #include <array>
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <set>
 
 #include <ATen/ATen.h>
 #include <ATen/core/dispatch/Dispatcher.h>
@@ -55,6 +64,7 @@ struct Kernel {
 struct Slot {
     std::string op;
     size_t args = 0;
+    bool composite = false; // registered on the autograd keys (the operator has no backend kernel of its own)
     std::vector<std::unique_ptr<Kernel>> kernels;
     Counters counters;
 };
@@ -148,7 +158,7 @@ public:
         for (const auto &k : m_slot->kernels) {
             Binding b;
             last = k.get();
-            why = k->guard->check(args, b);
+            why = k->guard->check(args, b, m_slot->composite);
             if (why != Mismatch::None)
                 continue;
             if (runKernel(*k, args, b, stack, m_slot->args)) {
@@ -165,7 +175,9 @@ public:
             std::lock_guard lock(c.mutex);
             c.example[size_t(why)] = text;
         }
-        op.redispatchBoxed(ks & c10::DispatchKeySet(c10::DispatchKeySet::FULL_AFTER, c10::DispatchKey::BackendSelect), stack);
+        op.redispatchBoxed(ks & (m_slot->composite ? c10::after_autograd_keyset
+                                                   : c10::DispatchKeySet(c10::DispatchKeySet::FULL_AFTER, c10::DispatchKey::BackendSelect)),
+                           stack);
     }
 
 private:
@@ -237,19 +249,32 @@ std::string loadPack(const std::string &dir)
             slot = loaded->slots.back().get();
             slot->op = spec.qualifiedOp();
             slot->args = k->guard->argumentCount();
+            // A composite operator (softmax.int, layer_norm) runs as its decomposition from the autograd
+            // key down; in front of it is the only place to stand.
+            const auto backendKey = spec.backend == "cpu" ? c10::DispatchKey::CPU : c10::DispatchKey::CUDA;
+            slot->composite = handle->hasKernelForDispatchKey(c10::DispatchKey::CompositeImplicitAutograd)
+                           && !handle->hasKernelForDispatchKey(backendKey);
+            if (slot->composite && handle->hasKernelForDispatchKey(c10::DispatchKey::Autograd))
+                throw refuse(spec.qualifiedOp() + " is composite but has an autograd kernel of its own");
         }
         slot->kernels.push_back(std::move(k));
     }
     // Everything loaded: only now does anything change in the dispatcher.
-    std::map<std::string, torch::Library *> libs;
+    std::map<std::pair<std::string, c10::DispatchKey>, torch::Library *> libs;
     for (const auto &s : loaded->slots) {
         const auto [ns, name] = splitName(s->op);
-        auto &lib = libs[ns];
-        if (!lib) {
-            loaded->libraries.push_back(std::make_unique<torch::Library>(torch::Library::IMPL, ns, c10::DispatchKey::BackendSelect, __FILE__, __LINE__));
-            lib = loaded->libraries.back().get();
+        std::set<c10::DispatchKey> keys;
+        for (const auto &k : s->kernels)
+            keys.insert(!s->composite ? c10::DispatchKey::BackendSelect
+                        : k->spec.backend == "cpu" ? c10::DispatchKey::AutogradCPU : c10::DispatchKey::AutogradCUDA);
+        for (const auto key : keys) {
+            auto &lib = libs[{ns, key}];
+            if (!lib) {
+                loaded->libraries.push_back(std::make_unique<torch::Library>(torch::Library::IMPL, ns, key, __FILE__, __LINE__));
+                lib = loaded->libraries.back().get();
+            }
+            lib->impl(name.c_str(), torch::CppFunction::makeFromBoxedFunctor(std::make_unique<PackOperator>(s.get())));
         }
-        lib->impl(name.c_str(), torch::CppFunction::makeFromBoxedFunctor(std::make_unique<PackOperator>(s.get())));
     }
     std::string summary = "loaded pack " + dir + ": " + std::to_string(manifest.kernels.size()) + " kernel(s) for";
     for (const auto &s : loaded->slots)

@@ -5,6 +5,7 @@
 // counters saying which.
 // libtorch first: Qt defines `slots`, which ATen's headers use as a name.
 #include <ATen/ATen.h>
+#include <torch/csrc/autograd/autograd.h>
 
 #include <QDir>
 #include <QProcess>
@@ -348,6 +349,44 @@ private slots:
         QVERIFY2(c[0].taken == 1 && c[0].fellBack == 3, json.c_str());
         QCOMPARE(c[0].why, (std::map<std::string, int64_t>{{"argument", 2}, {"kernel", 1}}));
         QVERIFY2(c[0].example.at("argument").find("keepdim") != std::string::npos, json.c_str());
+    }
+
+    // A composite operator (aten::softmax.int, what TorchScript calls): the kernel stands in front of
+    // autograd, so a call that autograd must record falls back, and its gradient is still right.
+    void runtimeCompositeOperator()
+    {
+        const auto dir = copyPack("composite");
+        auto manifest = nlohmann::json::parse(readText(dir + "/manifest.json"));
+        auto &k = manifest["kernels"][0];
+        k["operator"] = "aten::softmax";
+        k["overload"] = "int";
+        k["schema"] = "aten::softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor";
+        k["arguments"] = nlohmann::json::array({{{"input", 0}}, {{"int", -1}}, {{"none", true}}});
+        writeText(dir + "/manifest.json", manifest.dump());
+
+        at::manual_seed(4);
+        const auto x = at::randn({kRows, kCols});
+        const auto leaf = at::randn({kRows, kCols}).requires_grad_();
+        const auto ref = at::softmax(x, -1);
+        const auto refGrad = torch::autograd::grad({(at::softmax(leaf, -1) * at::arange(kCols)).sum()}, {leaf})[0];
+        runtime::loadPack(dir);
+        const auto y = at::softmax(x, -1);                        // taken
+        const auto grad = torch::autograd::grad({(at::softmax(leaf, -1) * at::arange(kCols)).sum()}, {leaf})[0]; // falls back
+        at::Tensor noGrad;
+        {
+            at::NoGradGuard off;
+            noGrad = at::softmax(leaf, -1); // nothing to record: taken
+        }
+        const auto c = runtime::counters();
+        const auto json = runtime::countersJson();
+        runtime::unloadPacks();
+        QVERIFY(at::allclose(y, ref, 1e-5, 1e-6));
+        QVERIFY(at::allclose(noGrad, at::softmax(leaf.detach(), -1), 1e-5, 1e-6));
+        QVERIFY(at::equal(grad, refGrad));
+        QCOMPARE(c.size(), size_t(1));
+        QCOMPARE(c[0].op, std::string("aten::softmax.int"));
+        QVERIFY2(c[0].taken == 2 && c[0].fellBack == 1, json.c_str());
+        QCOMPARE(c[0].why, (std::map<std::string, int64_t>{{"autograd", 1}}));
     }
 
     // The same from Python, through torch.ops.load_library.
