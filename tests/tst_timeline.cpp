@@ -263,6 +263,8 @@ private slots:
         // 10 us a pixel: four 1-us calls in pixels 0 and 1 merge; the longest stands for them.
         QTest::newRow("narrow neighbours merge")
             << QStringLiteral("0+1 3+2 9+1 14+1 100+50") << 0.0 << 10.0 << QStringList{QStringLiteral("L0 0.0-1.5 #1 x4"), QStringLiteral("L0 10.0-15.0 #4 x1")};
+        QTest::newRow("a merged box spans two pixel columns at most")
+            << QStringLiteral("0+1 5+1 10+1 15+1 20+1 25+1") << 0.0 << 10.0 << QStringList{QStringLiteral("L0 0.0-1.6 #0 x4"), QStringLiteral("L0 2.0-2.6 #4 x2")};
         QTest::newRow("a gap of a pixel column splits them")
             << QStringLiteral("0+1 40+1") << 0.0 << 10.0 << QStringList{QStringLiteral("L0 0.0-0.1 #0 x1"), QStringLiteral("L0 4.0-4.1 #1 x1")};
         QTest::newRow("outside the view is skipped")

@@ -95,8 +95,10 @@ std::vector<TimelineBox> layoutBoxes(const std::vector<TimelineCall> &calls, con
                 out.push_back({int(l), x0, x1, *it, 1});
                 continue;
             }
-            // Under a pixel: joins the open box while it touches that box's last pixel column.
-            if (open && std::floor(x0) <= std::floor(merged.x1) + 1) {
+            // Under a pixel: joins the open box while it touches that box's last pixel column and
+            // the box stays within two columns, so a dense stretch is a row of boxes coloured by
+            // what dominates each, not one bar.
+            if (open && std::floor(x0) <= std::floor(merged.x1) + 1 && std::floor(x0) - std::floor(merged.x0) < 2) {
                 merged.x1 = std::max(merged.x1, x1);
                 ++merged.count;
                 if (c.durUs > longest) {

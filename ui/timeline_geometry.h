@@ -66,7 +66,8 @@ struct TimelineBox {
 };
 
 // The boxes of every lane inside [0, widthPx) for this mapping, lane by lane in start order. A call at
-// least minPx wide is its own box; narrower ones merge while they touch the previous box's pixels.
+// least minPx wide is its own box; narrower ones merge while they touch the previous box's pixels,
+// up to two pixel columns a box.
 std::vector<TimelineBox> layoutBoxes(const std::vector<TimelineCall> &calls, const TimelineLanes &lanes, const TimeMapping &m,
                                      double widthPx, double minPx = 1.0);
 
