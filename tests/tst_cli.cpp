@@ -512,6 +512,43 @@ private slots:
         QVERIFY2(left.isEmpty(), qPrintable(QStringLiteral("still running: ") + left.join(QStringLiteral(", "))));
     }
 
+    // A campaign over the small built-in decoder: the plan names every card and gives nodes only to the
+    // ones a template can search, largest savable time first; the run makes one operator per planned card
+    // in one session, each with its share of the nodes.
+    void campaignPlansThenSearches()
+    {
+        const QString w = m_dir.filePath(QStringLiteral("camp.json"));
+        auto r = cli({QStringLiteral("model"), QStringLiteral("decoder"), QStringLiteral("--out"), w}, m_dir.path());
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        r = cli({QStringLiteral("profile"), w, QStringLiteral("--device"), QStringLiteral("cpu")}, m_dir.path());
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        r = cli({QStringLiteral("campaign"), QStringLiteral("--workload"), w, QStringLiteral("--nodes"), QStringLiteral("3"), QStringLiteral("--plan")},
+                m_dir.path());
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        QVERIFY2(r.out.contains(QStringLiteral("3 of 3 nodes planned")), qPrintable(r.out));
+        QVERIFY2(r.out.contains(QStringLiteral("no template family")), qPrintable(r.out));
+        const QString session = m_dir.filePath(QStringLiteral("camp.campaign.kforge"));
+        QVERIFY(!QFile::exists(session)); // a plan writes nothing
+        r = cli({QStringLiteral("campaign"), QStringLiteral("--workload"), w, QStringLiteral("--nodes"), QStringLiteral("3"), QStringLiteral("--samples"),
+                 QStringLiteral("5"), QStringLiteral("--no-lessons")},
+                m_dir.path());
+        QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
+        QVERIFY2(r.out.contains(QStringLiteral("campaign done")), qPrintable(r.out));
+        kforge::SessionStore reader(session.toStdString(), kforge::SessionStore::Mode::ReadOnly);
+        const auto sessions = reader.sessions();
+        QCOMPARE(sessions.size(), size_t(1));
+        const auto ops = reader.operators(sessions[0].id);
+        QVERIFY2(ops.size() >= 1 && ops.size() <= 3, qPrintable(QString::number(ops.size())));
+        int candidates = 0;
+        for (const auto &n : reader.nodes(sessions[0].id)) {
+            QVERIFY(n.status != "running");
+            candidates += n.parentId.has_value();
+        }
+        QCOMPARE(candidates, 3);
+        r = cli({QStringLiteral("campaign"), QStringLiteral("--workload"), m_dir.filePath(QStringLiteral("none.json"))}, m_dir.path());
+        QCOMPARE(r.code, 2);
+    }
+
     // A search stopped by a signal: SIGKILL leaves what it had, SIGTERM leaves nothing running; either
     // way `search --resume` goes on to the budget with no node lost or duplicated, and the session file
     // alone holds it all (no -wal left).

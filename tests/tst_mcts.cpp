@@ -2,7 +2,10 @@
 // of failed nodes bounded, and the guard's speed decision.
 #include <QtTest>
 
+#include <cmath>
+
 #include "protocol/verdict.h"
+#include "search/campaign.h"
 #include "search/mcts.h"
 
 using namespace kforge;
@@ -107,6 +110,67 @@ private slots:
         QFETCH(double, speedup);
         QFETCH(double, reward);
         QCOMPARE(rewardFor(correct, speedup), reward);
+    }
+
+    // Campaign plans: inputs "key:workloadMs:floorMs[:x]" (x: not searchable), budget, expected
+    // "key=nodes" in plan order (largest savable time first).
+    void campaignPlan_data()
+    {
+        QTest::addColumn<QStringList>("inputs");
+        QTest::addColumn<int>("budget");
+        QTest::addColumn<QStringList>("expected");
+        QTest::addColumn<double>("bound");
+        const auto l = [](std::initializer_list<const char *> v) {
+            QStringList out;
+            for (const char *x : v)
+                out << QString::fromLatin1(x);
+            return out;
+        };
+        // 100 ms workload: softmax can save 30, norm 10, relu is at its roofline, mm has no floor.
+        QTest::newRow("by savable time") << l({"softmax:40:10", "norm:20:10", "relu:10:9.95"}) << 12 << l({"softmax=8", "norm=4", "relu=0"})
+                                         << 100.0 / 60.0;
+        QTest::newRow("minimum first, then shares") << l({"a:50:0", "b:2:1", "c:1:0.5"}) << 10 << l({"a=6", "b=2", "c=2"}) << 100.0 / 48.5;
+        QTest::newRow("budget smaller than the minimums") << l({"a:50:0", "b:20:0", "c:10:0"}) << 3 << l({"a=2", "b=1", "c=0"}) << 100.0 / 30.0;
+        QTest::newRow("no roofline counts all its time") << l({"mm:30:-1", "softmax:20:10"}) << 6 << l({"mm=4", "softmax=2"}) << 100.0 / 60.0;
+        QTest::newRow("not searchable gets none") << l({"a:60:10:x", "b:20:10"}) << 5 << l({"b=5", "a=0"}) << 100.0 / 90.0;
+        QTest::newRow("nothing to win") << l({"a:10:10", "b:5:5"}) << 8 << l({"a=0", "b=0"}) << 1.0;
+    }
+
+    void campaignPlan()
+    {
+        QFETCH(QStringList, inputs);
+        QFETCH(int, budget);
+        QFETCH(QStringList, expected);
+        QFETCH(double, bound);
+        std::vector<CampaignInput> in;
+        for (const auto &s : inputs) {
+            const auto f = s.split(QLatin1Char(':'));
+            CampaignInput c;
+            c.key = f[0].toStdString();
+            c.workloadMs = f[1].toDouble();
+            c.floorMs = f[2].toDouble();
+            c.searchable = f.size() < 4;
+            in.push_back(c);
+        }
+        const auto plan = planCampaign(in, budget, 100.0);
+        QStringList got;
+        int total = 0;
+        for (const auto &it : plan.items) {
+            got << QStringLiteral("%1=%2").arg(QString::fromStdString(it.key)).arg(it.nodes);
+            total += it.nodes;
+        }
+        QCOMPARE(got, expected);
+        QVERIFY(total <= budget);
+        QCOMPARE(plan.nodes, total);
+        QVERIFY2(std::abs(amdahlBound(plan) - bound) < 1e-9, qPrintable(QString::number(amdahlBound(plan))));
+    }
+
+    void amdahlOfMeasuredSpeedups()
+    {
+        const auto plan = planCampaign({{"softmax", 40, 10, true, {}}, {"norm", 20, 10, true, {}}}, 10, 100.0);
+        // softmax 2x faster saves 20 ms, norm 1.0x saves nothing, a slower one is not counted: 100/80.
+        QCOMPARE(amdahlSpeedup(plan, {{"softmax", 2.0}, {"norm", 1.0}}), 1.25);
+        QCOMPARE(amdahlSpeedup(plan, {{"softmax", 0.5}}), 1.0);
     }
 };
 

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "knowledge/knowledge_base.h"
+#include "knowledge/lessons.h"
 #include "ops/launch_comment.h"
 #include "ops/workload.h"
 #include "pool/worker_pool.h"
@@ -26,6 +27,8 @@
 #include "proposers/template_proposer.h"
 #include "proposers/proposer_factory.h"
 #include "search/search_engine.h"
+#include "workload/workload_file.h"
+#include "search/campaign.h"
 #include "store/session_store.h"
 #include "util/error.h"
 #include "util/paths.h"
@@ -346,6 +349,143 @@ int searchCommand(const Args &args)
         std::fprintf(stderr, "kforge-cli: %s\n", prog.lessonNote.c_str());
     if (llmProposer)
         printLlmTotals(store, sessionId);
+    return interrupted ? 130 : 0;
+}
+
+// A campaign: one session, one search per operator card of a profiled workload, the node budget spread
+// by what each operator could save (core/search/campaign.h), the plan shown before anything runs.
+int campaignCommand(const Args &args)
+{
+    const Options o(args, {{"--help", false}, {"--workload", true}, {"--nodes", true}, {"--min-nodes", true}, {"--plan", false},
+                           {"--session", true}, {"--backend", true}, {"--worker", true}, {"--samples", true}, {"--deadline-ms", true},
+                           {"--seed", true}, {"--proposer", true}, {"--base-url", true}, {"--budget-usd", true}, {"--no-lessons", false}});
+    if (o.has("--help") || !o.has("--workload")) {
+        std::fputs("usage: kforge-cli campaign --workload W.json [options]\n\n"
+                   "Searches every operator card of a profiled workload (kforge-cli profile W.json) in one session, the\n"
+                   "node budget spread by the time each operator could save: its time in the workload less the same\n"
+                   "calls at the roofline (Amdahl). The plan is printed first.\n\n"
+                   "  --workload FILE    a profiled workload file (with cards)\n"
+                   "  --nodes N          candidates in all (default 48)\n"
+                   "  --min-nodes N      at least this many per operator worth searching, budget allowing (default 2)\n"
+                   "  --plan             print the plan and stop\n"
+                   "  --session FILE     session file to write (default W.campaign.kforge)\n"
+                   "  --backend B        cpu (default) or cuda\n"
+                   "  --worker CMD, --samples N, --deadline-ms MS, --seed N, --proposer P, --base-url URL, --budget-usd X,\n"
+                   "  --no-lessons       as for kforge-cli search\n",
+                   o.has("--help") ? stdout : stderr);
+        return o.has("--help") ? 0 : 2;
+    }
+    const auto workload = loadWorkloadFile(o.get("--workload"));
+    if (workload.cards.empty())
+        throw Error("workload '" + o.get("--workload") + "' has no operator cards: profile it first (kforge-cli profile " + o.get("--workload") + ")");
+    const int total = o.count("--nodes", 48, 1, 1000000);
+    const int minNodes = o.count("--min-nodes", 2, 0, 1000000);
+    const auto backend = o.choice("--backend", "cpu", kBackends);
+    const auto proposerSpec = o.get("--proposer", "templates");
+    const bool llmProposer = proposerSpec != "templates";
+    if (!llmProposer && (o.has("--base-url") || o.has("--budget-usd")))
+        throw Error("options --base-url and --budget-usd are for --proposer llm:PROVIDER/MODEL");
+    SearchOptions so;
+    so.seed = uint64_t(o.integer("--seed", 1, 0, std::numeric_limits<int64_t>::max()));
+    so.eval.benchSamples = o.count("--samples", so.eval.benchSamples, 1, 100000);
+    so.eval.deadlineMs = o.count("--deadline-ms", so.eval.deadlineMs, 1, kMaxDeadlineMs);
+    so.backend = backend;
+    if (!o.has("--no-lessons"))
+        so.lessonsDir = knowledge::userDir();
+    std::string sessionPath = o.get("--session");
+    if (sessionPath.empty()) {
+        sessionPath = o.get("--workload");
+        if (sessionPath.size() > 5 && sessionPath.compare(sessionPath.size() - 5, 5, ".json") == 0)
+            sessionPath.resize(sessionPath.size() - 5);
+        sessionPath += ".campaign.kforge";
+    }
+
+    PoolOptions po;
+    po.command = o.get("--worker", defaultWorkerCommand());
+    WorkerPool pool(po);
+    pool.start();
+    const auto device = knowledge::targetDevice(pool.hellos(), backend);
+    const double bandwidth = device.is_object() ? device.value("copy_bandwidth_gbs", 0.0) * 1e9 : 0.0;
+
+    double workloadMs = 0;
+    for (const auto &g : groupCalls(workload.calls))
+        workloadMs += g.totalUs / 1000.0;
+    std::vector<CampaignInput> inputs;
+    for (const auto &c : workload.cards) {
+        CampaignInput in;
+        in.key = c.key;
+        in.workloadMs = c.workloadMs;
+        const double bytes = c.minBytes(c.shape);
+        in.floorMs = bytes > 0 && bandwidth > 0 ? double(c.calls) * bytes / bandwidth * 1000.0 : -1;
+        in.searchable = llmProposer || !TemplateLibrary::builtin().forFamily(c.family, backend).empty();
+        if (!in.searchable)
+            in.whyNot = c.family.empty() ? "no template family: --proposer llm:PROVIDER/MODEL can search it"
+                                         : "no " + backend + " template for family " + c.family;
+        inputs.push_back(in);
+    }
+    workloadMs = std::max(workloadMs, [&] { double t = 0; for (const auto &c : workload.cards) t += c.workloadMs; return t; }());
+    const auto plan = planCampaign(inputs, total, workloadMs, minNodes);
+    std::printf("campaign over %s: %zu operator cards, %.3f ms at top level, %d of %d nodes planned; on %s (copy %.0f GB/s)\n",
+                workload.name.c_str(), workload.cards.size(), workloadMs, plan.nodes, total,
+                device.is_object() ? device.value("name", backend).c_str() : backend.c_str(), bandwidth / 1e9);
+    std::printf("%-40s %10s %10s %10s %6s  %s\n", "operator", "time_ms", "floor_ms", "savable_ms", "nodes", "note");
+    for (const auto &it : plan.items)
+        std::printf("%-40s %10.3f %10s %10.3f %6d  %s\n", it.key.c_str(), it.workloadMs,
+                    it.floorMs >= 0 ? std::to_string(it.floorMs).substr(0, 8).c_str() : "-", it.savableMs, it.nodes, it.note.c_str());
+    std::printf("if every planned operator reached its roofline: %.3fx for the workload (Amdahl)\n", amdahlBound(plan));
+    std::fflush(stdout);
+    if (o.has("--plan") || plan.nodes == 0) {
+        pool.shutdown();
+        return 0;
+    }
+
+    SessionStore store(sessionPath);
+    ProposerChoice choice;
+    choice.spec = proposerSpec;
+    choice.baseUrl = o.get("--base-url");
+    choice.budget = o.real("--budget-usd", 0, 0, 1e6);
+    const auto proposer = makeProposer(choice, store, backend);
+    SessionInfo info;
+    info.name = "campaign " + workload.name;
+    info.workload = workload.name;
+    info.backend = backend;
+    info.proposer = proposer->name();
+    info.options = {{"nodes", total}, {"seed", so.seed}, {"proposer_spec", proposerSpec}, {"samples", so.eval.benchSamples},
+                    {"deadline_ms", so.eval.deadlineMs}, {"campaign", true}};
+    const auto sessionId = store.createSession(info);
+    std::vector<std::pair<std::string, double>> best;
+    bool interrupted = false;
+    for (const auto &it : plan.items) {
+        if (it.nodes == 0 || interrupted)
+            continue;
+        const auto card = std::find_if(workload.cards.begin(), workload.cards.end(), [&](const OperatorCard &c) { return c.key == it.key; });
+        const auto opId = store.addOperator(sessionId, *card);
+        so.maxNodes = it.nodes;
+        SearchEngine engine(store, pool, *proposer, so);
+        g_engine = &engine;
+        std::signal(SIGINT, onStopSignal);
+        std::signal(SIGTERM, onStopSignal);
+        std::printf("== %s: %d nodes\n", it.key.c_str(), it.nodes);
+        PrintingObserver obs;
+        const auto prog = engine.run(sessionId, opId, *card, &obs);
+        g_engine = nullptr;
+        std::printf("   %s: best %.3fx (node %lld)\n", prog.stopReason.c_str(), prog.bestSpeedup, (long long)prog.bestNode);
+        // Only what the guard accepted counts toward the workload.
+        double accepted = 1.0;
+        for (const auto &n : store.nodes(sessionId))
+            if (n.operatorId == opId && n.status == "accepted")
+                accepted = std::max(accepted, n.speedup);
+        best.push_back({it.key, accepted});
+        interrupted = prog.stopReason == "interrupted" || prog.stopReason == "stopped" || g_interrupts > 0;
+    }
+    if (interrupted)
+        pool.abort();
+    else
+        pool.shutdown();
+    store.setSessionStatus(sessionId, interrupted ? "stopped" : "finished");
+    store.checkpoint();
+    std::printf("campaign %s: accepted kernels give %.3fx for the workload by Amdahl's law (at most %.3fx at the roofline); session %s\n",
+                interrupted ? "stopped" : "done", amdahlSpeedup(plan, best), amdahlBound(plan), sessionPath.c_str());
     return interrupted ? 130 : 0;
 }
 

@@ -13,6 +13,7 @@ namespace kforge::cli {
 
 using Args = std::vector<std::string>;
 int searchCommand(const Args &args);
+int campaignCommand(const Args &args); // every operator of a profiled workload, the budget spread by Amdahl
 int evalCommand(const Args &args);
 int showCommand(const Args &args);
 int cardCommand(const Args &args);

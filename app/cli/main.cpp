@@ -9,6 +9,7 @@ static const char *kUsage =
     "usage: kforge-cli <command> [options]\n\n"
     "commands:\n"
     "  search   run a kernel search headless and write a session file\n"
+    "  campaign search every operator of a profiled workload, the budget spread by the time each could save\n"
     "  eval     evaluate one candidate against one operator card; prints a JSON verdict\n"
     "  show     print a session's search tree\n"
     "  card     print an operator card as JSON\n"
@@ -35,6 +36,8 @@ int main(int argc, char **argv)
     try {
         if (cmd == "search")
             return kforge::cli::searchCommand(args);
+        if (cmd == "campaign")
+            return kforge::cli::campaignCommand(args);
         if (cmd == "eval")
             return kforge::cli::evalCommand(args);
         if (cmd == "show")
