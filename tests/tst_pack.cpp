@@ -19,6 +19,8 @@
 
 #include "pack/pack_reader.h"
 #include "pack/pack_writer.h"
+#include "ops/launch_comment.h"
+#include "proposers/templates/cuda_prelude.h"
 #include "protocol/cpu_abi.h"
 #include "runtime/kforge_runtime.h"
 #include "store/session_store.h"
@@ -308,6 +310,66 @@ private slots:
 
         // Unloaded: the original again, and nothing is counted.
         QVERIFY(at::equal(at::softmax(covered, -1), refs[0]));
+    }
+
+    // CUDA kernels export here too (NVRTC needs no GPU): a session holding an accepted CUDA softmax, as a
+    // CUDA search writes it, exported for two architectures; the reader takes either and refuses a third.
+    void exportCudaKernels()
+    {
+        const auto kernel = readText(KFORGE_TEST_KERNELS "/cuda/good_softmax.cu");
+        const auto plan = launchPlanFromComment(kernel);
+        QVERIFY(plan);
+        const auto session = path("cuda.kforge");
+        {
+            SessionStore store(session);
+            const auto sid = store.createSession({0, "cuda", "softmax", "cuda", "templates", "finished", {}, 0});
+            const auto op = store.addOperator(sid, makeSoftmaxCard(kRows, kCols));
+            NodeRecord root;
+            root.sessionId = sid;
+            root.operatorId = op;
+            root.status = "baseline";
+            NodeRecord n = root;
+            n.parentId = store.addNode(root, Candidate{"reference", "aten::_softmax", {}});
+            n.status = "running";
+            const auto id = store.addNode(n, Candidate{"cuda", cudaPrelude(DType::F32) + kernel, *plan});
+            Verdict v;
+            v.status = VerdictStatus::Accepted;
+            v.speedup = 1.3;
+            v.compile.ok = true;
+            v.compile.target = "sm_90";
+            store.finishNode(id, v, 1.0);
+        }
+        const auto dir = path("cuda-pack");
+        const auto r = cli({QStringLiteral("export"), QString::fromStdString(session), QStringLiteral("--out"), QString::fromStdString(dir),
+                            QStringLiteral("--arch"), QStringLiteral("sm_80,sm_90")});
+        QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
+        const auto m = pack::readPack(dir, {true, "sm_90"});
+        QCOMPARE(m.kernels.size(), size_t(1));
+        const auto &k = m.kernels[0];
+        QCOMPARE(k.backend, std::string("cuda"));
+        QVERIFY(k.binaryFor("sm_80") && k.binaryFor("sm_90"));
+        QCOMPARE(k.launch, *plan);
+        QVERIFY(readText(dir + "/" + k.binaryFor("sm_90")->file.path).size() > 1000);
+        QVERIFY(pack::readPack(dir, {true, "sm_80"}).kernels.size() == 1);
+        try {
+            pack::readPack(dir, {true, "sm_75"});
+            QFAIL("an sm_75 device took an sm_80/sm_90 pack");
+        } catch (const std::exception &e) {
+            QVERIFY2(QString::fromUtf8(e.what()).contains(QStringLiteral("was built for sm_80, sm_90; this device is sm_75")), e.what());
+        }
+        try {
+            pack::readPack(dir, {true, ""});
+            QFAIL("a process without CUDA took a CUDA pack");
+        } catch (const std::exception &e) {
+            QVERIFY2(QString::fromUtf8(e.what()).contains(QStringLiteral("this process has no CUDA device")), e.what());
+        }
+        // Without --arch: the architecture the session verified it on.
+        const auto r2 = cli({QStringLiteral("export"), QString::fromStdString(session), QStringLiteral("--out"),
+                             QString::fromStdString(path("cuda-pack-default"))});
+        QVERIFY2(r2.code == 0, qPrintable(r2.out + r2.err));
+        const auto m2 = pack::readPack(path("cuda-pack-default"), {true, "sm_90"});
+        QCOMPARE(m2.kernels[0].binaries.size(), size_t(1));
+        QCOMPARE(m2.kernels[0].binaries[0].arch, std::string("sm_90"));
     }
 
     // A pack made here around a hand-written row sum: a reduction's output drops the flattened last
