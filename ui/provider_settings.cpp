@@ -144,6 +144,9 @@ ProviderSettingsPage::ProviderSettingsPage(const ProposerSettings &settings, Key
         l->setWordWrap(true);
         l->setTextFormat(Qt::PlainText);
     }
+    // Room for a keychain's answer from the start: it arrives after the dialog is laid out.
+    m_keyStatus->setMinimumHeight(m_keyStatus->fontMetrics().lineSpacing() * 3 + 2);
+    m_keyStatus->setAlignment(Qt::AlignLeft | Qt::AlignTop);
     m_problem->setStyleSheet(QStringLiteral("color: #c02020"));
     m_problem->hide();
 
@@ -182,7 +185,7 @@ ProviderSettingsPage::ProviderSettingsPage(const ProposerSettings &settings, Key
             QString text = QStringLiteral("Key removed. Now: %1").arg(KeyStore::describe(provider, r.source));
             if (!r.error.isEmpty())
                 text = QStringLiteral("Could not remove the key from the keychain: %1").arg(r.error);
-            m_keyStatus->setText(text);
+            showStatus(m_keyStatus, text);
             emit keyStatusChanged(text);
         });
     });
@@ -281,7 +284,7 @@ void ProviderSettingsPage::refreshKeyStatus()
         QString text = QStringLiteral("Key: %1").arg(KeyStore::describe(provider, r.source));
         if (!r.error.isEmpty())
             text += QStringLiteral(". The keychain could not be read: %1").arg(r.error);
-        m_keyStatus->setText(text);
+        showStatus(m_keyStatus, text);
         emit keyStatusChanged(text);
     });
 }
@@ -301,10 +304,24 @@ void ProviderSettingsPage::saveKey(const QString &provider, const QString &key, 
                                        .arg(how, r.error, provider, var);
         emit keys->notice(text);
         if (page) {
-            page->m_keyStatus->setText(text);
+            page->showStatus(page->m_keyStatus, text);
             emit page->keyStatusChanged(text);
         }
     });
+}
+
+// Answers arrive after the dialog is laid out: a longer one grows the window instead of being cut off.
+void ProviderSettingsPage::showStatus(QLabel *label, const QString &text)
+{
+    label->setText(text);
+    // A wrapped label's height depends on its width, which the dialog's size hint leaves out.
+    if (label->width() > 0)
+        label->setMinimumHeight(std::max(label->minimumHeight(), label->heightForWidth(label->width())));
+    if (QWidget *w = window(); w->isVisible()) {
+        if (QLayout *layout = w->layout())
+            layout->activate();
+        w->resize(w->size().expandedTo(w->sizeHint()));
+    }
 }
 
 void ProviderSettingsPage::startSignIn()
@@ -315,18 +332,18 @@ void ProviderSettingsPage::startSignIn()
         if (m_browser)
             m_browser(url);
         else if (!QDesktopServices::openUrl(url))
-            m_signInStatus->setText(QStringLiteral("Open this address in a browser: %1").arg(url.toString()));
+            showStatus(m_signInStatus, QStringLiteral("Open this address in a browser: %1").arg(url.toString()));
     });
     connect(m_signInFlow, &OpenRouterSignIn::succeeded, this, [this](const QString &key) {
         m_kind->setCurrentIndex(m_kind->findData(QStringLiteral("llm")));
         m_provider->setCurrentIndex(m_provider->findData(QStringLiteral("openrouter")));
-        m_signInStatus->setText(QStringLiteral("Signed in with OpenRouter."));
+        showStatus(m_signInStatus, QStringLiteral("Signed in with OpenRouter."));
         saveKey(QStringLiteral("openrouter"), key, QStringLiteral("Signed in with OpenRouter"));
         m_signIn->setEnabled(true);
         emit signInFinished(true, m_signInStatus->text());
     });
     connect(m_signInFlow, &OpenRouterSignIn::failed, this, [this](const QString &message) {
-        m_signInStatus->setText(QStringLiteral("Sign-in failed: %1").arg(message));
+        showStatus(m_signInStatus, QStringLiteral("Sign-in failed: %1").arg(message));
         m_signIn->setEnabled(true);
         emit signInFinished(false, m_signInStatus->text());
     });

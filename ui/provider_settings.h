@@ -76,6 +76,7 @@ private:
     void refreshKeyStatus();
     void saveKey(const QString &provider, const QString &key, const QString &how);
     void startSignIn();
+    void showStatus(QLabel *label, const QString &text);
     QString currentProvider() const;
 
     KeyStore *m_keys;
