@@ -9,8 +9,8 @@
 # compute-sanitizer runs with --report-api-errors no: the worker probes kernel parameters with
 # cuFuncGetParamInfo until it fails, which memcheck would list as API errors.
 #
-# Usage: tools/gpu/run.sh [all|build|tests|bench|check|templates|variants|study|placement|inductor|ncu|guardroom|session|profile|sanitizer]...   (default: all)
-# (study, placement, inductor, ncu, guardroom and session are run only when named)
+# Usage: tools/gpu/run.sh [all|build|tests|bench|check|templates|variants|study|placement|inductor|ncu|guardroom|session|workloads|profile|sanitizer]...   (default: all)
+# (study, placement, inductor, ncu, guardroom, session and workloads are run only when named)
 # Output: $OUT/gpu-tests.log, $OUT/bench.log, and every log in $OUT/logs.tgz.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -81,6 +81,7 @@ if want bench; then
   note "bench phases (median of each, ms): $(python3 tools/gpu/phase_medians.py "$out/bench-phases.log" 2>&1 | tail -1)"
   note "bench: $(grep -E '^throughput' "$out/bench.log") ($(( $(date +%s) - t0 )) s)"
   note "bench: $(grep -E '^median NVRTC' "$out/bench.log")"
+  note "bench: $(grep -E "^same .* kernels with the 100 ms" "$out/bench.log")"
   timeout 120 python3 tools/gpu/controls_crosscheck.py "$out/controls" > "$out/crosscheck.log" 2>&1
   note "controls timed outside kforge (tools/gpu/controls_crosscheck.py):"
   summary+=("$(grep -E '^\|' "$out/crosscheck.log" || tail -5 "$out/crosscheck.log")")
@@ -175,7 +176,9 @@ if asked guardroom; then
   # The float64 guard on real sizes: a long-row float32 cumsum (summation order alone once failed every
   # candidate) and a 7.5 GB-per-tensor group norm (the harness's copies once ran the GPU out of memory).
   t0=$(date +%s)
-  for spec in "cumsum rows=16384,cols=65536 6" "group_norm n=112,c=64,hw=262144,groups=8 3"; do
+  cases=${KFORGE_GUARDROOM:-"cumsum rows=16384,cols=65536 6;group_norm n=112,c=64,hw=262144,groups=8 3"}
+  IFS=';' read -ra specs <<< "$cases"
+  for spec in "${specs[@]}"; do
     read -r family shape nodes <<< "$spec"
     ses="$out/guardroom-$family.kforge"; rm -f "$ses"
     s0=$(date +%s)
@@ -191,6 +194,39 @@ if asked guardroom; then
   done | tee "$out/guardroom.log"
   cp "$out/guardroom.log" "$final/"
   note "guard room searches ($(( $(date +%s) - t0 )) s)"
+fi
+
+if asked workloads; then
+  # Real models in, packs out: the built-in decoder block and diffusion block at the H200 sizes,
+  # profiled with device events, their operators searched with the templates (a campaign), the
+  # decoder's kernels exported as a pack and run in the model beside eager, and the guard check's cost.
+  t0=$(date +%s)
+  ninja -C "$build" -j"$jobs" kforge_runtime kforge-pack-guard-bench > "$out/build-runtime.log" 2>&1 || { grep -E -A3 "error|FAILED" "$out/build-runtime.log" | head -30; note "runtime build FAILED"; }
+  w=$out/workloads; mkdir -p "$w"
+  K=$build/app/kforge-cli
+  (
+    cd "$w" || exit 1
+    for m in decoder diffusion; do
+      "$K" model $m --preset=h200 --out $m.json --worker "$worker" > model-$m.log 2>&1 || tail -5 model-$m.log
+      s0=$(date +%s)
+      timeout 120 "$K" profile $m.json --device cuda --trace $m.trace.json --worker "$worker" > profile-$m.log 2>&1
+      echo "== profile $m: rc=$? in $(( $(date +%s) - s0 )) s"; grep -E "profiled on|^ +[0-9]+ " profile-$m.log | head -14
+    done
+    s0=$(date +%s)
+    timeout 330 "$K" campaign --workload decoder.json --backend cuda --nodes ${KFORGE_CAMPAIGN_NODES:-20} --worker "$worker" \
+      --session decoder.kforge --no-lessons > campaign-decoder.log 2>&1
+    echo "== campaign decoder: rc=$? in $(( $(date +%s) - s0 )) s"; grep -vE "^node " campaign-decoder.log | grep -vE "no template family" | head -30
+    timeout 120 "$K" export decoder.kforge --out decoder-pack --arch sm_90 > export-decoder.log 2>&1
+    echo "== export: rc=$?"; tail -8 export-decoder.log
+    s0=$(date +%s)
+    timeout 240 "$K" run decoder.json --pack decoder-pack --compare --iters 10 --json compare-decoder.json --worker "$worker" > compare-decoder.log 2>&1
+    echo "== run --compare decoder: rc=$? in $(( $(date +%s) - s0 )) s"; tail -25 compare-decoder.log
+    timeout 60 "$build/runtime/kforge-pack-guard-bench" > guard-bench.log 2>&1 || timeout 60 "$build/kforge-pack-guard-bench" > guard-bench.log 2>&1
+    echo "== guard check cost"; tail -6 guard-bench.log
+    rm -f decoder.pt diffusion.pt *.samples.pt
+  ) 2>&1 | tee "$out/workloads.log"
+  cp "$out/workloads.log" "$final/"
+  note "workloads ($(( $(date +%s) - t0 )) s)"
 fi
 
 if asked session; then

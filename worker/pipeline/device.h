@@ -101,7 +101,8 @@ public:
     // The last-level cache, so rotating input sets can outsize it (0: unknown).
     virtual int64_t cacheBytes() const { return 0; }
     // Warm-up before timing, at least this long of candidate and baseline alternating: an H200 timed
-    // both sides 10% slow for a while after the idle of a compile.
+    // both sides 10% slow for a while after the idle of a compile. It may be shorter when the device
+    // has just been busy (compiling ahead leaves it almost no idle between evaluations).
     virtual double warmupMillis() const { return 0; }
     // Kernels shorter than this are timed as recordings (0: never).
     virtual double graphBelowMicros() const { return 0; }

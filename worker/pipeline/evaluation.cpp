@@ -392,7 +392,8 @@ private:
 
         std::optional<PhaseTimer> warmTimer(std::in_place, m_phases.warmup);
         const auto warm0 = Clock::now();
-        for (int i = 0; i < std::max(1, m_options.warmup) || millisSince(warm0) < m_device.warmupMillis(); ++i) {
+        const double warmupMs = m_device.warmupMillis(); // asked once: it depends on how long the device was idle
+        for (int i = 0; i < std::max(1, m_options.warmup) || millisSince(warm0) < warmupMs; ++i) {
             const int s = next++ % sets;
             refill(bufs[size_t(s)]);
             if (auto o = candidateRun(s); !o.ok())
