@@ -424,12 +424,12 @@ private slots:
         pool.start();
         SearchOptions so;
         so.maxNodes = 6;
-        so.eval.benchSamples = 15;
+        so.eval.benchSamples = 21;
         so.eval.warmup = 1;
         so.lessonsDir = lessons.toStdString();
         so.backend = "cpu";
 
-        // The first search evaluates a hand-written kernel (three chances to clear the noise of a busy
+        // The first search evaluates a hand-written kernel (six chances to clear the noise of a busy
         // machine); the second is a template search, which the lesson's kernel precedes.
         Proposal hand{"hand.good_softmax", J{{"file", "good_softmax.cpp"}}, test::cpuKernel("good_softmax.cpp"), "row by row"};
         auto search = [&](const char *name, Proposer &proposer, SearchProgress &prog) {
@@ -442,7 +442,7 @@ private slots:
             return store.nodes(sid);
         };
         SearchProgress first, second;
-        ListProposer hands({hand, hand, hand});
+        ListProposer hands({hand, hand, hand, hand, hand, hand});
         const auto firstNodes = search("first.kforge", hands, first);
         std::string statuses;
         for (const auto &n : firstNodes)

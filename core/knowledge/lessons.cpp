@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 
+#include "pack/selection.h"
 #include "protocol/ptxas_log.h"
 #include "util/error.h"
 #include "util/hash.h"
@@ -159,20 +160,14 @@ std::optional<Note> lessonFromSearch(const SessionStore &store, int64_t sessionI
 {
     if (arch.empty())
         return std::nullopt;
-    std::set<int64_t> rejectedByPerson;
-    for (const auto &d : store.decisions(sessionId))
-        if (d.actor.rfind("user", 0) == 0)
-            d.decision == "reject" ? (void)rejectedByPerson.insert(d.nodeId) : (void)rejectedByPerson.erase(d.nodeId);
-    const NodeRecord *best = nullptr;
-    const auto nodes = store.nodes(sessionId);
-    for (const auto &n : nodes)
-        if (n.operatorId == operatorId && n.status == "accepted" && !rejectedByPerson.count(n.id) && (!best || n.speedup > best->speedup))
-            best = &n;
-    if (!best)
-        return std::nullopt;
-    const auto detail = store.nodeDetail(best->id);
+    // The node a pack would ship for this operator: one rule for what a search won (core/pack/selection.h).
+    std::optional<NodeDetail> detail;
+    for (auto &c : pack::choosePackNodes(store, sessionId))
+        if (c.op.id == operatorId && c.node)
+            detail = std::move(c.node);
     if (!detail || detail->candidate.source.empty())
         return std::nullopt;
+    const NodeRecord *best = &detail->node;
 
     Note n;
     n.kind = Kind::Lesson;
@@ -191,7 +186,9 @@ std::optional<Note> lessonFromSearch(const SessionStore &store, int64_t sessionI
     if (!best->params.empty())
         n.point = best->params.dump();
     n.backend = detail->candidate.backend;
-    n.session = store.path();
+    std::error_code ec;
+    const auto absolute = fs::absolute(store.path(), ec);
+    n.session = ec ? store.path() : absolute.lexically_normal().string(); // a lesson outlives the folder it was made in
     n.node = best->id;
     n.title = "Lesson: " + card.atenOp + " on " + arch + ", " + fmt(n.speedup) + "x over ATen";
 

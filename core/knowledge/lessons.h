@@ -33,8 +33,8 @@ nlohmann::json targetDevice(const std::vector<nlohmann::json> &hellos, const std
 // "" when nothing says (a failed node).
 std::string bottleneckOf(const NodeDetail &node);
 
-// The search's best node (accepted, not rejected by a person, the largest speedup) as a lesson;
-// nullopt when it has none.
+// The search's winner for the operator as a lesson: the node a pack would ship (pack::choosePackNodes:
+// the fastest the guard accepted and no person rejected, or one a person accepted); nullopt when none.
 std::optional<Note> lessonFromSearch(const SessionStore &store, int64_t sessionId, int64_t operatorId, const OperatorCard &card,
                                      const std::string &arch, const std::string &deviceName = {});
 // Writes the lesson under `dir` and returns its path; "" when a lesson already there is as fast.
