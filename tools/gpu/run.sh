@@ -221,8 +221,10 @@ if asked workloads; then
     s0=$(date +%s)
     timeout 240 "$K" run decoder.json --pack decoder-pack --compare --iters 10 --json compare-decoder.json --worker "$worker" > compare-decoder.log 2>&1
     echo "== run --compare decoder: rc=$? in $(( $(date +%s) - s0 )) s"; tail -25 compare-decoder.log
-    timeout 60 "$build/runtime/kforge-pack-guard-bench" > guard-bench.log 2>&1 || timeout 60 "$build/kforge-pack-guard-bench" > guard-bench.log 2>&1
-    echo "== guard check cost"; tail -6 guard-bench.log
+    timeout 120 "$build/runtime/kforge-pack-guard-bench" decoder-pack > guard-bench.log 2>&1
+    echo "== guard check cost (rc=$?)"; tail -8 guard-bench.log
+    timeout 60 python3 -c "import torch,sys; torch.ops.load_library(sys.argv[1]); torch.ops.kforge.load_pack(sys.argv[2]); print('python', torch.__version__, 'loaded the pack:', torch.ops.kforge.counters())" \
+      "$build/runtime/libkforge_runtime.so" decoder-pack 2>&1 | tail -3
     rm -f decoder.pt diffusion.pt *.samples.pt
   ) 2>&1 | tee "$out/workloads.log"
   cp "$out/workloads.log" "$final/"
