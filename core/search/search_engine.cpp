@@ -109,6 +109,8 @@ SearchProgress SearchEngine::run(int64_t sessionId, int64_t operatorId, const Op
         try {
             knowledge::KnowledgeBase lessons;
             lessons.addFolder(m_options.lessonsDir);
+            if (!lessons.problems().empty()) // said, not fatal: the search goes on without that note
+                prog.lessonNote = "a knowledge note was left out: " + lessons.problems().front();
             if (const auto *l = lessons.lesson(knowledge::operatorSignature(card), arch)) {
                 auto c = knowledge::lessonCandidate(*l);
                 if (c && c->backend == m_options.backend) {
