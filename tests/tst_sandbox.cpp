@@ -296,8 +296,8 @@ private slots:
     }
 
     // A candidate that bends the runner's clock (its GOT entry for clock_gettime) and waits without
-    // spending CPU: the runner reports almost nothing, and the time still comes out whole, because it is
-    // never less than the worker's round trip less that of a call that runs nothing.
+    // spending CPU: the runner reports almost nothing, and the time still comes out nearly whole, because
+    // it is never less than the worker's round trip less that of a call that runs nothing, less a slack.
     void hiddenTimeStillCounts()
     {
         const std::string so = build(QStringLiteral("sandbox_clock_hook.cpp"));
@@ -314,7 +314,7 @@ private slots:
                                   .arg(o.workerMicros);
             QVERIFY2(o.ok(), qPrintable(said + QStringLiteral(" ") + QString::fromStdString(o.detail)));
             QVERIFY2(o.reportedMicros < 5000, qPrintable(QStringLiteral("the hook did not bend the runner's clock: ") + said));
-            QVERIFY2(o.micros >= 19000, qPrintable(said));
+            QVERIFY2(o.micros >= 17000, qPrintable(said)); // 20 ms less the slack for the worker's wake-up
         }
         started.jail.reset();
         QVERIFY(runnersGone(m_runner));

@@ -699,9 +699,12 @@ CallOutcome Jail::call(const std::vector<wire::Tensor> &inputs, const std::vecto
         return c;
     }
     c.rc = reply.rc;
-    // Under-reporting buys nothing: the time is never less than the round trip less a no-op's.
+    // Under-reporting buys little: the time is never less than the round trip less a no-op's, less a
+    // slack for the worker's own wake-up, which on an idle 2-core machine still varied by up to 180 us
+    // a call (so the floor cannot be the sample itself: it would charge honest short kernels for it).
     c.reportedMicros = reply.micros;
-    c.micros = std::max(reply.micros, c.workerMicros - m_pingMicros);
+    constexpr double kWakeSlackMicros = 200;
+    c.micros = std::max(reply.micros, c.workerMicros - m_pingMicros - kWakeSlackMicros - 0.1 * c.workerMicros);
     if (reply.rc != 0) {
         // A refusal that follows an allocation the memory limit refused is the limit's doing.
         c.kind = reply.code == 2 ? CallOutcome::Kind::Violation : CallOutcome::Kind::Failed;

@@ -80,8 +80,8 @@ struct CallOutcome {
     enum class Kind { Ok, Failed, Crashed, Timeout, Violation };
     Kind kind = Kind::Ok;
     int rc = 0;
-    double micros = -1;       // the call's time: the runner's own steady_clock time, but never less than the
-                              // worker's round trip less that of a call that runs nothing
+    double micros = -1;       // the call's time: the runner's own steady_clock time, but never much less than
+                              // the worker's round trip less that of a call that runs nothing (jail.cpp)
     double workerMicros = -1; // the round trip as the worker saw it
     std::string detail;
     double reportedMicros = -1; // what the runner's clock said, which the candidate could bend
