@@ -749,6 +749,58 @@ private slots:
             QVERIFY2(!test::readAll(path).contains(kKey), qPrintable(path));
         }
     }
+
+    // The same from the command line: `kforge-cli search --card` on an operator no template covers, the
+    // proposer picked by name and pointed at the local server, the key from the environment. The
+    // accepted kernel is the replayed one, and the key is in no file.
+    void searchFromTheCommandLine()
+    {
+#ifndef KFORGE_CLI_PATH
+        QSKIP("no kforge-cli in this build");
+#else
+        if (test::workerCommand().empty())
+            QSKIP("no kforge-worker in this build");
+        const QString cardFile = m_dir.filePath(QStringLiteral("hardsigmoid.json"));
+        const QString session = m_dir.filePath(QStringLiteral("cli-search.kforge"));
+        {
+            QFile f(cardFile);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write(QByteArray::fromStdString(J(hardsigmoidCard(16, 256)).dump()));
+        }
+        auto js = J::array({{{"file", "openai_wrong.json"}}});
+        for (int i = 0; i < 8; ++i)
+            js.push_back({{"file", "openai_first.sse"}, {"stream", true}});
+        script(js);
+        QProcess p;
+        auto env = QProcessEnvironment::systemEnvironment();
+        env.insert(QStringLiteral("OPENAI_API_KEY"), QString::fromLatin1(kKey));
+        p.setProcessEnvironment(env);
+        p.start(QStringLiteral(KFORGE_CLI_PATH),
+                {QStringLiteral("search"), QStringLiteral("--card"), cardFile, QStringLiteral("--proposer"), QStringLiteral("llm:openai/gpt-test"),
+                 QStringLiteral("--base-url"), QString::fromStdString(base() + "/v1"), QStringLiteral("--nodes"), QStringLiteral("3"),
+                 QStringLiteral("--samples"), QStringLiteral("15"), QStringLiteral("--session"), session, QStringLiteral("--no-lessons"),
+                 QStringLiteral("--worker"), QString::fromStdString(test::workerCommand())});
+        QVERIFY(p.waitForFinished(240000));
+        const QString said = QString::fromUtf8(p.readAllStandardOutput()) + QString::fromUtf8(p.readAllStandardError());
+        QVERIFY2(p.exitStatus() == QProcess::NormalExit && p.exitCode() == 0, qPrintable(said));
+        QVERIFY2(said.contains(QStringLiteral("searching hardsigmoid.f32")), qPrintable(said));
+        QVERIFY2(!said.contains(QString::fromLatin1(kKey)), qPrintable(said));
+        const auto expected = llm::parseReply(J::parse(dataFile("openai_first.json"))["choices"][0]["message"]["content"].get<std::string>(), "cpu");
+        SessionStore reader(session.toStdString(), SessionStore::Mode::ReadOnly);
+        const auto sid = reader.sessions().back().id;
+        int correct = 0, accepted = 0;
+        for (const auto &n : reader.nodes(sid)) {
+            if (n.status == "accepted" || n.status == "not_faster") {
+                ++correct;
+                accepted += n.status == "accepted";
+                QCOMPARE(reader.nodeDetail(n.id)->candidate.source, expected.candidate.source);
+            }
+        }
+        QCOMPARE(correct, 2);
+        QVERIFY2(accepted >= 1, qPrintable(said));
+        QVERIFY(!test::readAll(session).contains(kKey));
+#endif
+    }
 };
 
 QTEST_GUILESS_MAIN(TestLlm)

@@ -166,6 +166,22 @@ OperatorCard demoCard(const Options &o)
     throw Error("option --op takes an operator of the demo workload (" + joined(keys) + "), not '" + key + "'");
 }
 
+// --card FILE (an operator card as JSON, as `kforge-cli card` prints one or a workload file holds them),
+// else the demo workload's operator or a family card from --family/--shape/--dtype.
+OperatorCard chosenCard(const Options &o)
+{
+    if (!o.has("--card"))
+        return demoCard(o);
+    for (const char *k : {"--family", "--shape", "--dtype", "--rows", "--cols", "--op"})
+        if (o.has(k))
+            throw Error(std::string("options --card and ") + k + " both describe the card: pass one of them");
+    try {
+        return nlohmann::json::parse(readFile(o.get("--card"))).get<OperatorCard>();
+    } catch (const nlohmann::json::exception &e) {
+        throw Error("the card '" + o.get("--card") + "' is not valid JSON: " + e.what());
+    }
+}
+
 SearchEngine *g_engine = nullptr;
 std::atomic<int> g_interrupts{0}; // lock-free, so a signal handler may touch it
 
@@ -207,7 +223,7 @@ int searchCommand(const Args &args)
                            {"--rows", true}, {"--cols", true}, {"--op", true}, {"--samples", true}, {"--deadline-ms", true},
                            {"--family", true}, {"--shape", true}, {"--dtype", true}, {"--backend", true},
                            {"--proposer", true}, {"--base-url", true}, {"--budget-usd", true}, {"--no-lessons", false},
-                           {"--resume", false}});
+                           {"--resume", false}, {"--card", true}});
     if (o.has("--help")) {
         std::puts("usage: kforge-cli search [options]\n\n"
                   "Searches kernels for an operator of the built-in demo workload with the offline template\n"
@@ -227,6 +243,8 @@ int searchCommand(const Args &args)
                   "  --family F         search a single operator of family F instead of the demo workload\n"
                   "                     (see 'kforge-cli templates'); with --shape and --dtype\n"
                   "  --shape S          shape bindings, e.g. rows=4096,cols=4096 or n=64,c=128,hw=16384,groups=32\n"
+                  "  --card FILE        search this operator card (JSON as 'kforge-cli card' prints, or one of a\n"
+                  "                     profiled workload's cards): any ATen operator, for the llm proposer\n"
                   "  --dtype D          float32 (default), float16 or bfloat16\n"
                   "  --backend B        cpu (default) or cuda\n"
                   "  --samples N        timed runs per side (default 30)\n"
@@ -246,7 +264,7 @@ int searchCommand(const Args &args)
     }
     const bool resume = o.has("--resume");
     if (resume)
-        for (const char *opt : {"--family", "--shape", "--dtype", "--op", "--rows", "--cols", "--backend", "--proposer", "--base-url"})
+        for (const char *opt : {"--family", "--shape", "--dtype", "--op", "--rows", "--cols", "--backend", "--proposer", "--base-url", "--card"})
             if (o.has(opt))
                 throw Error(std::string("--resume goes on with the session's own operator, backend and proposer; ") + opt
                             + " cannot change them");
@@ -267,7 +285,7 @@ int searchCommand(const Args &args)
             throw Error("the last search in '" + path + "' has no operator to resume");
         resumedOp = ops.front();
     }
-    const auto card = resume ? resumedOp.card : demoCard(o);
+    const auto card = resume ? resumedOp.card : chosenCard(o);
     const nlohmann::json &was = resumed.options;
     SearchOptions so;
     so.maxNodes = o.count("--nodes", resume ? was.value("nodes", 24) : 24, 1, 1000000);
@@ -309,7 +327,7 @@ int searchCommand(const Args &args)
     if (!resume) {
         SessionInfo info;
         info.name = "search " + card.key;
-        info.workload = o.has("--family") ? "single operator" : demoWorkload().name;
+        info.workload = o.has("--family") || o.has("--card") ? "single operator" : demoWorkload().name;
         info.backend = backend;
         info.proposer = proposer->name();
         // What --resume needs to go on with the same search.
@@ -523,22 +541,9 @@ int evalCommand(const Args &args)
     eo.benchSamples = o.count("--samples", eo.benchSamples, 1, 100000);
     eo.deadlineMs = o.count("--deadline-ms", eo.deadlineMs, 1, kMaxDeadlineMs);
     eo.benchmark = !o.has("--verify-only");
-    if (o.has("--card"))
-        for (const char *k : {"--family", "--shape", "--dtype", "--rows", "--cols", "--op"})
-            if (o.has(k))
-                throw Error(std::string("options --card and ") + k + " both describe the card: pass one of them");
     if (o.has("--launch") && cand.backend != "cuda")
         throw Error("option --launch gives a CUDA launch plan; this is a " + cand.backend + " candidate (pass --backend cuda)");
-    OperatorCard card;
-    if (o.has("--card")) {
-        try {
-            card = nlohmann::json::parse(readFile(o.get("--card"))).get<OperatorCard>();
-        } catch (const nlohmann::json::exception &e) {
-            throw Error("the card '" + o.get("--card") + "' is not valid JSON: " + e.what());
-        }
-    } else {
-        card = demoCard(o);
-    }
+    const OperatorCard card = chosenCard(o);
     cand.source = readFile(sourcePath);
     if (o.has("--launch")) {
         try {
