@@ -7,6 +7,8 @@
 #include <QProcess>
 #include <QTemporaryDir>
 #include <QtTest>
+
+#include <algorithm>
 #include <set>
 
 #include "pool/worker_pool.h"
@@ -512,6 +514,73 @@ private slots:
             ++verified;
         }
         QCOMPARE(verified, 5);
+    }
+
+    // Every candidate is verified on the workload's own inputs too. A card read from the workload file
+    // points at them; the verdict has a passing "captured inputs" trial for a correct kernel, and a kernel
+    // that is wrong only on exactly those inputs (it knows their first value) is caught there, not by
+    // the random trials.
+    void capturedInputsAreATrial()
+    {
+        if (m_profiled.cards.empty())
+            QSKIP("needs profileTorchScript's cards (python3-torch)");
+        saveWorkloadFile(m_profiled, path("mlp-saved.json").toStdString());
+        const auto loaded = loadWorkloadFile(path("mlp-saved.json").toStdString());
+        const OperatorCard *gelu = cardOfFamily(loaded, "gelu");
+        QVERIFY(gelu);
+        QVERIFY2(!gelu->capturedFile.empty() && QFile::exists(QString::fromStdString(gelu->capturedFile)), gelu->capturedFile.c_str());
+        QVERIFY(J(*gelu).contains("captured_inputs"));
+
+        EvalOptions o;
+        o.benchmark = false;
+        const auto *t = TemplateLibrary::builtin().forFamily("gelu", "cpu").front();
+        J point = t->seed ? t->seed(*gelu) : J::object();
+        if (!t->seed)
+            for (const auto &[k, values] : t->space)
+                point[k] = values.front();
+        const auto good = pool().evaluate(*gelu, TemplateProposer("cpu").render(*t, point, *gelu).candidate, o);
+        QVERIFY2(good.correct(), good.summaryLine().c_str());
+        const auto trial = std::find_if(good.trials.begin(), good.trials.end(), [](const TrialReport &r) { return r.label.rfind("captured inputs", 0) == 0; });
+        QVERIFY2(trial != good.trials.end() && trial->passed, good.summaryLine().c_str());
+        QCOMPARE(trial->shape, std::string("4x64"));
+
+        // The first captured value, exactly (9 significant digits give a float back).
+        QProcess py;
+        py.start(m_python, {QStringLiteral("-c"), QStringLiteral("import sys, torch; m = torch.jit.load(sys.argv[1]); "
+                                                                 "print('%.9g' % getattr(m, sys.argv[2]).flatten()[0].item())"),
+                            QString::fromStdString(gelu->capturedFile), QString::fromStdString(gelu->capturedPrefix + "0")});
+        QVERIFY(py.waitForFinished(60000));
+        const auto first = QString::fromUtf8(py.readAllStandardOutput()).trimmed().toStdString();
+        QVERIFY2(!first.empty(), qPrintable(QString::fromUtf8(py.readAllStandardError())));
+        Candidate sly;
+        sly.backend = "cpu";
+        sly.source = std::string(R"(#include <math.h>
+extern "C" int kforge_entry(const kf_tensor *in, int n_in, kf_tensor *out, int n_out)
+{
+    const float *x = (const float *)in[0].data;
+    float *y = (float *)out[0].data;
+    int64_t n = 1;
+    for (int d = 0; d < in[0].ndim; ++d)
+        n *= in[0].sizes[d];
+    const int known = x[0] == )") + first + R"(f;
+    for (int64_t i = 0; i < n; ++i)
+        y[i] = known ? 0.0f : 0.5f * x[i] * (1.0f + erff(x[i] * 0.70710678118654752f));
+    return 0;
+}
+)";
+        const auto caught = pool().evaluate(*gelu, sly, o);
+        QVERIFY2(!caught.correct(), caught.summaryLine().c_str());
+        const auto failed = std::find_if(caught.trials.begin(), caught.trials.end(), [](const TrialReport &r) { return !r.passed; });
+        QVERIFY(failed != caught.trials.end());
+        QVERIFY2(failed->label.rfind("captured inputs", 0) == 0, failed->label.c_str());
+        for (const auto &r : caught.trials)
+            if (r.label.rfind("scale", 0) == 0)
+                QVERIFY2(r.passed, r.label.c_str()); // the random trials could not see it
+
+        OperatorCard gone = *gelu;
+        gone.capturedFile = path("no-such.samples.pt").toStdString();
+        const auto missing = pool().evaluate(gone, sly, o);
+        QVERIFY2(!missing.reasons.empty() && missing.reasons.front().message.find("are missing") != std::string::npos, missing.summaryLine().c_str());
     }
 
     void malformedModelIsAnError()

@@ -130,6 +130,8 @@ void to_json(nlohmann::json &j, const OperatorCard &c)
          {"flops_per_element", c.flopsPerElement},
          {"calls", c.calls},
          {"workload_ms", c.workloadMs}};
+    if (!c.capturedFile.empty())
+        j["captured_inputs"] = {{"file", c.capturedFile}, {"prefix", c.capturedPrefix}};
 }
 
 void from_json(const nlohmann::json &j, OperatorCard &c)
@@ -157,6 +159,12 @@ void from_json(const nlohmann::json &j, OperatorCard &c)
         c.flopsPerElement = j.value("flops_per_element", 0.0);
         c.calls = j.value("calls", int64_t(1));
         c.workloadMs = j.value("workload_ms", 0.0);
+        c.capturedFile.clear();
+        c.capturedPrefix.clear();
+        if (j.contains("captured_inputs")) {
+            c.capturedFile = j["captured_inputs"].at("file").get<std::string>();
+            c.capturedPrefix = j["captured_inputs"].value("prefix", std::string());
+        }
     } catch (const nlohmann::json::exception &e) {
         throw Error(std::string("malformed operator card: ") + e.what());
     }

@@ -61,6 +61,10 @@ struct OperatorCard {
     double flopsPerElement = 0;          // of the first output
     int64_t calls = 1;                   // how often the workload ran it
     double workloadMs = 0;               // total time the workload spent in it
+    // The real inputs of the workload's first call of this pattern: buffers <prefix>0, <prefix>1, ... of
+    // the TorchScript container `capturedFile` (WORKLOAD.samples.pt), one per input. When set, every
+    // candidate is also verified on them (trial "captured inputs").
+    std::string capturedFile, capturedPrefix;
 
     int64_t numel(const TensorSpec &t, const ShapeBindings &s) const;
     std::vector<int64_t> sizes(const TensorSpec &t, const ShapeBindings &s) const;

@@ -14,6 +14,8 @@ std::vector<TrialSpec> trialPlan(const OperatorCard &card)
     }
     for (const auto &kind : card.specialInputs)
         plan.push_back({"special: " + kind, card.shape, 8.0, kind});
+    if (!card.capturedFile.empty())
+        plan.push_back({"captured inputs", card.shape, 1.0, kCapturedInputs});
     for (const auto &shape : card.heldOutShapes) {
         std::string label = "held-out";
         for (const auto &[k, v] : shape)

@@ -350,6 +350,12 @@ WorkloadFile loadWorkloadFile(const std::string &path)
         if (w.name.size() > 5 && w.name.compare(w.name.size() - 5, 5, ".json") == 0)
             w.name.resize(w.name.size() - 5);
     }
+    // Each card carries where its real inputs are, so whatever searches it verifies on them too.
+    for (auto &c : w.cards)
+        if (const auto s = w.samples.find(c.key); s != w.samples.end()) {
+            c.capturedFile = w.resolve(s->second.file);
+            c.capturedPrefix = s->second.prefix;
+        }
     return w;
 }
 

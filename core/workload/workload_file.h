@@ -99,6 +99,7 @@ struct WorkloadFile {
 // Parses and validates; `where` names the source in errors ("workload file mlp.json"). Throws Error
 // naming the field that is wrong: "workload file mlp.json: calls[3].args[1]: a tensor needs a shape".
 WorkloadFile parseWorkload(const nlohmann::json &j, const std::string &where = "workload");
+// Also points each card that has a sample at it (OperatorCard::capturedFile, resolved against the folder).
 WorkloadFile loadWorkloadFile(const std::string &path);
 nlohmann::json workloadToJson(const WorkloadFile &w);
 void saveWorkloadFile(const WorkloadFile &w, const std::string &path);

@@ -12,6 +12,7 @@
 #include "guard/verification.h"
 #include "ops/trial_plan.h"
 #include "util/error.h"
+#include "worker/profile/captured_inputs.h"
 #include "worker/torch/checks.h"
 #include "worker/torch/reference.h"
 
@@ -316,8 +317,9 @@ private:
         TrialReport tr;
         tr.label = trial.label + (candidateFirst ? ", candidate first" : ", reference first");
         tr.shape = shapeString(m_card, trial.shape);
-        // The inputs as made: the candidate sees guarded copies, never these.
-        const auto kept = makeInputs(m_card, trial.shape, trial.scale, m_device.torchDevice(), trial.special);
+        // The inputs as made (or as the workload had them): the candidate sees guarded copies, never these.
+        const auto kept = trial.special == kCapturedInputs ? capturedInputs(m_card, m_device.torchDevice())
+                                                           : makeInputs(m_card, trial.shape, trial.scale, m_device.torchDevice(), trial.special);
         References refs;
         if (!candidateFirst) {
             refs = references(kept, trial.shape);
