@@ -213,18 +213,30 @@ if asked workloads; then
       echo "== profile $m: rc=$? in $(( $(date +%s) - s0 )) s"; grep -E "profiled on|^ +[0-9]+ " profile-$m.log | head -14
     done
     s0=$(date +%s)
-    timeout 330 "$K" campaign --workload decoder.json --backend cuda --nodes ${KFORGE_CAMPAIGN_NODES:-20} --worker "$worker" \
-      --session decoder.kforge --no-lessons > campaign-decoder.log 2>&1
-    echo "== campaign decoder: rc=$? in $(( $(date +%s) - s0 )) s"; grep -vE "^node " campaign-decoder.log | grep -vE "no template family" | head -30
-    timeout 120 "$K" export decoder.kforge --out decoder-pack --arch sm_90 > export-decoder.log 2>&1
-    echo "== export: rc=$?"; tail -8 export-decoder.log
-    s0=$(date +%s)
-    timeout 240 "$K" run decoder.json --pack decoder-pack --compare --iters 10 --json compare-decoder.json --worker "$worker" > compare-decoder.log 2>&1
-    echo "== run --compare decoder: rc=$? in $(( $(date +%s) - s0 )) s"; tail -25 compare-decoder.log
+    for m in ${KFORGE_CAMPAIGNS:-decoder}; do
+      s0=$(date +%s)
+      timeout 330 "$K" campaign --workload $m.json --backend cuda --nodes ${KFORGE_CAMPAIGN_NODES:-20} --worker "$worker" \
+        --session $m.kforge --no-lessons > campaign-$m.log 2>&1
+      echo "== campaign $m: rc=$? in $(( $(date +%s) - s0 )) s"; grep -vE "^node " campaign-$m.log | grep -vE "no template family" | head -30
+      grep -E "^node " campaign-$m.log | head -40 | cut -c1-160
+      timeout 120 "$K" export $m.kforge --out $m-pack --arch sm_90 > export-$m.log 2>&1
+      echo "== export $m: rc=$?"; tail -8 export-$m.log
+      s0=$(date +%s)
+      timeout 240 "$K" run $m.json --pack $m-pack --compare --iters 10 --json compare-$m.json --worker "$worker" > compare-$m.log 2>&1
+      echo "== run --compare $m: rc=$? in $(( $(date +%s) - s0 )) s"; tail -25 compare-$m.log
+    done
     timeout 120 "$build/runtime/kforge-pack-guard-bench" decoder-pack > guard-bench.log 2>&1
     echo "== guard check cost (rc=$?)"; tail -8 guard-bench.log
     timeout 60 python3 -c "import torch,sys; torch.ops.load_library(sys.argv[1]); torch.ops.kforge.load_pack(sys.argv[2]); print('python', torch.__version__, 'loaded the pack:', torch.ops.kforge.counters())" \
       "$build/runtime/libkforge_runtime.so" decoder-pack 2>&1 | tail -3
+    if [[ -n ${KFORGE_FASTP:-} ]]; then
+      # KernelBench-style problems, each one card, searched and set beside eager and torch.compile.
+      mkdir -p problems && cp "$root"/bench/problems/*.py problems/
+      s0=$(date +%s)
+      timeout 150 "$K" import problems --python python3 > import.log 2>&1; echo "== import: rc=$?"; tail -4 import.log
+      timeout 420 "$K" fastp problems --backend cuda --nodes ${KFORGE_FASTP_NODES:-8} --out problems-fastp --python python3 --worker "$worker" > fastp.log 2>&1
+      echo "== fastp: rc=$? in $(( $(date +%s) - s0 )) s"; tail -30 fastp.log; cat problems-fastp.md 2>/dev/null | head -40
+    fi
     rm -f decoder.pt diffusion.pt *.samples.pt
   ) 2>&1 | tee "$out/workloads.log"
   cp "$out/workloads.log" "$final/"
