@@ -38,6 +38,7 @@
 #include "ui/node_filter.h"
 #include "ui/node_inspector.h"
 #include "ui/node_item.h"
+#include "ui/pack_export.h"
 #include "ui/search_controller.h"
 #include "ui/search_settings.h"
 #include "ui/session_context.h"
@@ -145,6 +146,31 @@ int64_t addFinishedNode(SessionStore &s, int64_t session, int64_t op, int64_t pa
     const auto id = s.addNode(n, Candidate{"cpu", source, nlohmann::json::object()});
     s.finishNode(id, correctVerdict(VerdictStatus::Accepted, speedup), std::log(speedup));
     return id;
+}
+
+// The worker for live searches: this build's, else $KFORGE_WORKER (a GUI-only build may borrow one).
+QString liveWorker()
+{
+    const auto built = test::workerCommand();
+    return built.empty() ? qEnvironmentVariable("KFORGE_WORKER") : QString::fromStdString(built);
+}
+
+// The CLI that exports: $KFORGE_CLI (one built with the CPU compiler), else this build's.
+QString exportCli()
+{
+    const QString env = qEnvironmentVariable("KFORGE_CLI");
+#ifdef KFORGE_CLI_PATH
+    return env.isEmpty() ? QStringLiteral(KFORGE_CLI_PATH) : env;
+#else
+    return env;
+#endif
+}
+
+std::vector<NodeRecord> nodesIn(const QString &path)
+{
+    SessionStore store(path.toStdString(), SessionStore::Mode::ReadOnly);
+    const auto sessions = store.sessions();
+    return sessions.empty() ? std::vector<NodeRecord>{} : store.nodes(sessions.back().id);
 }
 
 std::vector<DecisionRecord> userDecisions(const QString &path, int64_t node)
@@ -1306,6 +1332,191 @@ private slots:
         for (const auto &s : store.sessions())
             for (const auto &n : store.nodes(s.id))
                 QVERIFY(n.status != "running");
+    }
+
+    // A CPU search through the real worker, paused after two nodes, resumed from the window to its
+    // budget: the file holds every node once, none left running, under the ids they had.
+    void pauseThenResumeReachesTheBudget()
+    {
+        const QString worker = liveWorker();
+        if (worker.isEmpty())
+            QSKIP("no kforge-worker: build it (KFORGE_BUILD_WORKER=ON) or set KFORGE_WORKER to one");
+        MainWindow w;
+        w.setDemoSettings(6, 1, worker);
+        auto request = SearchRequest::demo(6, 1);
+        request.workerCommand = worker;
+        request.sessionPath = path("paused.kforge");
+        request.options.eval.benchSamples = 10;
+        QSignalSpy finishedNodes(w.searchController(), &SearchController::nodeFinished);
+        QSignalSpy finished(w.searchController(), &SearchController::finished);
+        QVERIFY(!w.canResume());
+        QVERIFY(w.startSearch(request));
+        QVERIFY(!w.canResume()); // running
+        QTRY_VERIFY_WITH_TIMEOUT(finishedNodes.count() >= 2, 60000);
+        w.stopSearch();
+        QVERIFY(finished.count() == 1 || finished.wait(60000));
+        QCOMPARE(finished.first().first().value<SearchProgress>().stopReason, std::string("stopped"));
+        const auto before = nodesIn(request.sessionPath);
+        QVERIFY2(before.size() >= 3 && before.size() < 7, qPrintable(QString::number(before.size())));
+        QVERIFY(w.canResume());
+
+        finished.clear();
+        QVERIFY2(w.resumeSearch(), qPrintable(w.lastSearchError()));
+        QVERIFY(finished.wait(90000));
+        QCOMPARE(w.lastSearchError(), QString());
+        QCOMPARE(finished.first().first().value<SearchProgress>().stopReason, std::string("node budget spent"));
+        const auto after = nodesIn(request.sessionPath);
+        QCOMPARE(after.size(), size_t(7)); // the baseline and 6 candidates, no more
+        std::set<int64_t> ids;
+        for (const auto &n : after) {
+            QVERIFY2(ids.insert(n.id).second, qPrintable(QStringLiteral("node %1 twice").arg(n.id)));
+            QVERIFY2(n.status != "running" && n.status != "interrupted", qPrintable(QString::fromStdString(n.status)));
+        }
+        for (const auto &n : before)
+            QVERIFY2(ids.count(n.id), qPrintable(QStringLiteral("node %1 lost").arg(n.id)));
+        SessionStore store(request.sessionPath.toStdString(), SessionStore::Mode::ReadOnly);
+        QCOMPARE(store.sessions().size(), size_t(1)); // the same session went on
+        QCOMPARE(store.sessions()[0].status, std::string("finished"));
+        QCOMPARE(w.treeView()->nodeItemCount(), 7);
+        QVERIFY(!w.canResume());
+    }
+
+    // Stop now marks what is in flight interrupted (never running); a resume evaluates those nodes
+    // again under their own ids.
+    void stopNowThenResumeEvaluatesTheInterrupted()
+    {
+        const QString worker = liveWorker();
+        if (worker.isEmpty())
+            QSKIP("no kforge-worker: build it (KFORGE_BUILD_WORKER=ON) or set KFORGE_WORKER to one");
+        MainWindow w;
+        w.setDemoSettings(5, 2, worker);
+        auto request = SearchRequest::demo(5, 2);
+        request.workerCommand = worker;
+        request.sessionPath = path("interrupted.kforge");
+        request.options.eval.benchSamples = 10;
+        QSignalSpy added(w.searchController(), &SearchController::nodeAdded);
+        QSignalSpy finished(w.searchController(), &SearchController::finished);
+        QVERIFY(w.startSearch(request));
+        QTRY_VERIFY_WITH_TIMEOUT(added.count() >= 3, 60000); // the baseline and two in flight
+        w.stopSearchNow();
+        QVERIFY(finished.count() == 1 || finished.wait(60000));
+        const auto reason = finished.first().first().value<SearchProgress>().stopReason;
+        QVERIFY2(reason == "interrupted" || reason == "stopped", reason.c_str());
+        std::set<int64_t> interrupted;
+        for (const auto &n : nodesIn(request.sessionPath)) {
+            QVERIFY2(n.status != "running", qPrintable(QStringLiteral("node %1 left running").arg(n.id)));
+            if (n.status == "interrupted")
+                interrupted.insert(n.id);
+        }
+        QCOMPARE(reason == "interrupted", !interrupted.empty());
+        for (const qint64 id : interrupted) // the window says what the file says
+            QCOMPARE(w.context()->snapshot()->node(id)->status, std::string("interrupted"));
+        QVERIFY(w.canResume());
+
+        finished.clear();
+        QVERIFY2(w.resumeSearch(), qPrintable(w.lastSearchError()));
+        QVERIFY(finished.wait(90000));
+        const auto after = nodesIn(request.sessionPath);
+        QCOMPARE(after.size(), size_t(6));
+        for (const auto &n : after)
+            QVERIFY2(n.status != "running" && n.status != "interrupted", qPrintable(QStringLiteral("node %1 %2").arg(n.id).arg(QString::fromStdString(n.status))));
+        for (const qint64 id : interrupted)
+            QVERIFY(std::any_of(after.begin(), after.end(), [id](const NodeRecord &n) { return n.id == id; }));
+    }
+
+    // File > Export pack from a real CPU session where a node was accepted by hand: the pack folder
+    // gets its manifest and the window says which operator went in; a folder that is not empty is
+    // refused with the reason and left as it was; a missing kforge-cli is named.
+    void exportPackFromTheWindow()
+    {
+        const QString cliPath = exportCli();
+        if (cliPath.isEmpty())
+            QSKIP("kforge-cli is not built");
+        const QString worker = liveWorker();
+        if (worker.isEmpty())
+            QSKIP("no kforge-worker: build it (KFORGE_BUILD_WORKER=ON) or set KFORGE_WORKER to one");
+        MainWindow w;
+        auto request = SearchRequest::demo(4, 1);
+        request.workerCommand = worker;
+        request.sessionPath = path("export.kforge");
+        request.options.eval.benchSamples = 10;
+        QSignalSpy finished(w.searchController(), &SearchController::finished);
+        QVERIFY(w.startSearch(request));
+        QVERIFY(finished.wait(90000));
+        const auto nodes = nodesIn(request.sessionPath);
+        const auto isStatus = [](VerdictStatus v) { return [v](const NodeRecord &n) { return n.status == statusName(v); }; };
+        auto correct = std::find_if(nodes.begin(), nodes.end(), isStatus(VerdictStatus::NotFaster));
+        if (correct == nodes.end())
+            correct = std::find_if(nodes.begin(), nodes.end(), isStatus(VerdictStatus::Accepted));
+        QVERIFY2(correct != nodes.end(), "the search found no correct node to accept");
+        auto decide = [&](int64_t node, const char *decision, const char *reason) {
+            QProcess cli;
+            cli.start(cliPath, {QStringLiteral("decide"), QStringLiteral("--session"), request.sessionPath, QStringLiteral("--node"),
+                                QString::number(node), QString::fromLatin1(decision), QStringLiteral("--reason"), QString::fromLatin1(reason)});
+            QVERIFY(cli.waitForFinished(20000));
+            QVERIFY2(cli.exitCode() == 0, cli.readAllStandardError().constData());
+        };
+        // The person's choice is what ships: the one accepted by hand, every other the guard accepted rejected.
+        decide(correct->id, "--accept", "checked by hand");
+        for (const auto &n : nodes)
+            if (n.id != correct->id && n.status == statusName(VerdictStatus::Accepted))
+                decide(n.id, "--reject", "not this one");
+
+        QSignalSpy exported(w.packExporter(), &PackExporter::finished);
+        const QString out = path("pack");
+        QVERIFY(w.exportPack(out, cliPath));
+        QVERIFY(!w.exportPack(path("pack2"), cliPath)); // one at a time
+        QVERIFY(exported.wait(120000));
+        QVERIFY2(w.lastExport().ok, qPrintable(w.lastExport().error));
+        QVERIFY(QFile::exists(out + QStringLiteral("/manifest.json")));
+        QCOMPARE(w.lastExport().included.size(), 1);
+        QVERIFY2(w.lastExport().included[0].contains(QStringLiteral("node %1,").arg(correct->id)), qPrintable(w.lastExport().included[0]));
+        QVERIFY(w.lastExport().text().contains(QStringLiteral("In the pack:")));
+
+        // The same folder again: not empty, so refused, and the pack in it is untouched.
+        const QByteArray manifest = test::readAll(out + QStringLiteral("/manifest.json"));
+        exported.clear();
+        QVERIFY(w.exportPack(out, cliPath));
+        QVERIFY(exported.wait(60000));
+        QVERIFY(!w.lastExport().ok);
+        QVERIFY2(w.lastExport().error.contains(QStringLiteral("not empty")), qPrintable(w.lastExport().error));
+        QCOMPARE(test::readAll(out + QStringLiteral("/manifest.json")), manifest);
+
+        exported.clear();
+        QVERIFY(w.exportPack(path("pack3"), path("no-such-cli")));
+        QVERIFY(exported.wait(10000));
+        QVERIFY(!w.lastExport().ok);
+        QVERIFY2(w.lastExport().error.contains(path("no-such-cli")), qPrintable(w.lastExport().error));
+    }
+
+    void exportReportIsRead_data()
+    {
+        QTest::addColumn<int>("exitCode");
+        QTest::addColumn<QString>("out");
+        QTest::addColumn<QString>("err");
+        QTest::addColumn<QStringList>("included");
+        QTest::addColumn<QStringList>("skipped");
+        QTest::addColumn<QString>("error");
+        QTest::newRow("one in, one skipped")
+            << 0 << QStringLiteral("gelu_f32      skipped: no node was accepted\nsoftmax_f32   node 7, 1.42x, cpu (accepted by hand)\nwrote the pack /p: 1 kernel(s)\n")
+            << QString() << QStringList{QStringLiteral("softmax_f32 node 7, 1.42x, cpu (accepted by hand)")}
+            << QStringList{QStringLiteral("gelu_f32: no node was accepted")} << QString();
+        QTest::newRow("refused") << 1 << QString() << QStringLiteral("kforge-cli export: the pack folder /p already exists and is not empty: choose a new one\n")
+                                 << QStringList{} << QStringList{} << QStringLiteral("the pack folder /p already exists and is not empty: choose a new one");
+        QTest::newRow("silent failure") << 3 << QString() << QString() << QStringList{} << QStringList{}
+                                        << QStringLiteral("kforge-cli export failed (exit code 3) and said nothing");
+    }
+
+    void exportReportIsRead()
+    {
+        QFETCH(int, exitCode);
+        QFETCH(QString, out);
+        QFETCH(QString, err);
+        const auto r = PackExportResult::fromCli(exitCode, out, err, QStringLiteral("/p"));
+        QCOMPARE(r.ok, exitCode == 0);
+        QTEST(r.included, "included");
+        QTEST(r.skipped, "skipped");
+        QTEST(r.error, "error");
     }
 };
 

@@ -36,6 +36,7 @@
 #include "ui/status_style.h"
 #include "ui/tree_view.h"
 #include "ui/workload_panels.h"
+#include "util/error.h"
 
 namespace kforge::ui {
 
@@ -118,6 +119,8 @@ MainWindow::MainWindow(QWidget *parent)
     connect(m_search->keyStore(), &KeyStore::notice, this, [this](const QString &text) { statusBar()->showMessage(text, 15000); });
     connect(m_context, &SessionContext::nodesChanged, this, &MainWindow::updateSessionStatus);
     connect(m_context, &SessionContext::sessionLoaded, this, &MainWindow::updateSessionStatus);
+    connect(m_context, &SessionContext::nodesChanged, this, &MainWindow::updateActions);
+    connect(m_context, &SessionContext::sessionLoaded, this, &MainWindow::updateActions);
     connect(m_watcher, &SessionWatcher::reloadFailed, this, [this](const QString &message) {
         statusBar()->showMessage(QStringLiteral("Could not re-read the session: ") + message, 8000);
     });
@@ -180,9 +183,27 @@ void MainWindow::createActions()
     m_startAction->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_R));
     m_startAction->setToolTip(QStringLiteral("Search CPU kernels for the demo workload's softmax with the offline templates"));
     connect(m_startAction, &QAction::triggered, this, [this] { startDemoSearch(); });
-    m_stopAction = new QAction(style->standardIcon(QStyle::SP_MediaStop), QStringLiteral("&Stop search"), this);
+    m_stopAction = new QAction(style->standardIcon(QStyle::SP_MediaPause), QStringLiteral("&Pause search"), this);
     m_stopAction->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Period));
+    m_stopAction->setToolTip(QStringLiteral("Propose nothing more; the evaluations in flight finish (Search > Resume goes on)"));
     connect(m_stopAction, &QAction::triggered, this, &MainWindow::stopSearch);
+    m_stopNowAction = new QAction(style->standardIcon(QStyle::SP_MediaStop), QStringLiteral("Stop &now"), this);
+    m_stopNowAction->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_Period));
+    m_stopNowAction->setToolTip(QStringLiteral("End the search at once; the nodes in flight are marked interrupted and a resume evaluates them again"));
+    connect(m_stopNowAction, &QAction::triggered, this, &MainWindow::stopSearchNow);
+    m_resumeAction = new QAction(style->standardIcon(QStyle::SP_MediaSeekForward), QStringLiteral("&Resume search"), this);
+    m_resumeAction->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_R));
+    m_resumeAction->setToolTip(QStringLiteral("Go on with the shown session's search up to its node budget, its unfinished nodes evaluated again"));
+    connect(m_resumeAction, &QAction::triggered, this, [this] {
+        if (!resumeSearch() && !m_lastError.isEmpty())
+            statusBar()->showMessage(QStringLiteral("Cannot resume: ") + m_lastError, 10000);
+    });
+    m_exporter = new PackExporter(this);
+    connect(m_exporter, &PackExporter::finished, this, &MainWindow::onExportFinished);
+    m_exportAction = new QAction(QStringLiteral("&Export pack…"), this);
+    m_exportAction->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
+    m_exportAction->setToolTip(QStringLiteral("Write the shown session's accepted kernels as a pack (kforge-cli export)"));
+    connect(m_exportAction, &QAction::triggered, this, &MainWindow::onExportTriggered);
 
     auto *fit = new QAction(QStringLiteral("&Fit tree"), this);
     fit->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_0));
@@ -194,6 +215,7 @@ void MainWindow::createActions()
     auto *file = menuBar()->addMenu(QStringLiteral("&File"));
     file->addAction(m_openAction);
     file->addMenu(m_recentMenu);
+    file->addAction(m_exportAction);
     file->addSeparator();
     file->addAction(m_workloads->openAction());
     file->addAction(m_workloads->openAfterAction());
@@ -203,6 +225,8 @@ void MainWindow::createActions()
     auto *search = menuBar()->addMenu(QStringLiteral("&Search"));
     search->addAction(m_startAction);
     search->addAction(m_stopAction);
+    search->addAction(m_stopNowAction);
+    search->addAction(m_resumeAction);
     auto *view = menuBar()->addMenu(QStringLiteral("&View"));
     view->addAction(fit);
     view->addAction(best);
@@ -253,6 +277,7 @@ void MainWindow::createActions()
     bar->addSeparator();
     bar->addAction(m_startAction);
     bar->addAction(m_stopAction);
+    bar->addAction(m_resumeAction);
     bar->addSeparator();
     bar->addWidget(m_progress);
 }
@@ -263,6 +288,9 @@ void MainWindow::updateActions()
     m_openAction->setEnabled(!running);
     m_startAction->setEnabled(!running);
     m_stopAction->setEnabled(running && !m_search->stopRequested());
+    m_stopNowAction->setEnabled(running);
+    m_resumeAction->setEnabled(canResume());
+    m_exportAction->setEnabled(!running && m_context->hasSession() && !m_exporter->isRunning());
 }
 
 QString MainWindow::progressText() const
@@ -591,6 +619,87 @@ void MainWindow::stopSearch()
     statusBar()->showMessage(QStringLiteral("Stopping: waiting for the evaluations in flight…"));
 }
 
+void MainWindow::stopSearchNow()
+{
+    if (!m_search->isRunning())
+        return;
+    m_search->stop(true);
+    updateActions();
+    statusBar()->showMessage(QStringLiteral("Stopping now: the nodes in flight are marked interrupted…"));
+}
+
+bool MainWindow::canResume() const
+{
+    const auto &snap = m_context->snapshot();
+    if (m_search->isRunning() || !snap || snap->path().empty())
+        return false;
+    if (snap->session().status == "stopped")
+        return true;
+    for (const auto &n : snap->nodes())
+        if (n.status == "running" || n.status == "interrupted")
+            return true;
+    return false;
+}
+
+bool MainWindow::resumeSearch()
+{
+    if (!canResume()) {
+        m_lastError = QStringLiteral("the shown session is finished, or a search is running");
+        return false;
+    }
+    const auto &snap = m_context->snapshot();
+    const QString path = QString::fromStdString(snap->path());
+    SearchRequest request;
+    try {
+        request = SearchRequest::resumeOf(path);
+        const SessionStore store(path.toStdString(), SessionStore::Mode::ReadOnly);
+        if (store.sessions().back().id != snap->session().id)
+            throw Error("a resume goes on with the last search in " + path.toStdString() + ", which is not the one shown");
+    } catch (const std::exception &e) {
+        m_lastError = QString::fromStdString(e.what());
+        return false;
+    }
+    request.workerCommand = m_settings.workerCommand; // this machine's worker, not the one the search first used
+    if (!startSearch(request))
+        return false;
+    statusBar()->showMessage(QStringLiteral("Resuming %1 up to %2 nodes…").arg(QFileInfo(path).fileName()).arg(request.options.maxNodes));
+    return true;
+}
+
+void MainWindow::onExportTriggered()
+{
+    const QString dir = QFileDialog::getExistingDirectory(this, QStringLiteral("Export the pack to an empty folder"));
+    if (!dir.isEmpty())
+        exportPack(dir);
+}
+
+bool MainWindow::exportPack(const QString &outDir, const QString &cliPath)
+{
+    const auto &snap = m_context->snapshot();
+    if (!snap || snap->path().empty() || m_search->isRunning())
+        return false;
+    if (!m_exporter->start(QString::fromStdString(snap->path()), outDir, cliPath.isEmpty() ? defaultCliPath() : cliPath))
+        return false;
+    updateActions();
+    statusBar()->showMessage(QStringLiteral("Exporting a pack to %1 (compiling the accepted kernels)…").arg(outDir));
+    return true;
+}
+
+void MainWindow::onExportFinished(const PackExportResult &result)
+{
+    m_lastExport = result;
+    updateActions();
+    statusBar()->showMessage(result.ok ? QStringLiteral("Wrote the pack %1: %2 kernel(s)").arg(result.outDir).arg(result.included.size())
+                                       : QStringLiteral("Export failed: ") + result.error,
+                             15000);
+    auto *box = new QMessageBox(result.ok ? QMessageBox::Information : QMessageBox::Warning,
+                                result.ok ? QStringLiteral("Pack exported") : QStringLiteral("Cannot export the pack"), result.text(),
+                                QMessageBox::Ok, this);
+    box->setAttribute(Qt::WA_DeleteOnClose);
+    if (!m_closing)
+        box->open();
+}
+
 void MainWindow::onSessionCreated(const QString &path, const SessionInfo &info)
 {
     m_watcher->stop(); // this window's own search reports its nodes directly
@@ -658,6 +767,16 @@ void MainWindow::applyPendingNodes()
 void MainWindow::onFinished(const SearchProgress &progress)
 {
     applyPendingNodes();
+    if (m_context->isShowing(m_livePath, m_liveSession)) {
+        // The file has the last word: the session's status (what Resume looks at), and the nodes a stop
+        // now marked interrupted without reporting them.
+        try {
+            SessionStore store(m_livePath.toStdString(), SessionStore::Mode::ReadOnly);
+            m_context->update(std::make_shared<const SessionSnapshot>(SessionSnapshot::load(store, m_liveSession)));
+        } catch (const std::exception &) {
+            // the tree keeps them as running; the file is right and a reopen shows it
+        }
+    }
     m_lastProgress = progress;
     m_tick.stop();
     updateActions();

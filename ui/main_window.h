@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "search/search_engine.h"
+#include "ui/pack_export.h"
 #include "ui/search_controller.h"
 #include "ui/search_settings.h"
 
@@ -44,7 +45,19 @@ public:
 
     // Starts a live search; an empty sessionPath writes to a new file in the temporary folder.
     bool startSearch(SearchRequest request);
-    void stopSearch();
+    void stopSearch(); // pause: the evaluations in flight finish, the session is marked stopped
+    void stopSearchNow(); // the nodes in flight are marked interrupted; a resume evaluates them again
+    // Goes on with the shown session's search (Search > Resume): possible when nothing runs, the file's
+    // last search is the one shown, and it stopped or has unfinished nodes. False when it did not start
+    // (lastSearchError() says why).
+    bool canResume() const;
+    bool resumeSearch();
+    // File > Export pack…: kforge-cli export on the shown session's file into outDir, in the
+    // background; the result (kernels in, operators skipped and why, or the error) goes to a dialog and
+    // lastExport(). False when nothing is shown or an export is running.
+    bool exportPack(const QString &outDir, const QString &cliPath = QString());
+    PackExporter *packExporter() const { return m_exporter; }
+    const PackExportResult &lastExport() const { return m_lastExport; }
     // What Search > Start demo search runs: the saved settings (Settings dialog); the command line may
     // override them for this run without saving.
     const SearchSettings &searchSettings() const { return m_settings; }
@@ -98,6 +111,8 @@ private:
     void queueNode(const NodeRecord &node);
     void applyPendingNodes();
     void onFinished(const SearchProgress &progress);
+    void onExportTriggered();
+    void onExportFinished(const PackExportResult &result);
 
     SessionContext *m_context;
     SearchController *m_search;
@@ -118,6 +133,11 @@ private:
     QAction *m_openAction = nullptr;
     QAction *m_startAction = nullptr;
     QAction *m_stopAction = nullptr;
+    QAction *m_stopNowAction = nullptr;
+    QAction *m_resumeAction = nullptr;
+    QAction *m_exportAction = nullptr;
+    PackExporter *m_exporter = nullptr;
+    PackExportResult m_lastExport;
 
     SearchSettings m_settings;
 

@@ -18,13 +18,15 @@ struct SearchController::Job {
     std::mutex mutex;
     SearchEngine *engine = nullptr;
     bool stop = false;
+    bool stopNow = false;
 
-    void requestStop()
+    void requestStop(bool now)
     {
         std::lock_guard lock(mutex);
         stop = true;
+        stopNow = stopNow || now;
         if (engine)
-            engine->requestStop();
+            engine->requestStop(stopNow);
     }
 };
 
@@ -33,12 +35,12 @@ namespace {
 // Publishes the engine to stop() for exactly as long as it lives, exceptions included.
 class EngineHandle {
 public:
-    EngineHandle(std::mutex &m, SearchEngine *&slot, const bool &stop, SearchEngine &engine) : m_mutex(m), m_slot(slot)
+    EngineHandle(std::mutex &m, SearchEngine *&slot, const bool &stop, const bool &now, SearchEngine &engine) : m_mutex(m), m_slot(slot)
     {
         std::lock_guard lock(m_mutex);
         m_slot = &engine;
         if (stop)
-            engine.requestStop();
+            engine.requestStop(now);
     }
     ~EngineHandle()
     {
@@ -64,6 +66,38 @@ SearchRequest SearchRequest::demo(int maxNodes, int workers)
     return r;
 }
 
+SearchRequest SearchRequest::resumeOf(const QString &sessionPath)
+{
+    const std::string path = sessionPath.toStdString();
+    const SessionStore store(path, SessionStore::Mode::ReadOnly);
+    const auto sessions = store.sessions();
+    if (sessions.empty())
+        throw Error("'" + path + "' holds no search to resume");
+    const auto &last = sessions.back();
+    const auto ops = store.operators(last.id);
+    if (ops.empty())
+        throw Error("the last search in '" + path + "' has no operator to resume");
+    // The same keys kforge-cli search --resume reads; a session the window started stores them too.
+    const nlohmann::json was = last.options.is_object() ? last.options : nlohmann::json::object();
+    SearchRequest r;
+    r.resume = true;
+    r.sessionPath = sessionPath;
+    r.card = ops.front().card;
+    r.workloadName = QString::fromStdString(last.workload);
+    r.backend = QString::fromStdString(last.backend);
+    r.workers = std::max(1, was.value("workers", 1));
+    r.options.maxNodes = was.value("nodes", 24);
+    r.options.seed = was.value("seed", r.options.seed);
+    r.options.eval.benchSamples = was.value("samples", r.options.eval.benchSamples);
+    r.options.eval.deadlineMs = was.value("deadline_ms", r.options.eval.deadlineMs);
+    r.proposer.spec = was.value("proposer_spec", last.proposer == "templates" ? std::string("templates") : std::string());
+    if (r.proposer.spec.empty())
+        throw Error("the search in '" + path + "' used proposer '" + last.proposer + "', which this session file does not say how to rebuild");
+    r.proposer.baseUrl = was.value("base_url", std::string());
+    r.proposer.budget = was.value("budget_usd", 0.0);
+    return r;
+}
+
 SearchController::SearchController(QObject *parent) : QObject(parent), m_keys(new KeyStore(QString(), this))
 {
     qRegisterMetaType<kforge::NodeRecord>();
@@ -75,7 +109,7 @@ SearchController::SearchController(QObject *parent) : QObject(parent), m_keys(ne
 SearchController::~SearchController()
 {
     if (m_job)
-        m_job->requestStop();
+        m_job->requestStop(false);
     if (m_thread) {
         m_thread->wait(); // the thread posts to this object, so it must end before we do
         delete m_thread;
@@ -131,10 +165,10 @@ void SearchController::launch(SearchRequest request)
     m_thread->start();
 }
 
-void SearchController::stop()
+void SearchController::stop(bool now)
 {
     if (m_job)
-        m_job->requestStop();
+        m_job->requestStop(now);
     if (m_running && !m_thread) { // still waiting for the keychain: nothing runs, so nothing to wait for
         ++m_jobId; // the key's answer, when it comes, is dropped
         m_running = false;
@@ -193,28 +227,50 @@ void SearchController::runJob(std::shared_ptr<Job> job, SearchRequest r)
         pool.start(); // before the session exists, so a worker that never starts leaves no empty session
 
         SessionInfo info;
-        info.name = "search " + r.card.key;
-        info.workload = r.workloadName.toStdString();
-        info.backend = r.backend.toStdString();
-        info.proposer = proposer->name();
-        info.status = "running";
-        info.options = {{"nodes", r.options.maxNodes}, {"workers", pool.size()}, {"seed", r.options.seed}};
-        if (r.proposer.budget > 0)
-            info.options["budget_usd"] = r.proposer.budget;
-        info.createdAt = nowSeconds();
-        info.id = store.createSession(info);
-        const auto opId = store.addOperator(info.id, r.card);
+        int64_t opId = 0;
+        if (r.resume) { // the file's last search and its operator, as resumeOf() read them
+            const auto sessions = store.sessions();
+            const auto ops = sessions.empty() ? std::vector<OperatorRecord>{} : store.operators(sessions.back().id);
+            if (ops.empty())
+                throw Error("'" + store.path() + "' holds no search to resume");
+            info = sessions.back();
+            opId = ops.front().id;
+            r.card = ops.front().card;
+            store.setSessionStatus(info.id, "running");
+            info.status = "running";
+        } else {
+            info.name = "search " + r.card.key;
+            info.workload = r.workloadName.toStdString();
+            info.backend = r.backend.toStdString();
+            info.proposer = proposer->name();
+            info.status = "running";
+            // What a resume needs to go on with the same search (the keys kforge-cli search writes).
+            info.options = {{"nodes", r.options.maxNodes}, {"workers", pool.size()}, {"seed", r.options.seed},
+                            {"proposer_spec", r.proposer.spec}, {"samples", r.options.eval.benchSamples},
+                            {"deadline_ms", r.options.eval.deadlineMs}};
+            if (!r.proposer.baseUrl.empty())
+                info.options["base_url"] = r.proposer.baseUrl;
+            if (r.proposer.budget > 0)
+                info.options["budget_usd"] = r.proposer.budget;
+            info.createdAt = nowSeconds();
+            info.id = store.createSession(info);
+            opId = store.addOperator(info.id, r.card);
+        }
         const QString path = QString::fromStdString(store.path());
         post([path, info](SearchController *c) { emit c->sessionCreated(path, info); });
 
         SearchEngine engine(store, pool, *proposer, r.options);
         Forwarder forwarder(post);
         {
-            EngineHandle handle(job->mutex, job->engine, job->stop, engine);
+            EngineHandle handle(job->mutex, job->engine, job->stop, job->stopNow, engine);
             last = engine.run(info.id, opId, r.card, &forwarder);
         }
-        store.setSessionStatus(info.id, last.stopReason == "stopped" ? "stopped" : "finished");
-        pool.shutdown();
+        const bool interrupted = last.stopReason == "interrupted";
+        store.setSessionStatus(info.id, last.stopReason == "stopped" || interrupted ? "stopped" : "finished");
+        if (interrupted)
+            pool.abort(); // the evaluations in flight are not waited for: their nodes are marked interrupted
+        else
+            pool.shutdown();
     } catch (const std::exception &e) {
         const QString message = QString::fromStdString(e.what());
         post([message](SearchController *c) { emit c->failed(message); });

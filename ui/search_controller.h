@@ -40,8 +40,14 @@ struct SearchRequest {
     // templates by default; for an LLM with no key given, start() reads the provider's key from the
     // key store (keychain, this run, environment) on the GUI thread first.
     ProposerChoice proposer;
+    // Go on with the file's last search instead of starting one: SearchEngine rebuilds its tree and
+    // evaluates its unfinished nodes again; card, backend and session come from the file.
+    bool resume = false;
 
     static SearchRequest demo(int maxNodes = 24, int workers = 1);
+    // The request that resumes the last search in the file, from the options the search stored (as
+    // kforge-cli search --resume reads them). Throws kforge::Error when there is nothing to resume.
+    static SearchRequest resumeOf(const QString &sessionPath);
 };
 
 class SearchController : public QObject {
@@ -54,7 +60,10 @@ public:
 
     // False (and nothing started) when a search is already running.
     bool start(const SearchRequest &request);
-    void stop(); // returns at once; finished() follows when the in-flight work is done (at once while the key is awaited)
+    // Returns at once. now == false (pause): no new proposals, finished() follows when the evaluations in
+    // flight are done. now == true: finished() follows at once, the nodes in flight marked interrupted
+    // (a resume evaluates them again). At once either way while the key is awaited.
+    void stop(bool now = false);
     bool isRunning() const { return m_running; }
     bool stopRequested() const;
     // The providers' keys for LLM searches; the Settings dialog stores into the same one.
