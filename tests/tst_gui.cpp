@@ -1424,6 +1424,58 @@ private slots:
             QVERIFY(std::any_of(after.begin(), after.end(), [id](const NodeRecord &n) { return n.id == id; }));
     }
 
+    // A search that crashed leaves its session marked running with a node in flight: Resume says so and
+    // goes on only when told to, then evaluates that node again under its id.
+    void resumeOfASessionMarkedRunningNeedsConsent()
+    {
+        const QString worker = liveWorker();
+        if (worker.isEmpty())
+            QSKIP("no kforge-worker: build it (KFORGE_BUILD_WORKER=ON) or set KFORGE_WORKER to one");
+        const QString file = path("crashed.kforge");
+        {
+            MainWindow first;
+            auto request = SearchRequest::demo(3, 1);
+            request.workerCommand = worker;
+            request.sessionPath = file;
+            request.options.eval.benchSamples = 10;
+            QSignalSpy finished(first.searchController(), &SearchController::finished);
+            QVERIFY(first.startSearch(request));
+            QVERIFY(finished.wait(90000));
+        }
+        const auto done = nodesIn(file);
+        QCOMPARE(done.size(), size_t(4));
+        const int64_t lost = done.back().id;
+        { // what a killed process leaves behind
+            sqlite3 *db = nullptr;
+            QCOMPARE(sqlite3_open(file.toUtf8().constData(), &db), SQLITE_OK);
+            const std::string id = std::to_string(lost);
+            std::string sql = "UPDATE sessions SET status = 'running'; UPDATE nodes SET status = 'running', finished_at = NULL WHERE id = " + id + ";";
+            for (const char *table : {"compile_logs", "verifications", "timing_samples", "decisions"}) // no verdict yet
+                sql += std::string(" DELETE FROM ") + table + " WHERE node_id = " + id + ";";
+            QCOMPARE(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
+            sqlite3_close(db);
+        }
+        MainWindow w;
+        w.setDemoSettings(3, 1, worker);
+        QCOMPARE(w.openSession(file), QString());
+        QVERIFY(w.canResume());
+        QVERIFY(!w.resumeSearch());
+        QVERIFY2(w.lastSearchError().contains(QStringLiteral("still running")), qPrintable(w.lastSearchError()));
+        QCOMPARE(nodesIn(file).size(), size_t(4)); // refused, nothing touched
+
+        QSignalSpy finished(w.searchController(), &SearchController::finished);
+        QVERIFY2(w.resumeSearch(true), qPrintable(w.lastSearchError()));
+        QVERIFY(finished.wait(90000));
+        const auto reason = finished.first().first().value<SearchProgress>().stopReason;
+        QVERIFY2(reason == "node budget spent", qPrintable(QString::fromStdString(reason) + QStringLiteral(": ") + w.lastSearchError()));
+        const auto after = nodesIn(file);
+        QCOMPARE(after.size(), size_t(4));
+        QCOMPARE(after.back().id, lost);
+        QVERIFY2(after.back().status != "running", after.back().status.c_str());
+        SessionStore store(file.toStdString(), SessionStore::Mode::ReadOnly);
+        QCOMPARE(store.sessions()[0].status, std::string("finished"));
+    }
+
     // File > Export pack from a real CPU session where a node was accepted by hand: the pack folder
     // gets its manifest and the window says which operator went in; a folder that is not empty is
     // refused with the reason and left as it was; a missing kforge-cli is named.

@@ -195,6 +195,22 @@ void MainWindow::createActions()
     m_resumeAction->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_R));
     m_resumeAction->setToolTip(QStringLiteral("Go on with the shown session's search up to its node budget, its unfinished nodes evaluated again"));
     connect(m_resumeAction, &QAction::triggered, this, [this] {
+        const auto &snap = m_context->snapshot();
+        if (snap && snap->session().status == "running") { // a crashed search, or one another process runs now
+            auto *box = new QMessageBox(QMessageBox::Question, QStringLiteral("Resume a running search?"),
+                                        QStringLiteral("The file says its search is still running. If another kforge is "
+                                                       "writing it, resuming here too would search it twice; resume only "
+                                                       "if that search has ended (a crash, a closed terminal)."),
+                                        QMessageBox::Cancel, this);
+            auto *resume = box->addButton(QStringLiteral("Resume here"), QMessageBox::AcceptRole);
+            box->setAttribute(Qt::WA_DeleteOnClose);
+            connect(box, &QMessageBox::finished, this, [this, box, resume] {
+                if (box->clickedButton() == resume && !resumeSearch(true))
+                    statusBar()->showMessage(QStringLiteral("Cannot resume: ") + m_lastError, 10000);
+            });
+            box->open();
+            return;
+        }
         if (!resumeSearch() && !m_lastError.isEmpty())
             statusBar()->showMessage(QStringLiteral("Cannot resume: ") + m_lastError, 10000);
     });
@@ -641,13 +657,17 @@ bool MainWindow::canResume() const
     return false;
 }
 
-bool MainWindow::resumeSearch()
+bool MainWindow::resumeSearch(bool evenIfMarkedRunning)
 {
     if (!canResume()) {
         m_lastError = QStringLiteral("the shown session is finished, or a search is running");
         return false;
     }
     const auto &snap = m_context->snapshot();
+    if (snap->session().status == "running" && !evenIfMarkedRunning) {
+        m_lastError = QStringLiteral("the file says its search is still running (another kforge may be writing it)");
+        return false;
+    }
     const QString path = QString::fromStdString(snap->path());
     SearchRequest request;
     try {

@@ -50,8 +50,10 @@ public:
     // Goes on with the shown session's search (Search > Resume): possible when nothing runs, the file's
     // last search is the one shown, and it stopped or has unfinished nodes. False when it did not start
     // (lastSearchError() says why).
+    // A session the file still marks running may be another process's live search: resuming it here
+    // too would search it twice, so that takes evenIfMarkedRunning (the menu asks the person first).
     bool canResume() const;
-    bool resumeSearch();
+    bool resumeSearch(bool evenIfMarkedRunning = false);
     // File > Export pack…: kforge-cli export on the shown session's file into outDir, in the
     // background; the result (kernels in, operators skipped and why, or the error) goes to a dialog and
     // lastExport(). False when nothing is shown or an export is running.
