@@ -218,6 +218,7 @@ void SearchController::runJob(std::shared_ptr<Job> job, SearchRequest r)
     };
 
     SearchProgress last;
+    int64_t marked = 0; // the session this run marked running
     try {
         SessionStore store(r.sessionPath.toStdString());
         const auto proposer = makeProposer(r.proposer, store, r.backend.toStdString()); // a missing key fails before any worker starts
@@ -256,6 +257,7 @@ void SearchController::runJob(std::shared_ptr<Job> job, SearchRequest r)
             info.id = store.createSession(info);
             opId = store.addOperator(info.id, r.card);
         }
+        marked = info.id;
         const QString path = QString::fromStdString(store.path());
         post([path, info](SearchController *c) { emit c->sessionCreated(path, info); });
 
@@ -273,6 +275,12 @@ void SearchController::runJob(std::shared_ptr<Job> job, SearchRequest r)
             pool.shutdown();
     } catch (const std::exception &e) {
         const QString message = QString::fromStdString(e.what());
+        if (marked) { // a search that broke off is not running: say so in the file, so it can be resumed
+            try {
+                SessionStore(r.sessionPath.toStdString()).setSessionStatus(marked, "stopped");
+            } catch (const std::exception &) {
+            }
+        }
         post([message](SearchController *c) { emit c->failed(message); });
         if (last.stopReason.empty())
             last.stopReason = "failed";

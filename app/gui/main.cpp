@@ -33,6 +33,7 @@ const char *kUsage =
     "\n"
     "  SESSION_FILE              a session to open read-only; with --demo, the file the search writes\n"
     "  --demo                    start a live search on the built-in demo workload (offline templates)\n"
+    "  --resume                  go on with SESSION_FILE's stopped search (Search > Resume)\n"
     "  --nodes N                 candidates the demo search evaluates (default: Settings, 24)\n"
     "  --workers N               worker processes (default: Settings, 1)\n"
     "  --worker CMD              command line that starts a worker (default: Settings, else kforge-worker\n"
@@ -60,6 +61,7 @@ const char *kUsage =
 struct Args {
     std::optional<std::string> session;
     bool demo = false;
+    bool resume = false;
     std::optional<int> nodes;
     std::optional<int> workers;
     std::optional<std::string> worker;
@@ -154,6 +156,8 @@ Args parse(int argc, char **argv)
             a.hover = toInt("--hover", value(), 1);
         else if (arg == "--demo")
             a.demo = true;
+        else if (arg == "--resume")
+            a.resume = true;
         else if (arg == "--nodes")
             a.nodes = toInt("--nodes", value(), 1);
         else if (arg == "--workers")
@@ -236,6 +240,10 @@ int main(int argc, char **argv)
             // Say it in the window too, where the person who double-clicked a file is looking, and
             // offer the upgrade where one would help.
             QTimer::singleShot(0, &window, [&window, path] { window.openSessionInteractively(path); });
+        } else if (args.resume && !window.resumeSearch()) {
+            std::fprintf(stderr, "kforge: cannot resume %s: %s\n", path.toLocal8Bit().constData(),
+                         window.lastSearchError().toLocal8Bit().constData());
+            return 1;
         }
     }
 
