@@ -225,10 +225,11 @@ if asked workloads; then
       timeout 240 "$K" run $m.json --pack $m-pack --compare --iters 10 --json compare-$m.json --worker "$worker" > compare-$m.log 2>&1
       echo "== run --compare $m: rc=$? in $(( $(date +%s) - s0 )) s"; tail -25 compare-$m.log
     done
-    timeout 120 "$build/runtime/kforge-pack-guard-bench" decoder-pack > guard-bench.log 2>&1
+    pack=$(ls -d *-pack 2>/dev/null | head -1)
+    timeout 120 "$build/runtime/kforge-pack-guard-bench" "$pack" > guard-bench.log 2>&1
     echo "== guard check cost (rc=$?)"; tail -8 guard-bench.log
     timeout 60 python3 -c "import torch,sys; torch.ops.load_library(sys.argv[1]); torch.ops.kforge.load_pack(sys.argv[2]); print('python', torch.__version__, 'loaded the pack:', torch.ops.kforge.counters())" \
-      "$build/runtime/libkforge_runtime.so" decoder-pack 2>&1 | tail -3
+      "$build/runtime/libkforge_runtime.so" "$pack" 2>&1 | tail -3
     if [[ -n ${KFORGE_FASTP:-} ]]; then
       # KernelBench-style problems, each one card, searched and set beside eager and torch.compile.
       mkdir -p problems && cp "$root"/bench/problems/*.py problems/
