@@ -121,6 +121,8 @@ private slots:
             n.params = p->params;
             n.summary = "left in flight";
             leftInFlight = store.addNode(n, p->candidate);
+            // And one that had finished but is marked interrupted (as by hand): evaluated again, its rows replaced.
+            store.setNodeStatus(nodes[1].id, "interrupted");
         }
         QVERIFY(!QFile::exists(QString::fromStdString(file + "-wal")) || QFileInfo(QString::fromStdString(file + "-wal")).size() == 0);
         SessionStore store(file);
@@ -130,7 +132,7 @@ private slots:
         so.maxNodes = 7;
         SearchEngine engine(store, pool, proposer, so);
         const auto prog = engine.run(sid, op, card);
-        QCOMPARE(prog.evaluated, 4); // the interrupted one and three new ones: 7 in all
+        QCOMPARE(prog.evaluated, 5); // the two unfinished ones and three new ones: 7 in all
         const auto nodes = store.nodes(sid);
         QCOMPARE(nodes.size(), size_t(8));
         std::set<std::string> points;

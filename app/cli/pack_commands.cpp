@@ -49,7 +49,7 @@ std::vector<std::string> splitList(const std::string &s)
     return out;
 }
 
-std::string readBytes(const std::string &path)
+[[maybe_unused]] std::string readBytes(const std::string &path) // unused in a build with no CPU compiler
 {
     std::ifstream in(path, std::ios::binary);
     std::stringstream buf;

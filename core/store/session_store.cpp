@@ -267,6 +267,9 @@ void SessionStore::finishNode(int64_t nodeId, const Verdict &v, double reward)
                                "VALUES(?,?,?,?,?,?,?)");
         c.bind(1, nodeId).bind(2, int64_t(v.compile.ok)).bind(3, int64_t(v.compile.cached)).bind(4, v.compile.millis);
         c.bind(5, v.compile.target).bind(6, v.compile.log).bind(7, nlohmann::json(v.notes).dump()).run();
+        // A node evaluated again (a resumed search) replaces what an earlier evaluation left.
+        for (const char *sqlText : {"DELETE FROM verifications WHERE node_id = ?", "DELETE FROM timing_samples WHERE node_id = ?"})
+            sql::Statement(m_db, sqlText).bind(1, nodeId).run();
         sql::Statement t(m_db, "INSERT INTO verifications(node_id, trial, label, shape, passed, max_abs_error, max_rel_error, "
                                "failure, detail, candidate_error, aten_error, allowed_error) VALUES(?,?,?,?,?,?,?,?,?,?,?,?)");
         for (size_t i = 0; i < v.trials.size(); ++i) {
