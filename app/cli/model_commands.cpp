@@ -55,26 +55,6 @@ const char *kFastpUsage =
     "  --worker CMD    command line that starts a worker\n"
     "  --python PY     the Python for torch.compile (default: $KFORGE_PYTHON, python3, /usr/bin/python3)\n";
 
-bool isDir(const std::string &p)
-{
-    struct stat st{};
-    return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-bool isFile(const std::string &p)
-{
-    struct stat st{};
-    return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-}
-
-std::string absolutePath(const std::string &p)
-{
-    if (!p.empty() && p[0] == '/')
-        return p;
-    char buf[4096];
-    return ::getcwd(buf, sizeof buf) ? std::string(buf) + "/" + p : p;
-}
-
 std::string folderOf(const std::string &p)
 {
     const auto slash = p.rfind('/');

@@ -209,13 +209,6 @@ const char *kRunUsage =
 
 namespace {
 
-std::string absolutePath(const std::string &p)
-{
-    if (!p.empty() && p[0] == '/')
-        return p;
-    char buf[4096];
-    return ::getcwd(buf, sizeof buf) ? std::string(buf) + "/" + p : p;
-}
 
 } // namespace
 

@@ -48,27 +48,6 @@ const char *kImportUsage =
     "into --out (default: DIR). Needs a Python with torch: --python, else $KFORGE_PYTHON, else python3.\n"
     "Exit status 1 when a problem failed to import, 2 when no Python with torch is found.\n";
 
-bool isFile(const std::string &p)
-{
-    struct stat st{};
-    return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-}
-
-bool isDir(const std::string &p)
-{
-    struct stat st{};
-    return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-std::string absolute(const std::string &p)
-{
-    if (!p.empty() && p[0] == '/')
-        return p;
-    char buf[4096];
-    if (!::getcwd(buf, sizeof buf))
-        return p;
-    return std::string(buf) + "/" + p;
-}
 
 // Runs argv and waits; stdout and stderr pass through. Returns the exit status (127: not started).
 int runProgram(const std::vector<std::string> &argv, bool quiet = false)
@@ -119,7 +98,7 @@ ProfiledWorkload profileThroughWorker(WorkerPool &pool, const WorkloadFile &w, c
     if (callsOnly && w.calls.empty())
         throw Error("workload " + path + " names a " + w.model.kind + " model and has no captured calls: import it with "
                     "kforge-cli import (or python/kforge_capture.py problem) first");
-    const auto dir = absolute(w.dir.empty() ? "." : w.dir);
+    const auto dir = absolutePath(w.dir.empty() ? "." : w.dir);
     std::string stem = path;
     if (stem.size() > 5 && stem.compare(stem.size() - 5, 5, ".json") == 0)
         stem.resize(stem.size() - 5);
@@ -127,7 +106,7 @@ ProfiledWorkload profileThroughWorker(WorkerPool &pool, const WorkloadFile &w, c
                           {"warmup", r.warmup}, {"calls_only", callsOnly}, {"device", r.device},
                           {"problem", !w.problem.empty() && !callsOnly}};
     if (r.writeSamples)
-        req["samples_path"] = absolute(stem + ".samples.pt");
+        req["samples_path"] = absolutePath(stem + ".samples.pt");
     const auto t0 = std::chrono::steady_clock::now();
     const auto reply = pool.request(req, 600000);
     if (reply.value("type", std::string()) != "workload_profile" || !reply.contains("workload")) {

@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 
+#include "util/text.h"
 #include "pack/selection.h"
 #include "protocol/ptxas_log.h"
 #include "util/error.h"
@@ -20,9 +21,7 @@ namespace {
 
 std::string fmt(double v, const char *f = "%.3g")
 {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, f, v);
-    return buf;
+    return formatNumber(v, f);
 }
 
 bool contains(const std::string &s, const char *part)

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "util/text.h"
 #include "proposers/templates/cuda_prelude.h"
 #include "protocol/cpu_abi.h"
 #include "protocol/ptxas_log.h"
@@ -14,9 +15,7 @@ namespace {
 
 std::string fmt(double v, const char *f = "%.3g")
 {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, f, v);
-    return buf;
+    return formatNumber(v, f);
 }
 
 std::string dimsOf(const OperatorCard &card, const TensorSpec &t, const ShapeBindings &s)

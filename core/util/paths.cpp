@@ -1,5 +1,8 @@
 #include "util/paths.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -65,6 +68,26 @@ int localGpuCount()
             ++n;
     ::pclose(p);
     return n;
+}
+
+bool isDir(const std::string &path)
+{
+    struct stat st {};
+    return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+bool isFile(const std::string &path)
+{
+    struct stat st {};
+    return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+std::string absolutePath(const std::string &path)
+{
+    if (!path.empty() && path[0] == '/')
+        return path;
+    char buf[4096];
+    return ::getcwd(buf, sizeof buf) ? std::string(buf) + "/" + path : path;
 }
 
 } // namespace kforge

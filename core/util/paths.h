@@ -15,6 +15,10 @@ std::string cacheDir(const std::string &sub);
 // std::filesystem symbols of its own that the worker, linked with exported symbols, binds to, and its
 // remove_all calls through a null pointer there). Silent about what is already gone.
 void removeTree(const std::string &dir);
+bool isDir(const std::string &path);
+bool isFile(const std::string &path); // a regular file
+// `path` against the working directory when it is relative.
+std::string absolutePath(const std::string &path);
 // GPUs on this host as nvidia-smi lists them (honouring CUDA_VISIBLE_DEVICES); 0 without a driver.
 int localGpuCount();
 

@@ -160,4 +160,11 @@ std::string firstLines(const std::string &text, int n)
     return pos == std::string::npos ? text : text.substr(0, pos) + "\n...";
 }
 
+std::string formatNumber(double v, const char *format)
+{
+    char buf[64];
+    std::snprintf(buf, sizeof buf, format, v);
+    return buf;
+}
+
 } // namespace kforge

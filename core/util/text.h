@@ -22,6 +22,9 @@ std::string_view tailOf(std::string_view text, size_t maxBytes);
 // quoted in a verdict's reason).
 std::string firstLines(const std::string &text, int n);
 
+// A number through printf's `format` ("%.3g" by default), for messages and prompts.
+std::string formatNumber(double v, const char *format = "%.3g");
+
 std::string base64Encode(std::string_view bytes);
 // nullopt when `text` is not base64 (standard alphabet, padding optional, no whitespace).
 std::optional<std::string> base64Decode(std::string_view text);
