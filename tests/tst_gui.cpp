@@ -44,6 +44,8 @@
 #include "ui/session_context.h"
 #include "ui/session_watcher.h"
 #include "ui/status_style.h"
+#include "ui/timing_plot.h"
+#include "ui/timing_plot_geometry.h"
 #include "ui/tree_view.h"
 #include "ui/verdict_pane.h"
 
@@ -343,6 +345,198 @@ private slots:
         w.context()->select(m_session.ids["accepted"]);
         const QString text = w.inspector()->verdictPane()->statusText();
         QVERIFY2(text.contains(QStringLiteral("roofline floor 8.4 µs: this kernel at 72%, the baseline at 40% of it")), qPrintable(text));
+    }
+
+    // The timing plot's axis: both sides' samples on whole ticks of a 1-2-5 step (3 to 5 ticks), the
+    // floor inside when it lies close, a single value or all-equal samples centred on a padded span.
+    void timingPlotAxis_data()
+    {
+        QTest::addColumn<QList<double>>("candidate");
+        QTest::addColumn<QList<double>>("baseline");
+        QTest::addColumn<double>("floorUs");
+        QTest::addColumn<double>("lo");
+        QTest::addColumn<double>("hi");
+        QTest::addColumn<double>("step");
+        QTest::newRow("two sides") << QList<double>{10, 11, 12} << QList<double>{20, 21, 22} << 0.0 << 10.0 << 25.0 << 5.0;
+        QTest::newRow("near floor joins the span")
+            << QList<double>{11.2, 11.7, 12.2} << QList<double>{20, 21, 22} << 8.4 << 5.0 << 25.0 << 5.0;
+        QTest::newRow("far floor stays out") << QList<double>{100, 101, 102} << QList<double>{} << 10.0 << 100.0 << 102.0 << 0.5;
+        QTest::newRow("floor far above") << QList<double>{1, 2} << QList<double>{1.5} << 50.0 << 1.0 << 2.0 << 0.5;
+        QTest::newRow("one sample") << QList<double>{5} << QList<double>{} << 0.0 << 4.5 << 5.5 << 0.5;
+        QTest::newRow("all equal") << QList<double>{3, 3, 3} << QList<double>{3, 3} << 0.0 << 2.6 << 3.4 << 0.2;
+        QTest::newRow("no samples, a floor") << QList<double>{} << QList<double>{} << 8.4 << 7.5 << 9.5 << 0.5;
+        QTest::newRow("nothing at all") << QList<double>{} << QList<double>{} << 0.0 << 0.45 << 0.55 << 0.05;
+    }
+
+    void timingPlotAxis()
+    {
+        QFETCH(QList<double>, candidate);
+        QFETCH(QList<double>, baseline);
+        QFETCH(double, floorUs);
+        const std::vector<double> c(candidate.begin(), candidate.end()), b(baseline.begin(), baseline.end());
+        const auto axis = timingAxis(c, b, floorUs, 40, 440);
+        auto near = [](double a, double e) { return std::abs(a - e) < 1e-9 * std::max(1.0, std::abs(e)); };
+        QFETCH(double, lo);
+        QFETCH(double, hi);
+        QFETCH(double, step);
+        QVERIFY2(near(axis.loUs, lo) && near(axis.hiUs, hi) && near(axis.stepUs, step),
+                 qPrintable(QStringLiteral("axis %1..%2 step %3").arg(axis.loUs).arg(axis.hiUs).arg(axis.stepUs)));
+        const auto ticks = axis.ticks();
+        QVERIFY2(ticks.size() >= 3 && ticks.size() <= 5, qPrintable(QString::number(ticks.size())));
+        QVERIFY(near(ticks.front(), lo) && near(ticks.back(), hi));
+        QCOMPARE(axis.x(lo), 40.0);
+        QCOMPARE(axis.x(hi), 440.0);
+        for (const auto *side : {&c, &b})
+            for (double v : *side)
+                QVERIFY(axis.x(v) >= 40 && axis.x(v) <= 440);
+    }
+
+    void timingPlotTickDecimals_data()
+    {
+        QTest::addColumn<double>("stepUs");
+        QTest::addColumn<int>("decimals");
+        QTest::newRow("5000") << 5000.0 << 0;
+        QTest::newRow("1") << 1.0 << 0;
+        QTest::newRow("0.5") << 0.5 << 1;
+        QTest::newRow("0.25, a halved step") << 0.25 << 2;
+        QTest::newRow("0.05 from repeated products") << 0.001 * 2 * 2.5 * 2 * 2 * 2.5 << 2;
+    }
+
+    void timingPlotTickDecimals()
+    {
+        QFETCH(double, stepUs);
+        QTEST(tickDecimals(stepUs), "decimals");
+    }
+
+    // One row: a dot per sample at its time, jittered within the row; the box p25-p75 and the median.
+    void timingPlotRow_data()
+    {
+        QTest::addColumn<QList<double>>("samples");
+        QTest::addColumn<QList<double>>("dotX");
+        QTest::addColumn<bool>("hasBox");
+        QTest::addColumn<double>("boxX0");
+        QTest::addColumn<double>("boxX1");
+        QTest::addColumn<double>("medianX");
+        // The axis below maps 0..100 us to 10..210 px: x = 10 + 2 * us.
+        QTest::newRow("five samples") << QList<double>{50, 10, 30, 20, 40} << QList<double>{110, 30, 70, 50, 90} << true << 50.0
+                                      << 90.0 << 70.0;
+        QTest::newRow("skewed") << QList<double>{10, 10, 10, 90} << QList<double>{30, 30, 30, 190} << true << 30.0 << 70.0 << 30.0;
+        QTest::newRow("one sample") << QList<double>{25} << QList<double>{60} << true << 60.0 << 60.0 << 60.0;
+        QTest::newRow("all equal") << QList<double>{40, 40, 40} << QList<double>{90, 90, 90} << true << 90.0 << 90.0 << 90.0;
+        QTest::newRow("empty") << QList<double>{} << QList<double>{} << false << 0.0 << 0.0 << 0.0;
+    }
+
+    void timingPlotRow()
+    {
+        QFETCH(QList<double>, samples);
+        TimingAxis axis;
+        axis.loUs = 0;
+        axis.hiUs = 100;
+        axis.stepUs = 25;
+        axis.x0 = 10;
+        axis.x1 = 210;
+        const std::vector<double> s(samples.begin(), samples.end());
+        const auto row = plotRow(s, axis, 100, 30);
+        QList<double> xs;
+        for (const auto &d : row.dots) {
+            xs << d.x;
+            QVERIFY2(d.y >= 100 + 30 * 0.2 && d.y <= 100 + 30 * 0.8, qPrintable(QString::number(d.y)));
+        }
+        QTEST(xs, "dotX");
+        QTEST(row.hasBox, "hasBox");
+        QTEST(row.boxX0, "boxX0");
+        QTEST(row.boxX1, "boxX1");
+        QTEST(row.medianX, "medianX");
+        QCOMPARE(row.centerY, 115.0);
+        // The same samples draw the same picture, and equal times do not hide behind one another.
+        const auto again = plotRow(s, axis, 100, 30);
+        for (size_t i = 0; i < row.dots.size(); ++i)
+            QCOMPARE(again.dots[i].y, row.dots[i].y);
+        if (row.dots.size() > 1)
+            QVERIFY(row.dots[0].y != row.dots[1].y);
+    }
+
+    void timingPlotFloor_data()
+    {
+        QTest::addColumn<double>("floorUs");
+        QTest::addColumn<bool>("shown");
+        QTest::addColumn<double>("x");
+        QTest::addColumn<int>("outside");
+        // The axis below maps 10..20 us to 0..100 px.
+        QTest::newRow("inside") << 15.0 << true << 50.0 << 0;
+        QTest::newRow("on the left end") << 10.0 << true << 0.0 << 0;
+        QTest::newRow("below: clamped left") << 5.0 << true << 0.0 << -1;
+        QTest::newRow("above: clamped right") << 30.0 << true << 100.0 << 1;
+        QTest::newRow("not measured") << 0.0 << false << 0.0 << 0;
+    }
+
+    void timingPlotFloor()
+    {
+        QFETCH(double, floorUs);
+        TimingAxis axis;
+        axis.loUs = 10;
+        axis.hiUs = 20;
+        axis.stepUs = 5;
+        axis.x0 = 0;
+        axis.x1 = 100;
+        const auto f = floorLine(floorUs, axis);
+        QTEST(f.shown, "shown");
+        QTEST(f.x, "x");
+        QTEST(f.outside, "outside");
+    }
+
+    // A real CPU search: the verdict pane of its best node draws that node's stored samples, in the
+    // candidate's status colour; the baseline, with no verdict, shows no plot.
+    void verdictPaneShowsTheTimingPlot()
+    {
+        const QString worker = liveWorker();
+        if (worker.isEmpty())
+            QSKIP("no kforge-worker: build it (KFORGE_BUILD_WORKER=ON) or set KFORGE_WORKER to one");
+        MainWindow w;
+        w.resize(1400, 850);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        auto request = SearchRequest::demo(3, 1);
+        request.workerCommand = worker;
+        request.sessionPath = path("plot.kforge");
+        request.options.eval.benchSamples = 12;
+        QSignalSpy finished(w.searchController(), &SearchController::finished);
+        QVERIFY(w.startSearch(request));
+        QVERIFY(finished.wait(90000));
+        QCOMPARE(w.lastSearchError(), QString());
+
+        SessionStore store(request.sessionPath.toStdString(), SessionStore::Mode::ReadOnly);
+        const auto nodes = store.nodes(store.sessions().back().id);
+        const auto timed = std::find_if(nodes.begin(), nodes.end(), [&](const NodeRecord &n) {
+            const auto d = store.nodeDetail(n.id);
+            return d && !d->verdict.candidate.samplesUs.empty();
+        });
+        QVERIFY2(timed != nodes.end(), "the search timed no node");
+        const auto detail = *store.nodeDetail(timed->id);
+        w.context()->select(timed->id);
+        auto *pane = w.inspector()->verdictPane();
+        auto *plot = pane->timingPlot();
+        QVERIFY(!plot->isHidden());
+        QCOMPARE(plot->candidateCount(), int(detail.verdict.candidate.samplesUs.size()));
+        QCOMPARE(plot->baselineCount(), int(detail.verdict.baseline.samplesUs.size()));
+        QCOMPARE(plot->candidateCount(), pane->timingTable()->item(0, 7)->text().toInt()); // the table's Samples column
+        QCOMPARE(plot->floorUs(), detail.verdict.rooflineUs);
+
+        plot->resize(600, plot->sizeHint().height());
+        const QImage image = plot->grab().toImage();
+        const QColor want = statusStyle(timed->status).fill;
+        bool drawn = false;
+        for (int y = 0; y < image.height() && !drawn; ++y)
+            for (int x = 0; x < image.width() && !drawn; ++x) {
+                const QColor c = image.pixelColor(x, y);
+                drawn = std::abs(c.red() - want.red()) < 12 && std::abs(c.green() - want.green()) < 12 &&
+                        std::abs(c.blue() - want.blue()) < 12;
+            }
+        QVERIFY2(drawn, "no pixel in the candidate's colour");
+
+        w.context()->select(nodes.front().id); // the baseline: no verdict, no plot
+        QVERIFY(plot->isHidden());
+        QCOMPARE(plot->candidateCount(), 0);
     }
 
     void refusesFileThatIsNotASession_data()

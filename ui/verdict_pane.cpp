@@ -7,6 +7,7 @@
 
 #include "store/session_store.h"
 #include "ui/status_style.h"
+#include "ui/timing_plot.h"
 
 namespace kforge::ui {
 
@@ -56,7 +57,8 @@ VerdictPane::VerdictPane(QWidget *parent)
                          this)),
       m_timing(makeTable({QStringLiteral("Side"), QStringLiteral("Median µs"), QStringLiteral("p25"), QStringLiteral("p75"),
                           QStringLiteral("Min"), QStringLiteral("Max"), QStringLiteral("Spread"), QStringLiteral("Samples")},
-                         this))
+                         this)),
+      m_plot(new TimingPlot(this))
 {
     m_status->setTextFormat(Qt::RichText);
     m_status->setWordWrap(true);
@@ -72,6 +74,7 @@ VerdictPane::VerdictPane(QWidget *parent)
     layout->addWidget(new QLabel(QStringLiteral("<b>Verification</b>"), this));
     layout->addWidget(m_trials, 1);
     layout->addWidget(new QLabel(QStringLiteral("<b>Timing</b> (candidate and baseline interleaved in one run)"), this));
+    layout->addWidget(m_plot);
     layout->addWidget(m_timing);
     clear();
 }
@@ -83,6 +86,8 @@ void VerdictPane::clear()
     m_reasons->hide();
     m_trials->setRowCount(0);
     m_timing->setRowCount(0);
+    m_plot->clear();
+    m_plot->hide();
 }
 
 void VerdictPane::showRecord(const NodeRecord &node, const QString &note)
@@ -170,6 +175,9 @@ void VerdictPane::showDetail(const NodeDetail &d)
         m_timing->setItem(row, 7, cell(QString::number(s.count), kRight));
     }
     m_timing->resizeColumnsToContents();
+    // The plot draws the same stored samples the table summarizes.
+    m_plot->setTimings(v.candidate.samplesUs, v.baseline.samplesUs, v.rooflineUs, n.status);
+    m_plot->setVisible(!v.candidate.samplesUs.empty() || !v.baseline.samplesUs.empty());
 }
 
 QString VerdictPane::statusText() const

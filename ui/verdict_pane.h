@@ -13,6 +13,8 @@ struct NodeRecord;
 
 namespace kforge::ui {
 
+class TimingPlot;
+
 class VerdictPane : public QWidget {
     Q_OBJECT
 public:
@@ -28,12 +30,14 @@ public:
     int trialCount() const;
     QTableWidget *trialTable() const { return m_trials; }
     QTableWidget *timingTable() const { return m_timing; }
+    TimingPlot *timingPlot() const { return m_plot; }
 
 private:
     QLabel *m_status;
     QLabel *m_reasons;
     QTableWidget *m_trials;
     QTableWidget *m_timing;
+    TimingPlot *m_plot;
 };
 
 } // namespace kforge::ui
