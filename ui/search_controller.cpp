@@ -5,6 +5,7 @@
 #include <mutex>
 
 #include "ops/workload.h"
+#include "search/resume.h"
 #include "llm/client.h"
 #include "ui/keychain.h"
 #include "util/error.h"
@@ -68,33 +69,22 @@ SearchRequest SearchRequest::demo(int maxNodes, int workers)
 
 SearchRequest SearchRequest::resumeOf(const QString &sessionPath)
 {
-    const std::string path = sessionPath.toStdString();
-    const SessionStore store(path, SessionStore::Mode::ReadOnly);
-    const auto sessions = store.sessions();
-    if (sessions.empty())
-        throw Error("'" + path + "' holds no search to resume");
-    const auto &last = sessions.back();
-    const auto ops = store.operators(last.id);
-    if (ops.empty())
-        throw Error("the last search in '" + path + "' has no operator to resume");
-    // The same keys kforge-cli search --resume reads; a session the window started stores them too.
-    const nlohmann::json was = last.options.is_object() ? last.options : nlohmann::json::object();
+    // The same reading as kforge-cli search --resume (core/search/resume.h).
+    const auto was = lastSearch(SessionStore(sessionPath.toStdString(), SessionStore::Mode::ReadOnly));
     SearchRequest r;
     r.resume = true;
     r.sessionPath = sessionPath;
-    r.card = ops.front().card;
-    r.workloadName = QString::fromStdString(last.workload);
-    r.backend = QString::fromStdString(last.backend);
-    r.workers = std::max(1, was.value("workers", 1));
-    r.options.maxNodes = was.value("nodes", 24);
-    r.options.seed = was.value("seed", r.options.seed);
-    r.options.eval.benchSamples = was.value("samples", r.options.eval.benchSamples);
-    r.options.eval.deadlineMs = was.value("deadline_ms", r.options.eval.deadlineMs);
-    r.proposer.spec = was.value("proposer_spec", last.proposer == "templates" ? std::string("templates") : std::string());
-    if (r.proposer.spec.empty())
-        throw Error("the search in '" + path + "' used proposer '" + last.proposer + "', which this session file does not say how to rebuild");
-    r.proposer.baseUrl = was.value("base_url", std::string());
-    r.proposer.budget = was.value("budget_usd", 0.0);
+    r.card = was.op.card;
+    r.workloadName = QString::fromStdString(was.session.workload);
+    r.backend = QString::fromStdString(was.session.backend);
+    r.workers = was.workers;
+    r.options.maxNodes = was.options.maxNodes;
+    r.options.seed = was.options.seed;
+    r.options.eval.benchSamples = was.options.eval.benchSamples;
+    r.options.eval.deadlineMs = was.options.eval.deadlineMs;
+    r.proposer.spec = was.proposerSpec;
+    r.proposer.baseUrl = was.baseUrl;
+    r.proposer.budget = was.budgetUsd;
     return r;
 }
 
@@ -246,13 +236,7 @@ void SearchController::runJob(std::shared_ptr<Job> job, SearchRequest r)
             info.proposer = proposer->name();
             info.status = "running";
             // What a resume needs to go on with the same search (the keys kforge-cli search writes).
-            info.options = {{"nodes", r.options.maxNodes}, {"workers", pool.size()}, {"seed", r.options.seed},
-                            {"proposer_spec", r.proposer.spec}, {"samples", r.options.eval.benchSamples},
-                            {"deadline_ms", r.options.eval.deadlineMs}};
-            if (!r.proposer.baseUrl.empty())
-                info.options["base_url"] = r.proposer.baseUrl;
-            if (r.proposer.budget > 0)
-                info.options["budget_usd"] = r.proposer.budget;
+            info.options = resumeOptions(r.options, pool.size(), r.proposer.spec, r.proposer.baseUrl, r.proposer.budget);
             info.createdAt = nowSeconds();
             info.id = store.createSession(info);
             opId = store.addOperator(info.id, r.card);

@@ -29,6 +29,7 @@
 #include "search/search_engine.h"
 #include "workload/workload_file.h"
 #include "search/campaign.h"
+#include "search/resume.h"
 #include "store/session_store.h"
 #include "util/error.h"
 #include "util/paths.h"
@@ -271,41 +272,27 @@ int searchCommand(const Args &args)
     const auto path = o.get("--session", "kforge-session.kforge");
     if (resume && !std::filesystem::exists(path))
         throw Error("cannot resume '" + path + "': no such file");
-    SessionInfo resumed;
-    OperatorRecord resumedOp;
-    if (resume) {
-        // Read first, write later: a bad option must leave the file as it was.
-        const SessionStore previous(path, SessionStore::Mode::ReadOnly);
-        const auto sessions = previous.sessions();
-        if (sessions.empty())
-            throw Error("'" + path + "' holds no search to resume");
-        resumed = sessions.back();
-        const auto ops = previous.operators(resumed.id);
-        if (ops.empty())
-            throw Error("the last search in '" + path + "' has no operator to resume");
-        resumedOp = ops.front();
-    }
-    const auto card = resume ? resumedOp.card : chosenCard(o);
-    const nlohmann::json &was = resumed.options;
+    // Read first, write later: a bad option must leave the file as it was. The defaults of a resumed
+    // search are what it ran with.
+    const ResumableSearch was = resume ? lastSearch(SessionStore(path, SessionStore::Mode::ReadOnly)) : ResumableSearch{};
+    const SearchOptions defaults = resume ? was.options : SearchOptions{};
+    const auto card = resume ? was.op.card : chosenCard(o);
     SearchOptions so;
-    so.maxNodes = o.count("--nodes", resume ? was.value("nodes", 24) : 24, 1, 1000000);
+    so.maxNodes = o.count("--nodes", defaults.maxNodes, 1, 1000000);
     so.maxSeconds = o.real("--seconds", 0, 0, 1e7);
     so.stallNodes = o.count("--stall", 0, 0, 1000000);
-    so.seed = uint64_t(o.integer("--seed", resume ? was.value("seed", int64_t(1)) : 1, 0, std::numeric_limits<int64_t>::max()));
-    so.eval.benchSamples = o.count("--samples", resume ? was.value("samples", so.eval.benchSamples) : so.eval.benchSamples, 1, 100000);
-    so.eval.deadlineMs = o.count("--deadline-ms", resume ? was.value("deadline_ms", so.eval.deadlineMs) : so.eval.deadlineMs, 1, kMaxDeadlineMs);
-    const auto backend = resume ? resumed.backend : o.choice("--backend", "cpu", kBackends);
+    so.seed = uint64_t(o.integer("--seed", int64_t(defaults.seed), 0, std::numeric_limits<int64_t>::max()));
+    so.eval.benchSamples = o.count("--samples", defaults.eval.benchSamples, 1, 100000);
+    so.eval.deadlineMs = o.count("--deadline-ms", defaults.eval.deadlineMs, 1, kMaxDeadlineMs);
+    const auto backend = resume ? was.session.backend : o.choice("--backend", "cpu", kBackends);
     so.backend = backend;
     if (!o.has("--no-lessons"))
         so.lessonsDir = knowledge::userDir();
-    const auto proposerSpec = resume ? was.value("proposer_spec", resumed.proposer == "templates" ? std::string("templates") : std::string())
-                                     : o.get("--proposer", "templates");
-    if (proposerSpec.empty())
-        throw Error("the search in '" + path + "' used proposer '" + resumed.proposer + "', which this session file does not say how to rebuild");
+    const auto proposerSpec = resume ? was.proposerSpec : o.get("--proposer", "templates");
     const bool llmProposer = proposerSpec != "templates";
     if (!llmProposer && (o.has("--base-url") || o.has("--budget-usd")))
         throw Error("options --base-url and --budget-usd are for --proposer llm:PROVIDER/MODEL");
-    const double budget = o.real("--budget-usd", resume ? was.value("budget_usd", 0.0) : 0.0, 0, 1e6);
+    const double budget = o.real("--budget-usd", was.budgetUsd, 0, 1e6);
 
     PoolOptions po;
     po.command = o.get("--worker", defaultWorkerCommand());
@@ -317,13 +304,13 @@ int searchCommand(const Args &args)
     SessionStore store(path);
     ProposerChoice choice;
     choice.spec = proposerSpec;
-    choice.baseUrl = resume ? was.value("base_url", std::string()) : o.get("--base-url");
+    choice.baseUrl = resume ? was.baseUrl : o.get("--base-url");
     choice.budget = budget;
     const auto proposer = makeProposer(choice, store, backend);
     WorkerPool pool(po);
     pool.start();
 
-    int64_t sessionId = resumed.id, opId = resumedOp.id;
+    int64_t sessionId = was.session.id, opId = was.op.id;
     if (!resume) {
         SessionInfo info;
         info.name = "search " + card.key;
@@ -331,12 +318,7 @@ int searchCommand(const Args &args)
         info.backend = backend;
         info.proposer = proposer->name();
         // What --resume needs to go on with the same search.
-        info.options = {{"nodes", so.maxNodes}, {"workers", po.workers}, {"seed", so.seed}, {"proposer_spec", proposerSpec},
-                        {"samples", so.eval.benchSamples}, {"deadline_ms", so.eval.deadlineMs}};
-        if (!choice.baseUrl.empty())
-            info.options["base_url"] = choice.baseUrl;
-        if (budget > 0)
-            info.options["budget_usd"] = budget;
+        info.options = resumeOptions(so, po.workers, proposerSpec, choice.baseUrl, budget);
         sessionId = store.createSession(info);
         opId = store.addOperator(sessionId, card);
     } else {

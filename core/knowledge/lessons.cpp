@@ -19,11 +19,6 @@ namespace kforge::knowledge {
 
 namespace {
 
-std::string fmt(double v, const char *f = "%.3g")
-{
-    return formatNumber(v, f);
-}
-
 bool contains(const std::string &s, const char *part)
 {
     return s.find(part) != std::string::npos;
@@ -189,13 +184,13 @@ std::optional<Note> lessonFromSearch(const SessionStore &store, int64_t sessionI
     const auto absolute = fs::absolute(store.path(), ec);
     n.session = ec ? store.path() : absolute.lexically_normal().string(); // a lesson outlives the folder it was made in
     n.node = best->id;
-    n.title = "Lesson: " + card.atenOp + " on " + arch + ", " + fmt(n.speedup) + "x over ATen";
+    n.title = "Lesson: " + card.atenOp + " on " + arch + ", " + formatNumber(n.speedup) + "x over ATen";
 
     std::ostringstream body;
     body << "The best kernel a search found for " << n.signature << " on " << arch << (deviceName.empty() ? "" : " (" + deviceName + ")")
-         << ": " << fmt(n.speedup) << "x faster than ATen";
+         << ": " << formatNumber(n.speedup) << "x faster than ATen";
     if (n.roofline > 0)
-        body << ", at " << fmt(100 * n.roofline, "%.0f") << "% of the roofline";
+        body << ", at " << formatNumber(100 * n.roofline, "%.0f") << "% of the roofline";
     body << ", made by " << n.templateId;
     if (best->params.contains("rationale") && best->params["rationale"].is_string())
         body << " (" << best->params["rationale"].get<std::string>() << ")";

@@ -13,11 +13,6 @@ namespace kforge::llm {
 
 namespace {
 
-std::string fmt(double v, const char *f = "%.3g")
-{
-    return formatNumber(v, f);
-}
-
 std::string dimsOf(const OperatorCard &card, const TensorSpec &t, const ShapeBindings &s)
 {
     if (t.dims.empty())
@@ -81,17 +76,17 @@ std::string describeDevice(const nlohmann::json &device, const knowledge::Note *
         if (!str("sm").empty())
             o << ", " << str("sm");
         if (num("sms") > 0)
-            o << ", " << fmt(num("sms"), "%.0f") << " SMs";
+            o << ", " << formatNumber(num("sms"), "%.0f") << " SMs";
         if (num("memory_bytes") > 0)
-            o << ", " << fmt(num("memory_bytes") / (1024.0 * 1024 * 1024), "%.0f") << " GiB of memory";
+            o << ", " << formatNumber(num("memory_bytes") / (1024.0 * 1024 * 1024), "%.0f") << " GiB of memory";
         if (num("l2_bytes") > 0)
-            o << ", " << fmt(num("l2_bytes") / (1024.0 * 1024), "%.0f") << " MiB of L2";
+            o << ", " << formatNumber(num("l2_bytes") / (1024.0 * 1024), "%.0f") << " MiB of L2";
         if (num("copy_bandwidth_gbs") > 0)
-            o << ", a measured copy rate of " << fmt(num("copy_bandwidth_gbs"), "%.0f") << " GB/s (the roofline's rate)";
+            o << ", a measured copy rate of " << formatNumber(num("copy_bandwidth_gbs"), "%.0f") << " GB/s (the roofline's rate)";
         if (num("cores") > 0)
-            o << ", " << fmt(num("cores"), "%.0f") << " cores (the candidate runs on one)";
+            o << ", " << formatNumber(num("cores"), "%.0f") << " cores (the candidate runs on one)";
         if (num("cache_bytes") > 0)
-            o << ", " << fmt(num("cache_bytes") / 1024.0, "%.0f") << " KiB of last-level cache";
+            o << ", " << formatNumber(num("cache_bytes") / 1024.0, "%.0f") << " KiB of last-level cache";
         o << ".\n";
     }
     if (hardware)
@@ -122,20 +117,20 @@ std::string describeProfile(const nlohmann::json &p)
     std::ostringstream o;
     auto pct = [&](const char *k, const char *what) {
         if (p.contains(k) && p[k].is_number())
-            o << (o.tellp() > 0 ? ", " : "") << what << " " << fmt(p[k].get<double>(), "%.0f") << "%";
+            o << (o.tellp() > 0 ? ", " : "") << what << " " << formatNumber(p[k].get<double>(), "%.0f") << "%";
     };
     pct("memory_throughput_pct", "memory throughput");
     pct("compute_throughput_pct", "compute (SM) throughput");
     pct("achieved_occupancy_pct", "achieved occupancy");
     std::string out = o.str();
     if (p.contains("duration_us") && p["duration_us"].is_number())
-        out += (out.empty() ? "" : ", ") + std::string("kernel time ") + fmt(p["duration_us"].get<double>()) + " us";
+        out += (out.empty() ? "" : ", ") + std::string("kernel time ") + formatNumber(p["duration_us"].get<double>()) + " us";
     if (p.contains("top_stalls") && p["top_stalls"].is_array() && !p["top_stalls"].empty()) {
         out += "; top stall reasons:";
         for (const auto &st : p["top_stalls"])
             if (st.is_object() && st.contains("reason") && st["reason"].is_string())
                 out += " " + st["reason"].get<std::string>()
-                       + (st.contains("value") && st["value"].is_number() ? " (" + fmt(st["value"].get<double>()) + ")" : "");
+                       + (st.contains("value") && st["value"].is_number() ? " (" + formatNumber(st["value"].get<double>()) + ")" : "");
     }
     if (out.empty())
         return {};
@@ -198,7 +193,7 @@ std::string describeCard(const OperatorCard &card)
     }
     o << "Inputs are drawn at scales";
     for (double s : card.inputScales)
-        o << " " << fmt(s);
+        o << " " << formatNumber(s);
     o << "; numerics: " << errorModelText(card.errorModel) << ".\n";
     if (!card.invariants.empty()) {
         o << "Invariants checked:";
@@ -212,7 +207,7 @@ std::string describeCard(const OperatorCard &card)
             o << " " << i;
         o << " (masked_rows: about a quarter of each row is -inf, the first column finite)\n";
     }
-    o << "Roofline: at least " << fmt(card.minBytes(card.shape) / 1e6) << " MB moved and " << fmt(card.flops(card.shape) / 1e6)
+    o << "Roofline: at least " << formatNumber(card.minBytes(card.shape) / 1e6) << " MB moved and " << formatNumber(card.flops(card.shape) / 1e6)
       << " MFLOP at the captured shape.\n";
     return o.str();
 }
@@ -277,7 +272,7 @@ std::string describeFeedback(const NodeDetail &parent, size_t compileLogCap, int
         if (!t.detail.empty())
             o << " - " << t.detail;
         if (t.allowedError > 0)
-            o << " (error " << fmt(t.candidateError) << " units against ATen's " << fmt(t.atenError) << ", allowed " << fmt(t.allowedError)
+            o << " (error " << formatNumber(t.candidateError) << " units against ATen's " << formatNumber(t.atenError) << ", allowed " << formatNumber(t.allowedError)
               << ")";
         o << "\n";
     }
@@ -286,11 +281,11 @@ std::string describeFeedback(const NodeDetail &parent, size_t compileLogCap, int
     if (!v.trials.empty() && failedTrials == 0)
         o << "All " << v.trials.size() << " verification trials passed.\n";
     if (v.candidate.summary.median > 0) {
-        o << "Timing: candidate median " << fmt(v.candidate.summary.median) << " us, ATen " << fmt(v.baseline.summary.median)
-          << " us, speedup " << fmt(v.speedup) << "x (noise band " << fmt(v.noise * 100, "%.1f") << "%)";
+        o << "Timing: candidate median " << formatNumber(v.candidate.summary.median) << " us, ATen " << formatNumber(v.baseline.summary.median)
+          << " us, speedup " << formatNumber(v.speedup) << "x (noise band " << formatNumber(v.noise * 100, "%.1f") << "%)";
         const double floor = v.rooflineUs > 0 ? v.rooflineUs : parent.node.rooflineUs;
         if (floor > 0)
-            o << "; the roofline floor is " << fmt(floor) << " us, so the candidate runs at " << fmt(100 * floor / v.candidate.summary.median, "%.0f")
+            o << "; the roofline floor is " << formatNumber(floor) << " us, so the candidate runs at " << formatNumber(100 * floor / v.candidate.summary.median, "%.0f")
               << "% of the roofline";
         o << ".\n";
     }
@@ -335,7 +330,7 @@ ChatRequest buildPrompt(const PromptInput &in)
         for (const auto &s : in.lineage) {
             u << "- node " << s.nodeId << " [" << s.expansion << "] " << s.status;
             if (s.speedup > 0)
-                u << ", " << fmt(s.speedup) << "x";
+                u << ", " << formatNumber(s.speedup) << "x";
             if (!s.change.empty())
                 u << ": " << s.change;
             u << "\n";

@@ -1,0 +1,47 @@
+#include "search/resume.h"
+
+#include <algorithm>
+
+#include "util/error.h"
+
+namespace kforge {
+
+nlohmann::json resumeOptions(const SearchOptions &options, int workers, const std::string &proposerSpec, const std::string &baseUrl,
+                             double budgetUsd)
+{
+    nlohmann::json j = {{"nodes", options.maxNodes}, {"workers", workers}, {"seed", options.seed}, {"proposer_spec", proposerSpec},
+                        {"samples", options.eval.benchSamples}, {"deadline_ms", options.eval.deadlineMs}};
+    if (!baseUrl.empty())
+        j["base_url"] = baseUrl;
+    if (budgetUsd > 0)
+        j["budget_usd"] = budgetUsd;
+    return j;
+}
+
+ResumableSearch lastSearch(const SessionStore &store)
+{
+    const auto sessions = store.sessions();
+    if (sessions.empty())
+        throw Error("'" + store.path() + "' holds no search to resume");
+    ResumableSearch r;
+    r.session = sessions.back();
+    const auto ops = store.operators(r.session.id);
+    if (ops.empty())
+        throw Error("the last search in '" + store.path() + "' has no operator to resume");
+    r.op = ops.front();
+    const nlohmann::json was = r.session.options.is_object() ? r.session.options : nlohmann::json::object();
+    r.options.maxNodes = was.value("nodes", 24);
+    r.options.seed = was.value("seed", r.options.seed);
+    r.options.eval.benchSamples = was.value("samples", r.options.eval.benchSamples);
+    r.options.eval.deadlineMs = was.value("deadline_ms", r.options.eval.deadlineMs);
+    r.workers = std::max(1, was.value("workers", 1));
+    r.proposerSpec = was.value("proposer_spec", r.session.proposer == "templates" ? std::string("templates") : std::string());
+    if (r.proposerSpec.empty())
+        throw Error("the search in '" + store.path() + "' used proposer '" + r.session.proposer
+                    + "', which this session file does not say how to rebuild");
+    r.baseUrl = was.value("base_url", std::string());
+    r.budgetUsd = was.value("budget_usd", 0.0);
+    return r;
+}
+
+} // namespace kforge
