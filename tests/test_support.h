@@ -4,6 +4,7 @@
 #include <QString>
 #include <string>
 
+#include "ops/operator_card.h"
 #include "protocol/messages.h"
 
 namespace kforge::test {
@@ -30,6 +31,25 @@ inline Candidate cpuKernel(const char *name)
     Candidate c;
     c.backend = "cpu";
     c.source = readAll(QStringLiteral(KFORGE_TEST_KERNELS "/cpu/") + QString::fromLatin1(name)).toStdString();
+    return c;
+}
+
+// An operator no template covers, for the LLM proposer's tests: aten::hardsigmoid,
+// min(max(x + 3, 0), 6) / 6.
+inline OperatorCard hardsigmoidCard(int64_t rows, int64_t cols)
+{
+    OperatorCard c;
+    c.key = "hardsigmoid.f32";
+    c.family = "hardsigmoid";
+    c.atenSchema = "aten::hardsigmoid(Tensor self) -> Tensor";
+    c.atenOp = "aten::hardsigmoid";
+    c.referenceArgs = nlohmann::json::array({{{"input", 0}}});
+    c.shape = {{"rows", rows}, {"cols", cols}};
+    c.heldOutShapes = {{{"rows", 7}, {"cols", cols + 3}}};
+    c.inputs = {{"x", {"rows", "cols"}, DType::F32}};
+    c.outputs = {{"y", {"rows", "cols"}, DType::F32}};
+    c.errorModel = ErrorModel::Pointwise;
+    c.flopsPerElement = 4;
     return c;
 }
 

@@ -42,23 +42,7 @@ namespace {
 // Recognisable anywhere it should not be.
 const char *kFakeKey = "sk-kforge-FAKE-KEY-5e1f0c2a9b7d4e66";
 
-// An operator no template covers: aten::hardsigmoid, min(max(x + 3, 0), 6) / 6 (as tst_llm).
-OperatorCard hardsigmoidCard(int64_t rows, int64_t cols)
-{
-    OperatorCard c;
-    c.key = "hardsigmoid.f32";
-    c.family = "hardsigmoid";
-    c.atenSchema = "aten::hardsigmoid(Tensor self) -> Tensor";
-    c.atenOp = "aten::hardsigmoid";
-    c.referenceArgs = J::array({{{"input", 0}}});
-    c.shape = {{"rows", rows}, {"cols", cols}};
-    c.heldOutShapes = {{{"rows", 7}, {"cols", cols + 3}}};
-    c.inputs = {{"x", {"rows", "cols"}, DType::F32}};
-    c.outputs = {{"y", {"rows", "cols"}, DType::F32}};
-    c.errorModel = ErrorModel::Pointwise;
-    c.flopsPerElement = 4;
-    return c;
-}
+using test::hardsigmoidCard;
 
 std::string llmData(const char *name)
 {

@@ -30,23 +30,7 @@ namespace {
 
 const char *kKey = "sk-test-0123456789abcdefKFORGE";
 
-// An operator no template covers: aten::hardsigmoid, min(max(x + 3, 0), 6) / 6.
-OperatorCard hardsigmoidCard(int64_t rows, int64_t cols)
-{
-    OperatorCard c;
-    c.key = "hardsigmoid.f32";
-    c.family = "hardsigmoid";
-    c.atenSchema = "aten::hardsigmoid(Tensor self) -> Tensor";
-    c.atenOp = "aten::hardsigmoid";
-    c.referenceArgs = J::array({{{"input", 0}}});
-    c.shape = {{"rows", rows}, {"cols", cols}};
-    c.heldOutShapes = {{{"rows", 7}, {"cols", cols + 3}}};
-    c.inputs = {{"x", {"rows", "cols"}, DType::F32}};
-    c.outputs = {{"y", {"rows", "cols"}, DType::F32}};
-    c.errorModel = ErrorModel::Pointwise;
-    c.flopsPerElement = 4;
-    return c;
-}
+using test::hardsigmoidCard;
 
 std::string dataFile(const char *name)
 {
