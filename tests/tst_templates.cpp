@@ -6,6 +6,7 @@
 #include "ops/trial_plan.h"
 #include "pool/worker_pool.h"
 #include "proposers/template_proposer.h"
+#include "proposers/template_sources.h"
 #include "test_support.h"
 #include "util/error.h"
 
@@ -193,6 +194,23 @@ private slots:
     {
         QVERIFY_THROWS_EXCEPTION(Error, makeCard("convolution", {{"rows", 1}}));
         QVERIFY_THROWS_EXCEPTION(Error, makeCard("softmax", {{"rows", 1}}));
+    }
+
+    // Kernel text lives in resources/templates/ and is compiled in: every file is there under its own
+    // name, with its text, and a name that is not a file is refused by name.
+    void kernelSourcesAreEmbedded()
+    {
+        const auto names = templateSourceNames();
+        QVERIFY(std::find(names.begin(), names.end(), "group_norm.cu") != names.end());
+        for (const auto &name : names)
+            QVERIFY2(!templateSource(name).empty(), name.c_str());
+        QVERIFY(templateSource("group_norm.cu").find("kf_group_norm") != std::string::npos);
+        try {
+            templateSource("no_such_kernel.cu");
+            QFAIL("an unknown template source was accepted");
+        } catch (const Error &e) {
+            QVERIFY(std::string(e.what()).find("no_such_kernel.cu") != std::string::npos);
+        }
     }
 };
 
