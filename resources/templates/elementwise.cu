@@ -1,3 +1,4 @@
+// cuda.<activation>.grid_stride: grid-stride elementwise kernel, VEC-element packs, OP picks the function.
 __device__ __forceinline__ float act(float v, float r)
 {
 #if OP == 0

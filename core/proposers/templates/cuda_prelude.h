@@ -13,9 +13,9 @@ namespace kforge {
 std::string cudaPrelude(DType dtype);
 // Block-wide helpers for kernels that define BLOCK (threads per block): block reductions, shared-memory
 // addresses, and the sm_90 bulk copy into shared memory with its mbarrier. Appended after the prelude.
-const char *cudaBlockHelpers();
+const std::string &cudaBlockHelpers();
 // VEC-element packs as raw bits (Raw, Packed) and load_pack: for staging rows in shared memory unconverted.
-const char *cudaPackHelpers();
+const std::string &cudaPackHelpers();
 int cudaDtypeCode(DType dtype);
 // Elements per 16-byte load for the card's first input.
 int cudaVecFor(const OperatorCard &card);

@@ -1,0 +1,300 @@
+// cuda.<family>.rows: TPR threads per row, RPB rows per block, the row in REG registers per thread when
+// it fits, else streamed twice. FAMILY 0 softmax, 1 log-softmax, 2 layer norm, 3 RMS norm.
+
+#define WARPS (TPR / 32)
+// HINT 1 reads as torch.compile's Triton kernels do: the statistics pass keeps the row in L1 and L2
+// (evict-last), the write pass re-reads it for the last time (evict-first), the weights stay.
+#define H_STATS (HINT ? HINT_KEEP : HINT_NONE)
+#define H_REREAD (HINT ? HINT_LAST_USE : HINT_NONE)
+#if FAST_EXP
+#define EXPF __expf
+#else
+#define EXPF expf
+#endif
+
+// Reductions over the TPR threads of one row. Every thread of the block calls them the same number of
+// times (the row-fits decision depends only on cols), so the barriers are uniform.
+__device__ __forceinline__ float group_sum(float v, float *sh)
+{
+    v = warp_sum(v);
+#if WARPS > 1
+    const int sub = threadIdx.x / TPR, w = (threadIdx.x % TPR) / 32;
+    if (threadIdx.x % 32 == 0) sh[sub * WARPS + w] = v;
+    __syncthreads();
+    v = 0.f;
+#pragma unroll
+    for (int i = 0; i < WARPS; ++i) v += sh[sub * WARPS + i];
+    __syncthreads();
+#endif
+    return v;
+}
+
+__device__ __forceinline__ float group_max(float v, float *sh)
+{
+    v = warp_max(v);
+#if WARPS > 1
+    const int sub = threadIdx.x / TPR, w = (threadIdx.x % TPR) / 32;
+    if (threadIdx.x % 32 == 0) sh[sub * WARPS + w] = v;
+    __syncthreads();
+    v = -KF_INF;
+#pragma unroll
+    for (int i = 0; i < WARPS; ++i) v = fmaxf(v, sh[sub * WARPS + i]);
+    __syncthreads();
+#endif
+    return v;
+}
+
+__device__ __forceinline__ void group_ms(float &m, float &s, float *sh, float *sh2)
+{
+    warp_ms(m, s);
+#if WARPS > 1
+    const int sub = threadIdx.x / TPR, w = (threadIdx.x % TPR) / 32;
+    if (threadIdx.x % 32 == 0) { sh[sub * WARPS + w] = m; sh2[sub * WARPS + w] = s; }
+    __syncthreads();
+    m = -KF_INF; s = 0.f;
+#pragma unroll
+    for (int i = 0; i < WARPS; ++i) ms_merge(m, s, sh[sub * WARPS + i], sh2[sub * WARPS + i]);
+    __syncthreads();
+#endif
+}
+
+// Count, mean and sum of squared deviations: b merged into a (Chan et al.).
+__device__ __forceinline__ void mv_merge(float &n, float &mean, float &m2, float nb, float meanb, float m2b)
+{
+    const float t = n + nb;
+    if (t == 0.f) return;
+    const float d = meanb - mean, f = nb / t;
+    mean += d * f;
+    m2 += m2b + d * d * n * f;
+    n = t;
+}
+
+// (count, mean, M2) merged across a warp; the butterfly merges in a different order on each lane, so
+// every lane takes lane 0's result.
+__device__ __forceinline__ void warp_mv(float &n, float &mean, float &m2)
+{
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1)
+        mv_merge(n, mean, m2, __shfl_xor_sync(0xffffffffu, n, o), __shfl_xor_sync(0xffffffffu, mean, o), __shfl_xor_sync(0xffffffffu, m2, o));
+    n = __shfl_sync(0xffffffffu, n, 0); mean = __shfl_sync(0xffffffffu, mean, 0); m2 = __shfl_sync(0xffffffffu, m2, 0);
+}
+
+// The row's (count, mean, M2) from each thread's; every thread of the row gets the same values.
+__device__ __forceinline__ void group_mv(float &n, float &mean, float &m2, float *sh, float *sh2, float *sh3)
+{
+    warp_mv(n, mean, m2);
+#if WARPS > 1
+    const int sub = threadIdx.x / TPR, w = (threadIdx.x % TPR) / 32, l = threadIdx.x % 32;
+    if (l == 0) { sh[sub * WARPS + w] = n; sh2[sub * WARPS + w] = mean; sh3[sub * WARPS + w] = m2; }
+    __syncthreads();
+    // Each warp merges the row's warp partials, a lane each, rather than every thread all of them.
+    n = l < WARPS ? sh[sub * WARPS + l] : 0.f;
+    mean = l < WARPS ? sh2[sub * WARPS + l] : 0.f;
+    m2 = l < WARPS ? sh3[sub * WARPS + l] : 0.f;
+    warp_mv(n, mean, m2);
+    __syncthreads();
+#endif
+}
+
+// Loads VEC elements at i (as one pack when allowed, with cache hint H), padding past the end of the row.
+template<int H = HINT_NONE>
+__device__ __forceinline__ void load_vec(const T *p, long long i, long long n, bool vec_ok, float pad, float *out)
+{
+    if (vec_ok && i + VEC <= n) {
+        load_floats<VEC, H>(p + i, out);
+    } else {
+#pragma unroll
+        for (int j = 0; j < VEC; ++j) out[j] = i + j < n ? to_f(p[i + j]) : pad;
+    }
+}
+
+__device__ __forceinline__ void store_vec(T *p, long long i, long long n, bool vec_ok, const float *in)
+{
+    if (vec_ok && i + VEC <= n) {
+        store_floats<VEC>(p + i, in);
+    } else {
+#pragma unroll
+        for (int j = 0; j < VEC; ++j) if (i + j < n) p[i + j] = from_f(in[j]);
+    }
+}
+
+// The output for one element once the row statistics a and b are known; wv and bv are the element's
+// weight and bias (loaded as packs alongside the row). For softmax, `e` says v already holds exp(v - max).
+__device__ __forceinline__ float finish(float v, float a, float b, float wv, float bv, bool e)
+{
+#if FAMILY == 0
+    return (e ? v : EXPF(v - a)) * b; // a = max, b = 1 / sum
+#elif FAMILY == 1
+    return (v - a) - b;              // a = max, b = log(sum): subtract the max first, as ATen does
+#elif FAMILY == 2
+    return (v - a) * b * wv + bv;    // a = mean, b = rstd
+#else
+    return v * b * wv;               // b = rsqrt(mean square + eps)
+#endif
+}
+
+// Writes VEC outputs at i from the values t, loading the weight and bias packs the family needs.
+__device__ __forceinline__ void write_vec(T *yr, const T *w, const T *bias, long long i, long long n, bool vec_ok, bool wvec_ok,
+                                          const float *t, float a, float b, bool e)
+{
+    float wv[VEC], bv[VEC], o[VEC];
+#if FAMILY >= 2
+    load_vec<H_STATS>(w, i, n, wvec_ok, 0.f, wv);
+#endif
+#if FAMILY == 2
+    load_vec<H_STATS>(bias, i, n, wvec_ok, 0.f, bv);
+#endif
+#pragma unroll
+    for (int j = 0; j < VEC; ++j) o[j] = i + j < n ? finish(t[j], a, b, wv[j], bv[j], e) : 0.f;
+    store_vec(yr, i, n, vec_ok, o);
+}
+
+#if REG > 0
+// The row in REG registers per thread: read once, reduced, written. EXACT: the row is TPR * REG
+// elements in aligned packs, so no element needs a bounds check (a row past the end, n = 0, only
+// takes part in the barriers).
+template<bool EXACT>
+__device__ __forceinline__ void row_in_registers(const T *xr, const T *w, const T *bias, T *yr, long long n, long long cols,
+                                                 int lane, bool vec_ok, bool wvec_ok, float *sh)
+{
+    const float pad = FAMILY <= 1 ? -KF_INF : 0.f;
+    float a = 0.f, b = 0.f;
+    float v[REG];
+#pragma unroll
+    for (int k = 0; k < REG; k += VEC) {
+        const int i = (k / VEC) * TPR * VEC + lane * VEC;
+        if (EXACT) load_floats<VEC, H_STATS>(xr + i, v + k);
+        else load_vec<H_STATS>(xr, i, n, vec_ok, pad, v + k);
+    }
+#if FAMILY <= 1
+    float m = -KF_INF;
+#pragma unroll
+    for (int k = 0; k < REG; ++k) m = fmaxf(m, v[k]);
+    m = group_max(m, sh);
+    // Keep exp(v - max) in place: the output is then one multiply per element.
+    float s = 0.f;
+#pragma unroll
+    for (int k = 0; k < REG; ++k) {
+        if (FAMILY == 0) { v[k] = v[k] == -KF_INF ? 0.f : EXPF(v[k] - m); s += v[k]; }
+        else s += v[k] == -KF_INF ? 0.f : EXPF(v[k] - m);
+    }
+    s = group_sum(s, sh);
+    a = m;
+    b = FAMILY == 0 ? 1.f / s : logf(s);
+#elif FAMILY == 2
+    float s = 0.f;
+#pragma unroll
+    for (int k = 0; k < REG; ++k) s += v[k];
+    a = group_sum(s, sh) / (float)cols;
+    float q = 0.f;
+#pragma unroll
+    for (int k = 0; k < REG; ++k) {
+        const long long i = (long long)(k / VEC) * TPR * VEC + lane * VEC + k % VEC;
+        const float d = EXACT || i < n ? v[k] - a : 0.f;
+        q += d * d;
+    }
+    b = rsqrtf(group_sum(q, sh) / (float)cols + EPS);
+#else
+    float q = 0.f;
+#pragma unroll
+    for (int k = 0; k < REG; ++k) q += v[k] * v[k];
+    b = rsqrtf(group_sum(q, sh) / (float)cols + EPS);
+#endif
+    if (EXACT && n == 0) return;
+#pragma unroll
+    for (int k = 0; k < REG; k += VEC) {
+        const int i = (k / VEC) * TPR * VEC + lane * VEC;
+        if (EXACT) {
+            float wv[VEC], bv[VEC], o[VEC];
+#if FAMILY >= 2
+            load_floats<VEC, H_STATS>(w + i, wv);
+#endif
+#if FAMILY == 2
+            load_floats<VEC, H_STATS>(bias + i, bv);
+#endif
+#pragma unroll
+            for (int j = 0; j < VEC; ++j) o[j] = finish(v[k + j], a, b, wv[j], bv[j], true);
+            store_floats<VEC>(yr + i, o);
+        } else {
+            write_vec(yr, w, bias, i, n, vec_ok, wvec_ok, v + k, a, b, true);
+        }
+    }
+}
+#endif
+
+// OCC > 0 asks for that many resident threads per SM, capping registers per thread to get them.
+#if OCC > 0
+#define KF_BOUNDS __launch_bounds__(TPR * RPB, (OCC / (TPR * RPB) > 0 ? OCC / (TPR * RPB) : 1))
+#else
+#define KF_BOUNDS __launch_bounds__(TPR * RPB)
+#endif
+extern "C" __global__ void KF_BOUNDS
+kf_rows(const T *__restrict__ x, const T *__restrict__ w, const T *__restrict__ bias, T *__restrict__ y, long long rows, long long cols)
+{
+    __shared__ float sh[RPB * WARPS], sh2[RPB * WARPS], sh3[RPB * WARPS];
+    const int lane = threadIdx.x % TPR;
+    const long long row = (long long)blockIdx.x * RPB + threadIdx.x / TPR;
+    const long long n = row < rows ? cols : 0; // a row past the end takes part in barriers only
+    const T *xr = x + (row < rows ? row : 0) * cols;
+    T *yr = y + (row < rows ? row : 0) * cols;
+    const bool vec_ok = VEC > 1 && cols % VEC == 0 && aligned_to(x, VEC * sizeof(T)) && aligned_to(y, VEC * sizeof(T));
+    const bool wvec_ok = vec_ok && aligned_to(w, VEC * sizeof(T)) && aligned_to(bias, VEC * sizeof(T));
+    float a = 0.f, b = 0.f;
+#if REG > 0
+    if (cols <= (long long)TPR * REG) {
+        // A row that fills the registers exactly, in aligned packs, needs no bounds checks.
+        if (cols == (long long)TPR * REG && vec_ok && wvec_ok) row_in_registers<true>(xr, w, bias, yr, n, cols, lane, vec_ok, wvec_ok, sh);
+        else row_in_registers<false>(xr, w, bias, yr, n, cols, lane, vec_ok, wvec_ok, sh);
+        return;
+    }
+#endif
+    // Streaming: one statistics pass over the row, then the write pass (which re-reads it, mostly from cache).
+    float t[VEC];
+#if FAMILY <= 1
+    float m = -KF_INF, s = 0.f;
+    for (long long i = (long long)lane * VEC; i < n; i += (long long)TPR * VEC) {
+        load_vec<H_STATS>(xr, i, n, vec_ok, -KF_INF, t);
+        float cm = t[0];
+#pragma unroll
+        for (int j = 1; j < VEC; ++j) cm = fmaxf(cm, t[j]);
+        float cs = 0.f;
+#pragma unroll
+        for (int j = 0; j < VEC; ++j) cs += t[j] == -KF_INF ? 0.f : EXPF(t[j] - cm);
+        ms_merge(m, s, cm, cs);
+    }
+    group_ms(m, s, sh, sh2);
+    a = m;
+    b = FAMILY == 0 ? 1.f / s : logf(s);
+#elif FAMILY == 2
+    // Mean and variance in one pass: each pack's mean and squared deviations, merged (Welford/Chan),
+    // which stays accurate when the mean is large against the spread.
+    float cnt = 0.f, mean = 0.f, m2 = 0.f;
+    for (long long i = (long long)lane * VEC; i < n; i += (long long)TPR * VEC) {
+        load_vec<H_STATS>(xr, i, n, vec_ok, 0.f, t);
+        const float c = i + VEC <= n ? (float)VEC : (float)(n - i);
+        float ps = 0.f;
+#pragma unroll
+        for (int j = 0; j < VEC; ++j) ps += t[j]; // padding is 0
+        const float pm = ps / c;
+        float pq = 0.f;
+#pragma unroll
+        for (int j = 0; j < VEC; ++j) if (i + j < n) pq += (t[j] - pm) * (t[j] - pm);
+        mv_merge(cnt, mean, m2, c, pm, pq);
+    }
+    group_mv(cnt, mean, m2, sh, sh2, sh3);
+    a = mean;
+    b = rsqrtf(m2 / (float)cols + EPS);
+#else
+    float q = 0.f;
+    for (long long i = (long long)lane * VEC; i < n; i += (long long)TPR * VEC) {
+        load_vec<H_STATS>(xr, i, n, vec_ok, 0.f, t);
+#pragma unroll
+        for (int j = 0; j < VEC; ++j) q += t[j] * t[j];
+    }
+    b = rsqrtf(group_sum(q, sh) / (float)cols + EPS);
+#endif
+    for (long long i = (long long)lane * VEC; i < n; i += (long long)TPR * VEC) {
+        load_vec<H_REREAD>(xr, i, n, vec_ok, 0.f, t);
+        write_vec(yr, w, bias, i, n, vec_ok, wvec_ok, t, a, b, false);
+    }
+}
