@@ -24,6 +24,9 @@ if(TARGET kforge)
           RENAME ${KFORGE_APP_ID}.png)
   install(FILES ${KFORGE_RESOURCES}/kforge-session.xml DESTINATION ${CMAKE_INSTALL_DATADIR}/mime/packages)
 endif()
+# The Python helpers (capture, torch.compile and model timing) where kforge-cli looks for them.
+file(GLOB KFORGE_PYTHON_HELPERS ${PROJECT_SOURCE_DIR}/python/*.py)
+install(FILES ${KFORGE_PYTHON_HELPERS} DESTINATION ${CMAKE_INSTALL_DATADIR}/kforge/python)
 install(FILES ${PROJECT_SOURCE_DIR}/LICENSE DESTINATION ${CMAKE_INSTALL_DOCDIR})
 install(FILES ${PROJECT_SOURCE_DIR}/README.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
 

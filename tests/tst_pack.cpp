@@ -24,6 +24,8 @@
 #include "protocol/cpu_abi.h"
 #include "runtime/kforge_runtime.h"
 #include "store/session_store.h"
+#include "workload/profile_compare.h"
+#include "workload/workload_file.h"
 
 using namespace kforge;
 
@@ -471,6 +473,44 @@ private slots:
         QCOMPARE(c.at("why").at("shape").get<int64_t>(), int64_t(1));
     }
 
+    // python/kforge_model_time.py: a built-in model rebuilt as an eager module from its workload's source
+    // computes what its TorchScript computes, and is timed eager and with the pack in one process.
+    void pythonTimesBuiltinModel()
+    {
+        const auto py = python();
+        if (py.isEmpty())
+            QSKIP("no Python with torch (install python3-torch: packaging/install-deps.sh does)");
+        const auto made = cli({QStringLiteral("model"), QStringLiteral("decoder"), QStringLiteral("--seq=32"), QStringLiteral("--out"),
+                               QString::fromStdString(path("dec.json")), QStringLiteral("--worker"), QStringLiteral(KFORGE_WORKER_PATH)});
+        QVERIFY2(made.code == 0, qPrintable(made.out + made.err));
+        QVERIFY(!loadWorkloadFile(path("dec.json")).model.source.empty());
+        const auto r = run(py, {QStringLiteral(KFORGE_SOURCE_DIR "/python/kforge_model_time.py"), QString::fromStdString(path("dec.json")),
+                                QStringLiteral("--pack"), QString::fromStdString(m_pack), QStringLiteral("--runtime"),
+                                QStringLiteral(KFORGE_RUNTIME_PATH), QStringLiteral("--iters"), QStringLiteral("2"), QStringLiteral("--out"),
+                                QString::fromStdString(path("dec-time.json"))},
+                           300000);
+        QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
+        const auto j = nlohmann::json::parse(readText(path("dec-time.json")));
+        QVERIFY2(j.at("ok").get<bool>(), j.dump().c_str());
+        QCOMPARE(j.at("torchscript_max_diff").get<double>(), 0.0);
+        for (const char *v : {"eager", "eager_pack"}) {
+            QCOMPARE(j.at(v).at("samples_ms").size(), size_t(2));
+            QVERIFY(j.at(v).at("median_ms").get<double>() > 0);
+        }
+        // The decoder's one softmax call per forward reached the pack: taken or fallen back, counted once.
+        const auto &c = j.at("counters").at("aten::_softmax");
+        QCOMPARE(c.at("taken").get<int64_t>() + c.at("fell_back").get<int64_t>(), int64_t(1));
+        QVERIFY2(j.at("pack_max_diff").get<double>() < 1e-4, j.dump().c_str());
+        if (!j.contains("compile_seconds"))
+            QVERIFY2(j.at("compile").at("why").get<std::string>().find("torch.compile") != std::string::npos, j.dump().c_str());
+
+        // A workload that is not a built-in model's is refused with the reason.
+        writeText(path("nosrc.json"), nlohmann::json{{"kforge_workload", 1}, {"name", "nosrc"}, {"model", {{"kind", "torchscript"}, {"path", "dec.pt"}}}}.dump());
+        const auto refused = run(py, {QStringLiteral(KFORGE_SOURCE_DIR "/python/kforge_model_time.py"), QString::fromStdString(path("nosrc.json"))});
+        QCOMPARE(refused.code, 1);
+        QVERIFY2(refused.out.contains(QStringLiteral("only those carry their source")), qPrintable(refused.out));
+    }
+
     // kforge-cli run --compare: the worker runs the model without and with the pack, interleaved.
     void runCompare()
     {
@@ -501,6 +541,65 @@ private slots:
         QCOMPARE(c.at("taken").get<int64_t>(), int64_t(3));
         QCOMPARE(c.at("fell_back").get<int64_t>(), int64_t(3));
         QCOMPARE(c.at("why").at("shape").get<int64_t>(), int64_t(3));
+        QCOMPARE(report.at("executor").get<std::string>(), std::string("as_written"));
+
+        // TorchScript's own executor gives the same outputs and counters.
+        const auto d = cli({QStringLiteral("run"), QString::fromStdString(path("m.json")), QStringLiteral("--pack"), QString::fromStdString(m_pack),
+                            QStringLiteral("--compare"), QStringLiteral("--iters"), QStringLiteral("2"), QStringLiteral("--executor"),
+                            QStringLiteral("default"), QStringLiteral("--json"), QString::fromStdString(path("run-default.json")),
+                            QStringLiteral("--worker"), QStringLiteral(KFORGE_WORKER_PATH)});
+        QVERIFY2(d.code == 0, qPrintable(d.out + d.err));
+        QVERIFY2(d.out.contains(QStringLiteral("TorchScript's default executor")), qPrintable(d.out));
+        const auto dr = nlohmann::json::parse(readText(path("run-default.json")));
+        QCOMPARE(dr.at("executor").get<std::string>(), std::string("default"));
+        QCOMPARE(dr.at("counters").at("aten::_softmax").at("taken").get<int64_t>(), int64_t(2));
+        const auto bad = cli({QStringLiteral("run"), QString::fromStdString(path("m.json")), QStringLiteral("--pack"), QString::fromStdString(m_pack),
+                              QStringLiteral("--compare"), QStringLiteral("--executor"), QStringLiteral("fused")});
+        QCOMPARE(bad.code, 2);
+        QVERIFY2(bad.err.contains(QStringLiteral("--executor takes as-written or default, not 'fused'")), qPrintable(bad.err));
+    }
+
+    // kforge-cli profile WORKLOAD --pack PACK: the model profiled again with the pack's kernels, beside its
+    // own profile: the covered softmax pattern is marked as the pack's, the workload file is left alone.
+    void profileWithPack()
+    {
+        if (!QFile::exists(QString::fromStdString(path("m.json"))))
+            QSKIP("runCompare made no model (no Python with torch)");
+        const auto worker = QStringLiteral(KFORGE_WORKER_PATH);
+        const auto first = cli({QStringLiteral("profile"), QString::fromStdString(path("m.json")), QStringLiteral("--device"), QStringLiteral("cpu"),
+                                QStringLiteral("--worker"), worker});
+        QVERIFY2(first.code == 0, qPrintable(first.out + first.err));
+        const auto profiled = readText(path("m.json"));
+        const auto r = cli({QStringLiteral("profile"), QString::fromStdString(path("m.json")), QStringLiteral("--device"), QStringLiteral("cpu"),
+                            QStringLiteral("--pack"), QString::fromStdString(m_pack), QStringLiteral("--runs"), QStringLiteral("2"),
+                            QStringLiteral("--worker"), worker});
+        QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
+        QCOMPARE(readText(path("m.json")), profiled); // the workload's own profile is kept
+        const auto with = loadWorkloadFile(path("m.with-pack.json"));
+        QVERIFY(with.cards.empty());
+        QVERIFY(!with.calls.empty());
+        // Two runs: each the covered softmax (kernel) and the 256-row one (fell back).
+        QVERIFY2(r.out.contains(QStringLiteral("aten::_softmax: 2 calls took the pack's kernel, 2 fell back")), qPrintable(r.out));
+        const auto before = loadWorkloadFile(path("m.json"));
+        const auto cmp = compareProfiles(before, with, {"aten::_softmax"});
+        int marked = 0;
+        for (const auto &c : cmp.changes)
+            if (c.byPack) {
+                ++marked;
+                QCOMPARE(c.op, std::string("aten::softmax.int")); // the model's call; the pack's _softmax is inside it
+                QVERIFY(c.beforeUs > 0 && c.afterUs > 0);
+                QCOMPARE(c.callsAfter, 2 * c.callsBefore);
+            }
+        QCOMPARE(marked, 2); // the two softmax shapes are two patterns
+        QVERIFY2(r.out.contains(QStringLiteral("top level:")), qPrintable(r.out));
+
+        const auto refused = cli({QStringLiteral("profile"), QStringLiteral("builtin:decoder"), QStringLiteral("--pack"), QString::fromStdString(m_pack)});
+        QCOMPARE(refused.code, 2);
+        QVERIFY2(refused.err.contains(QStringLiteral("not builtin:NAME")), qPrintable(refused.err));
+        const auto missing = cli({QStringLiteral("profile"), QString::fromStdString(path("m.json")), QStringLiteral("--pack"),
+                                  QString::fromStdString(path("no-pack"))});
+        QCOMPARE(missing.code, 2);
+        QVERIFY2(QFile::exists(QString::fromStdString(path("m.json"))), "a refused pack must leave the workload");
     }
 };
 

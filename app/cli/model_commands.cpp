@@ -235,7 +235,7 @@ WorkloadFile writeBuiltinWorkload(WorkerPool &pool, const std::string &name, con
     }
     WorkloadFile w;
     w.name = baseName(stem);
-    w.model = {"torchscript", baseName(stem) + ".pt"};
+    w.model = {"torchscript", baseName(stem) + ".pt", model.source};
     w.seed = model.seed;
     w.inputs = model.inputs;
     saveWorkloadFile(w, out);

@@ -199,11 +199,14 @@ namespace kforge::cli {
 namespace {
 
 const char *kRunUsage =
-    "usage: kforge-cli run WORKLOAD.json --pack DIR --compare [--iters N] [--json OUT] [--worker CMD]\n\n"
+    "usage: kforge-cli run WORKLOAD.json --pack DIR --compare [--iters N] [--executor as-written|default] [--json OUT]\n"
+    "                      [--worker CMD]\n\n"
     "Runs the workload's TorchScript model in a worker N times without the pack and N times with it,\n"
     "interleaved (default 10 each, after a warm-up of each), compares the outputs within the guard's\n"
     "numerics, and prints each one's median time and spread, the speedup, and how many calls of each\n"
-    "operator took a pack kernel or fell back, and why. --json writes the report.\n";
+    "operator took a pack kernel or fell back, and why. --json writes the report.\n"
+    "--executor as-written (the default) runs every ATen call as the model makes it, as eager PyTorch and\n"
+    "the profile do; default runs TorchScript's own executor, whose fuser may merge pointwise calls.\n";
 
 } // namespace
 
@@ -224,7 +227,7 @@ int runCommand(const Args &args)
         const auto &a = args[i];
         if (a == "--compare") {
             o[a] = "1";
-        } else if (a == "--pack" || a == "--iters" || a == "--json" || a == "--worker") {
+        } else if (a == "--pack" || a == "--iters" || a == "--json" || a == "--worker" || a == "--executor") {
             if (i + 1 >= args.size() || args[i + 1].empty())
                 throw Error("option " + a + " needs a value");
             o[a] = args[++i];
@@ -241,13 +244,19 @@ int runCommand(const Args &args)
             throw Error("option --iters takes a whole number from 1 to 1000, not '" + t + "'");
         iters = std::stoi(t);
     }
+    std::string executor = "as_written";
+    if (o.count("--executor")) {
+        if (o["--executor"] != "as-written" && o["--executor"] != "default")
+            throw Error("option --executor takes as-written or default, not '" + o["--executor"] + "'");
+        executor = o["--executor"] == "default" ? "default" : "as_written";
+    }
     auto w = loadWorkloadFile(path);
     if (w.model.kind != "torchscript")
         throw Error("workload " + path + " names a " + w.model.kind + " model; run --compare runs TorchScript models");
     // The pack is read here first, so a refused pack is reported before a worker starts.
     pack::readManifest(o["--pack"]);
     nlohmann::json req = {{"type", "run_pack"}, {"workload", workloadToJson(w)}, {"dir", absolutePath(w.dir)},
-                          {"pack", absolutePath(o["--pack"])}, {"iters", iters}};
+                          {"pack", absolutePath(o["--pack"])}, {"iters", iters}, {"executor", executor}};
     PoolOptions po;
     po.command = o.count("--worker") ? o["--worker"] : defaultWorkerCommand();
     WorkerPool pool(po);
@@ -264,8 +273,9 @@ int runCommand(const Args &args)
     std::printf("%-10s %12s %12s %12s\n", "", "median ms", "min ms", "max ms");
     for (const char *side : {"without", "with"})
         std::printf("%-10s %12.3f %12.3f %12.3f\n", side, t(side, "median_ms"), t(side, "min_ms"), t(side, "max_ms"));
-    std::printf("speedup %.3fx over %d interleaved runs each (%s timing)\n", r.value("speedup", 0.0), iters,
-                r.value("clock", std::string("host")).c_str());
+    std::printf("speedup %.3fx over %d interleaved runs each (%s timing, %s)\n", r.value("speedup", 0.0), iters,
+                r.value("clock", std::string("host")).c_str(),
+                executor == "default" ? "TorchScript's default executor" : "every call as written");
     std::printf("outputs %s: %s\n", r.value("outputs_match", false) ? "match" : "DIFFER", r.value("outputs_note", std::string()).c_str());
     std::printf("%-28s %8s %10s  %s\n", "operator", "taken", "fell back", "why");
     const auto counters = r.value("counters", nlohmann::json::object());

@@ -8,6 +8,7 @@
 #include <dirent.h>
 #include <fstream>
 #include <map>
+#include <set>
 #include <string>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -18,7 +19,9 @@
 #include "pool/worker_pool.h"
 #include "util/error.h"
 #include "util/paths.h"
+#include "pack/pack_reader.h"
 #include "workload/builtin_models.h"
+#include "workload/profile_compare.h"
 #include "workload/workload_file.h"
 
 namespace kforge::cli {
@@ -27,7 +30,7 @@ namespace {
 
 const char *kProfileUsage =
     "usage: kforge-cli profile WORKLOAD.json [--trace OUT.json] [--runs N] [--warmup N] [--device cpu|cuda|auto] [--no-write]\n"
-    "                          [--worker CMD]\n"
+    "                          [--worker CMD] [--pack DIR [--out PROFILE.json]]\n"
     "       kforge-cli profile builtin:NAME [--OPTION=VALUE...] [--out WORKLOAD.json] [the options above]\n\n"
     "Runs the workload's TorchScript model in a worker with every ATen call recorded (schema, shapes,\n"
     "dtypes, strides, scalars; CPU time, or GPU time from device events on --device cuda, which auto picks\n"
@@ -37,7 +40,10 @@ const char *kProfileUsage =
     "(WORKLOAD.samples.pt). A workload imported from a Python problem already has its calls: only its cards\n"
     "are made; a problem's TorchScript also gets problem cards, its whole forward offered to every template\n"
     "family that fits. --trace writes the timeline as a Chrome trace (Perfetto and chrome://tracing open it).\n"
-    "builtin:NAME first writes a built-in model (see kforge-cli model list) as NAME.json and NAME.pt, or --out.\n\n"
+    "builtin:NAME first writes a built-in model (see kforge-cli model list) as NAME.json and NAME.pt, or --out.\n"
+    "--pack DIR profiles the model with the pack's kernels registered instead: WORKLOAD.json is left as it is,\n"
+    "the calls go to --out (default WORKLOAD.with-pack.json), and a table compares each call pattern's time\n"
+    "with the workload's own profile, the operators whose calls took the pack's kernels first.\n\n"
     "(kforge-cli profile --session FILE --node N profiles a CUDA node with Nsight Compute.)\n";
 
 const char *kImportUsage =
@@ -105,8 +111,10 @@ ProfiledWorkload profileThroughWorker(WorkerPool &pool, const WorkloadFile &w, c
     nlohmann::json req = {{"type", "profile_workload"}, {"workload", workloadToJson(w)}, {"dir", dir}, {"runs", r.runs},
                           {"warmup", r.warmup}, {"calls_only", callsOnly}, {"device", r.device},
                           {"problem", !w.problem.empty() && !callsOnly}};
-    if (r.writeSamples)
+    if (r.writeSamples && r.pack.empty())
         req["samples_path"] = absolutePath(stem + ".samples.pt");
+    if (!r.pack.empty())
+        req["pack"] = absolutePath(r.pack);
     const auto t0 = std::chrono::steady_clock::now();
     const auto reply = pool.request(req, 600000);
     if (reply.value("type", std::string()) != "workload_profile" || !reply.contains("workload")) {
@@ -121,6 +129,7 @@ ProfiledWorkload profileThroughWorker(WorkerPool &pool, const WorkloadFile &w, c
     out.workload.dir = w.dir;
     out.workload.name = w.name;
     out.workload.problem = w.problem;
+    out.pack = reply.value("pack", nlohmann::json());
     // Sample files are written as absolute paths on the worker; keep them relative when they sit beside the workload.
     for (auto &[key, s] : out.workload.samples)
         if (s.file.rfind(dir + "/", 0) == 0)
@@ -149,6 +158,50 @@ std::string findTorchPython(const std::string &given)
     return {};
 }
 
+namespace {
+
+std::string withPackPath(const std::string &workloadPath)
+{
+    std::string stem = workloadPath;
+    if (stem.size() > 5 && stem.compare(stem.size() - 5, 5, ".json") == 0)
+        stem.resize(stem.size() - 5);
+    return stem + ".with-pack.json";
+}
+
+void writeTrace(const WorkloadFile &w, const std::string &path)
+{
+    std::ofstream out(path);
+    out << chromeTrace(w.calls, "kforge workload " + w.name).dump() << "\n";
+    if (!out)
+        throw Error("cannot write the trace " + path);
+    std::printf("wrote the Chrome trace %s\n", path.c_str());
+}
+
+// The profile with the pack beside the workload's own: which patterns the pack changed, and by how much.
+int reportPackProfile(const WorkloadFile &before, const ProfiledWorkload &result, const std::string &path, const std::string &out,
+                      std::map<std::string, std::string> &o)
+{
+    std::set<std::string> taken;
+    const auto counters = result.pack.value("counters", nlohmann::json::object());
+    for (const auto &[op, c] : counters.items())
+        if (c.value("taken", int64_t(0)) > 0)
+            taken.insert(op);
+    std::printf("pack: %s\n", result.pack.value("summary", std::string()).c_str());
+    if (before.calls.empty())
+        std::printf("%s has no profile of its own yet (kforge-cli profile %s): every pattern shows as new\n", path.c_str(), path.c_str());
+    std::fputs(comparisonTable(compareProfiles(before, result.workload, taken)).c_str(), stdout);
+    for (const auto &[op, c] : counters.items())
+        std::printf("%s: %lld calls took the pack's kernel, %lld fell back\n", op.c_str(), (long long)c.value("taken", int64_t(0)),
+                    (long long)c.value("fell_back", int64_t(0)));
+    saveWorkloadFile(result.workload, out);
+    std::printf("wrote %s\n", out.c_str());
+    if (o.count("--trace"))
+        writeTrace(result.workload, o["--trace"]);
+    return 0;
+}
+
+} // namespace
+
 int profileWorkloadCommand(const Args &args)
 {
     if (args.empty() || args[0] == "--help" || args[0] == "-h") {
@@ -160,17 +213,20 @@ int profileWorkloadCommand(const Args &args)
     const std::string modelName = builtin ? path.substr(8) : std::string();
     std::map<std::string, std::string> o;
     std::vector<std::string> modelWords;
+    const bool hasPack = std::find(args.begin(), args.end(), "--pack") != args.end();
+    if (builtin && hasPack)
+        throw Error("--pack profiles a workload that was profiled before: give its WORKLOAD.json, not builtin:NAME");
     for (size_t i = 1; i < args.size(); ++i) {
         const auto &a = args[i];
         if (builtin && a.rfind("--", 0) == 0 && a.find('=') != std::string::npos) {
             modelWords.push_back(a); // --OPTION=VALUE of the built-in model
-        } else if (builtin && a == "--out") {
+        } else if ((builtin || hasPack) && a == "--out") {
             if (i + 1 >= args.size() || args[i + 1].empty())
                 throw Error("option --out needs a value");
             o[a] = args[++i];
         } else if (a == "--no-write") {
             o[a] = "1";
-        } else if (a == "--trace" || a == "--runs" || a == "--warmup" || a == "--worker" || a == "--device") {
+        } else if (a == "--trace" || a == "--runs" || a == "--warmup" || a == "--worker" || a == "--device" || a == "--pack") {
             if (i + 1 >= args.size() || args[i + 1].empty())
                 throw Error("option " + a + " needs a value");
             o[a] = args[++i];
@@ -190,6 +246,10 @@ int profileWorkloadCommand(const Args &args)
     pr.runs = std::max(1, count("--runs", 1));
     pr.warmup = count("--warmup", 1);
     pr.writeSamples = !o.count("--no-write");
+    if (hasPack) {
+        pr.pack = o["--pack"];
+        pack::readManifest(pr.pack); // a refused pack is reported before a worker starts
+    }
     if (o.count("--device")) {
         pr.device = o["--device"];
         if (pr.device != "cpu" && pr.device != "cuda" && pr.device != "auto")
@@ -206,9 +266,10 @@ int profileWorkloadCommand(const Args &args)
     WorkerPool pool(po);
     pool.start();
     ProfiledWorkload result;
+    WorkloadFile before;
     try {
-        const auto w = builtin ? writeBuiltinWorkload(pool, modelName, modelOptions, path) : loadWorkloadFile(path);
-        result = profileThroughWorker(pool, w, path, pr);
+        before = builtin ? writeBuiltinWorkload(pool, modelName, modelOptions, path) : loadWorkloadFile(path);
+        result = profileThroughWorker(pool, before, path, pr);
     } catch (const Error &e) {
         pool.shutdown();
         std::fprintf(stderr, "kforge-cli profile: %s\n", e.what());
@@ -217,6 +278,8 @@ int profileWorkloadCommand(const Args &args)
     pool.shutdown();
     const auto &profiled = result.workload;
     std::printf("profiled on %s (%s) in %.1f s\n", result.device.c_str(), result.timing.c_str(), result.seconds);
+    if (hasPack)
+        return reportPackProfile(before, result, path, o.count("--out") ? o["--out"] : withPackPath(path), o);
     const auto groups = groupCalls(profiled.calls);
     std::fputs(rankedTable(profiled, groups).c_str(), stdout);
     std::printf("%zu operator cards", profiled.cards.size());
@@ -232,13 +295,8 @@ int profileWorkloadCommand(const Args &args)
         saveWorkloadFile(profiled, path);
         std::printf("wrote %s\n", path.c_str());
     }
-    if (o.count("--trace")) {
-        std::ofstream out(o["--trace"]);
-        out << chromeTrace(profiled.calls, "kforge workload " + profiled.name).dump() << "\n";
-        if (!out)
-            throw Error("cannot write the trace " + o["--trace"]);
-        std::printf("wrote the Chrome trace %s\n", o["--trace"].c_str());
-    }
+    if (o.count("--trace"))
+        writeTrace(profiled, o["--trace"]);
     return 0;
 }
 

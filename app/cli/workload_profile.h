@@ -14,12 +14,14 @@ struct ProfileRequest {
     int runs = 1, warmup = 1;
     std::string device = "auto"; // cpu, cuda, or auto (cuda where the worker has one)
     bool writeSamples = true;    // WORKLOAD.samples.pt beside the file
+    std::string pack;            // a kernel pack folder: profile with its kernels registered (calls only)
 };
 
 struct ProfiledWorkload {
     WorkloadFile workload; // with its calls, cards, skipped calls and samples
     std::string device, timing; // "cuda:0", "device events" / "cpu", "host clock"
     double seconds = 0;         // the worker's round trip
+    nlohmann::json pack;        // with a pack: {"summary": .., "counters": {op: {"taken", "fell_back", ..}}}
 };
 
 // Throws Error with the worker's reason when the workload was not profiled. `path` is the workload file's.

@@ -249,6 +249,8 @@ WorkloadFile parseWorkload(const J &j, const std::string &where)
     w.model.path = text(model, "path", where + ": model");
     if (w.model.path.empty())
         fail(where + ": model.path", "is empty");
+    if (model.contains("source"))
+        w.model.source = text(model, "source", where + ": model");
     if (j.contains("inputs")) {
         const auto &in = j["inputs"];
         const auto iw = where + ": inputs";
@@ -362,6 +364,8 @@ WorkloadFile loadWorkloadFile(const std::string &path)
 J workloadToJson(const WorkloadFile &w)
 {
     J j = {{"kforge_workload", kWorkloadFormat}, {"name", w.name}, {"model", {{"kind", w.model.kind}, {"path", w.model.path}}}};
+    if (!w.model.source.empty())
+        j["model"]["source"] = w.model.source;
     J inputs = {{"seed", w.seed}};
     if (!w.capturedInputs.empty()) {
         inputs["captured"] = w.capturedInputs;

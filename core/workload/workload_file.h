@@ -2,7 +2,8 @@
 // The workload file: a real model brought into kforge, and what profiling it found.
 //
 //   {"kforge_workload": 1, "name": "mlp",
-//    "model": {"kind": "torchscript", "path": "mlp.pt"}            (or "problem": a KernelBench-style .py)
+//    "model": {"kind": "torchscript", "path": "mlp.pt"}            (or "problem": a KernelBench-style .py;
+//              a built-in model also has "source": its methods' TorchScript)
 //    "inputs": {"seed": 0, "tensors": [{"shape": [4, 32], "dtype": "float32", "init": "randn"}]}
 //              (or {"captured": "mlp.inputs.pt"}: a TorchScript module whose buffers i0, i1, ... are the inputs)
 //    "calls": [{"op": "aten::gelu", "overload": "", "schema": "aten::gelu(Tensor self, *, str approximate=...)",
@@ -64,6 +65,9 @@ struct CapturedCall {
 struct ModelSource {
     std::string kind; // "torchscript" or "problem"
     std::string path; // as written in the file (relative to its folder)
+    // A built-in model's methods as TorchScript source (Python syntax), so a Python helper can rebuild
+    // it as an eager module with the .pt's weights and time it eager and under torch.compile.
+    std::string source;
 };
 
 struct InputSpec {

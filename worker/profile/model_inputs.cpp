@@ -1,5 +1,7 @@
 #include "worker/profile/model_inputs.h"
 
+#include <torch/csrc/jit/passes/tensorexpr_fuser.h>
+
 #include "util/error.h"
 #include "util/text.h"
 #include "worker/torch/reference.h"
@@ -91,6 +93,16 @@ at::Device profilingDevice(const std::string &name)
     if (name == "auto" || name.empty())
         return at::hasCUDA() ? at::Device(at::kCUDA, 0) : at::Device(at::kCPU);
     throw Error("device is cpu, cuda or auto, not '" + name + "'");
+}
+
+AsWrittenExecution::AsWrittenExecution() : m_fuserWas(torch::jit::tensorExprFuserEnabled())
+{
+    torch::jit::setTensorExprFuserEnabled(false);
+}
+
+AsWrittenExecution::~AsWrittenExecution()
+{
+    torch::jit::setTensorExprFuserEnabled(m_fuserWas);
 }
 
 } // namespace kforge::worker

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 
 #include <torch/script.h>
 
@@ -140,11 +141,15 @@ nlohmann::json runPackReply(const nlohmann::json &id, const nlohmann::json &req)
     WorkloadFile w;
     std::string pack;
     int iters = 10;
+    std::string executor;
     try {
         w = parseWorkload(req.at("workload"), "workload");
         w.dir = req.value("dir", std::string());
         pack = req.at("pack").get<std::string>();
         iters = std::clamp(req.value("iters", 10), 1, 1000);
+        executor = req.value("executor", std::string("as_written"));
+        if (executor != "as_written" && executor != "default")
+            throw Error("executor is as_written or default, not '" + executor + "'");
     } catch (const std::exception &e) {
         return errorReply(id, std::string("malformed run_pack request: ") + e.what());
     }
@@ -157,6 +162,11 @@ nlohmann::json runPackReply(const nlohmann::json &id, const nlohmann::json &req)
         module.to(device);
         const auto inputs = makeModelInputs(w, device);
         torch::NoGradGuard noGrad;
+        // as_written: the calls the profile saw, as eager PyTorch makes them; default: TorchScript's own
+        // executor, whose fuser may merge pointwise calls into kernels a pack cannot replace.
+        std::optional<AsWrittenExecution> asWritten;
+        if (executor == "as_written")
+            asWritten.emplace();
         Timer timer(device);
         c10::IValue without, with;
         std::vector<double> withoutMs, withMs;
@@ -221,7 +231,7 @@ nlohmann::json runPackReply(const nlohmann::json &id, const nlohmann::json &req)
             note = "within the guard's numerics against the model in float64 (pointwise units, at most "
                  + std::to_string(int(guard::kAtenFactor)) + "x ATen's own error)";
         const auto sw = summary(withoutMs), sp = summary(withMs);
-        const nlohmann::json report = {{"device", device.str()}, {"clock", timer.clock()}, {"iters", iters}, {"without", sw}, {"with", sp},
+        const nlohmann::json report = {{"device", device.str()}, {"clock", timer.clock()}, {"iters", iters}, {"executor", executor}, {"without", sw}, {"with", sp},
                                        {"speedup", sw["median_ms"].get<double>() / std::max(1e-9, sp["median_ms"].get<double>())},
                                        {"outputs_match", match}, {"outputs_note", note}, {"outputs", outs}, {"counters", counters},
                                        {"pack_summary", packSummary}};

@@ -1,17 +1,17 @@
 #include "worker/profile/workload_profiler.h"
 
 #include <torch/script.h>
-#include <torch/csrc/jit/passes/tensorexpr_fuser.h>
-#include <torch/csrc/jit/runtime/graph_executor.h>
 
 #include <ATen/core/dispatch/Dispatcher.h>
 
 #include "protocol/messages.h"
+#include "runtime/kforge_runtime.h"
 #include "util/error.h"
 #include "workload/call_cards.h"
 #include "workload/problem_cards.h"
 #include "worker/profile/call_recorder.h"
 #include "worker/profile/model_inputs.h"
+#include "worker/profile/traced_graph.h"
 #include "worker/torch/reference.h"
 
 namespace kforge::worker {
@@ -131,9 +131,11 @@ TensorMeta metaOfTensor(const at::Tensor &t)
 // The problem's cards: its whole forward offered to every family whose signature fits. Each card's
 // reference is run once at its shape and at each held-out shape; a shape the forward refuses is dropped,
 // a card whose own shape it refuses is skipped with the reason.
-void addProblemCards(WorkloadFile &w, const std::vector<c10::IValue> &inputs, const c10::IValue &output, at::Device device)
+void addProblemCards(WorkloadFile &w, const std::vector<c10::IValue> &inputs, const c10::IValue &output, at::Device device,
+                     const TracedGraph &graph)
 {
     ProblemSignature sig;
+    sig.graph = graph;
     sig.name = w.name.empty() ? "problem" : w.name;
     sig.modulePath = w.resolve(w.model.path);
     for (const auto &v : inputs)
@@ -190,52 +192,76 @@ nlohmann::json profileWorkloadReply(const nlohmann::json &id, const nlohmann::js
     const int warmup = std::clamp(req.value("warmup", 1), 0, 100), runs = std::clamp(req.value("runs", 1), 1, 100);
     const auto samplesPath = req.value("samples_path", std::string());
     const bool problem = req.value("problem", false);
+    const auto pack = req.value("pack", std::string());
+    std::string packSummary;
+    nlohmann::json packCounters = nlohmann::json::object();
     at::Device device = at::kCPU;
     bool deviceTimed = false;
     try {
         device = profilingDevice(req.value("device", std::string("auto")));
+        if (!pack.empty() && req.value("calls_only", false))
+            throw Error("a profile with a pack runs the model, and this workload's model is not TorchScript");
         std::unique_ptr<CallRecorder> recorder;
         std::vector<c10::IValue> inputs;
         c10::IValue output;
+        TracedGraph traced; // a problem's forward, for its fused pointwise card
         if (!req.value("calls_only", false)) {
             if (w.model.kind != "torchscript")
                 throw Error("the worker runs TorchScript models; a " + w.model.kind + " workload is captured by "
                             "python/kforge_capture.py (kforge-cli import), and its calls are then made into cards with calls_only");
             auto module = loadModule(w.resolve(w.model.path), "the model");
             module.eval();
+            if (problem)
+                traced = tracedGraphOf(module);
             module.to(device);
             inputs = makeModelInputs(w, device);
             torch::NoGradGuard noGrad;
-            // Run the graph as written: no fusion groups, no specialization, so every ATen call of the
-            // model reaches the dispatcher as the model makes it.
-            torch::jit::GraphOptimizerEnabledGuard plain(false);
-            torch::jit::setTensorExprFuserEnabled(false);
+            AsWrittenExecution asWritten;
+            // With a pack, the model is profiled with its kernels registered (warm-up included, so the
+            // pack's first-call setup is not in the timeline), and the counters say which calls took them.
+            if (!pack.empty())
+                packSummary = runtime::loadPack(pack);
             try {
                 for (int i = 0; i < warmup; ++i)
                     module.forward(inputs);
+                runtime::resetCounters(); // the warm-up's calls are not counted
                 recorder = std::make_unique<CallRecorder>(int64_t(256) << 20, device.is_cuda());
                 for (int i = 0; i < runs; ++i)
                     output = module.forward(inputs);
                 recorder->stop();
+                if (!pack.empty())
+                    packCounters = nlohmann::json::parse(runtime::countersJson());
             } catch (const c10::Error &e) {
+                runtime::unloadPacks();
                 throw Error("the model failed while running: " + firstLine(e.what_without_backtrace()));
+            } catch (...) {
+                runtime::unloadPacks();
+                throw;
             }
+            runtime::unloadPacks();
             w.calls = recorder->calls();
             deviceTimed = recorder->deviceTimed();
         } else if (w.calls.empty()) {
             throw Error("calls_only: the workload has no calls to make cards from");
         }
-        makeCards(w, recorder.get(), samplesPath, device);
-        if (problem) {
+        // A profile with a pack is a timeline to compare against the one without: its calls only.
+        if (pack.empty())
+            makeCards(w, recorder.get(), samplesPath, device);
+        else
+            w.cards.clear();
+        if (problem && pack.empty()) {
             if (inputs.empty())
                 throw Error("problem cards need the problem's TorchScript module run by the worker, not calls_only");
-            addProblemCards(w, inputs, output, device);
+            addProblemCards(w, inputs, output, device, traced);
         }
     } catch (const std::exception &e) {
         return errorReply(id, e.what());
     }
-    return {{"id", id}, {"type", "workload_profile"}, {"ok", true}, {"workload", workloadToJson(w)}, {"device", device.str()},
-            {"timing", deviceTimed ? "device events" : "host clock"}};
+    nlohmann::json reply = {{"id", id}, {"type", "workload_profile"}, {"ok", true}, {"workload", workloadToJson(w)}, {"device", device.str()},
+                            {"timing", deviceTimed ? "device events" : "host clock"}};
+    if (!pack.empty())
+        reply["pack"] = {{"summary", packSummary}, {"counters", packCounters}};
+    return reply;
 }
 
 } // namespace kforge::worker

@@ -1,0 +1,228 @@
+#!/usr/bin/env python3
+"""Time a built-in model's workload eager, eager with a kforge kernel pack, and under torch.compile, in one process.
+
+    python3 kforge_model_time.py WORKLOAD.json [--pack DIR --runtime libkforge_runtime.so] [--device cpu|cuda]
+                                 [--iters N] [--no-compile] [--out RESULT.json]
+
+The workload must come from `kforge-cli model NAME` (or `profile builtin:NAME`): its file carries the model's
+methods as TorchScript source, which is Python, so the model is rebuilt here as an eager nn.Module with the
+weights of its .pt file, and checked against the TorchScript module on the same inputs first. The variants
+are then timed interleaved, round by round (CUDA events on the GPU), after a warm-up of each; medians and
+spreads are reported. The pack is loaded through torch.ops.load_library and registered only around its
+runs, so its rounds and the others see the same process. torch.compile needs PyTorch 2.0 or later; where
+it is missing, or fails, the result says why and the other figures stand.
+
+Writes {"eager": {...}, "eager_pack": {...}, "compile": {...}, "torchscript_max_diff": ..., ...}.
+"""
+
+import argparse
+import json
+import math
+import os
+import re
+import statistics
+import sys
+import time
+import types
+
+
+def _fail(out, why):
+    text = json.dumps({"ok": False, "why": why})
+    if out:
+        with open(out, "w") as f:
+            f.write(text + "\n")
+    print(text)
+    return 1
+
+
+def _torch_namespace(torch, source):
+    """The names `torch.X` the source uses, resolved once: TorchScript's torch namespace also holds
+    functions Python keeps in torch.nn.functional (linear, silu, adaptive_avg_pool2d)."""
+    import torch.nn.functional as F
+
+    names = {}
+    for name in sorted(set(re.findall(r"\btorch\.([A-Za-z_][A-Za-z_0-9]*)", source))):
+        fn = getattr(torch, name, None)
+        if fn is None:
+            fn = getattr(F, name, None)
+        if fn is None:
+            raise ValueError("the model's source calls torch.%s, which neither torch nor torch.nn.functional has" % name)
+        names[name] = fn
+    # dtypes and the like the source may name (torch.float32) resolve the same way
+    return types.SimpleNamespace(**names)
+
+
+def build_eager(torch, scripted, source):
+    """An nn.Module whose methods are the source's functions and whose parameters and buffers are the
+    scripted module's tensors (shared, not copied)."""
+    namespace = {"torch": _torch_namespace(torch, source), "math": math}
+    exec(compile(source, "<built-in model source>", "exec"), namespace)
+    methods = {k: v for k, v in namespace.items() if isinstance(v, types.FunctionType)}
+    if "forward" not in methods:
+        raise ValueError("the model's source defines no forward")
+    cls = type("KforgeBuiltinModel", (torch.nn.Module,), methods)
+    module = cls()
+    for name, p in scripted.named_parameters(recurse=False):
+        module.register_parameter(name, torch.nn.Parameter(p.detach(), requires_grad=False))
+    for name, b in scripted.named_buffers(recurse=False):
+        module.register_buffer(name, b.detach())
+    return module.eval()
+
+
+def make_inputs(torch, workload, device):
+    spec = workload.get("inputs", {})
+    torch.manual_seed(int(spec.get("seed", 0)))
+    out = []
+    for t in spec.get("tensors", []):
+        shape, dtype, init = t["shape"], getattr(torch, t.get("dtype", "float32")), t.get("init", "randn")
+        if init == "randn":
+            x = torch.randn(shape)
+        elif init == "rand":
+            x = torch.rand(shape)
+        elif init == "zeros":
+            x = torch.zeros(shape)
+        elif init == "ones":
+            x = torch.ones(shape)
+        elif init.startswith("randint:"):
+            lo, hi = (int(v) for v in init.split(":")[1:3])
+            x = torch.randint(lo, hi, shape)
+            out.append(x.to(device))
+            continue
+        else:
+            raise ValueError("input init '%s' is not one this helper makes" % init)
+        out.append(x.to(device=device, dtype=dtype))
+    return out
+
+
+def _summary(samples):
+    s = sorted(samples)
+    return {"median_ms": statistics.median(s), "min_ms": s[0], "max_ms": s[-1], "samples_ms": samples}
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("workload")
+    p.add_argument("--pack")
+    p.add_argument("--runtime", help="libkforge_runtime.so (needed with --pack)")
+    p.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
+    p.add_argument("--iters", type=int, default=10)
+    p.add_argument("--no-compile", action="store_true")
+    p.add_argument("--out")
+    args = p.parse_args(argv)
+    if args.pack and not args.runtime:
+        return _fail(args.out, "--pack needs --runtime, the path of libkforge_runtime.so")
+    try:
+        import torch
+    except ImportError as e:
+        return _fail(args.out, "this Python has no torch (%s)" % e)
+    try:
+        with open(args.workload) as f:
+            workload = json.load(f)
+        model = workload["model"]
+        if model.get("kind") != "torchscript" or not model.get("source"):
+            return _fail(args.out, "%s is not a built-in model's workload: only those carry their source (kforge-cli model NAME)"
+                         % args.workload)
+        pt = os.path.join(os.path.dirname(os.path.abspath(args.workload)), model["path"])
+        if args.device == "cuda" and not torch.cuda.is_available():
+            return _fail(args.out, "this Python's torch %s sees no CUDA device" % torch.__version__)
+        scripted = torch.jit.load(pt, map_location=args.device).eval()
+        eager = build_eager(torch, scripted, model["source"])
+        inputs = make_inputs(torch, workload, args.device)
+    except Exception as e:
+        return _fail(args.out, "the model did not build: %s: %s" % (type(e).__name__, e))
+
+    def sync():
+        if args.device == "cuda":
+            torch.cuda.synchronize()
+
+    def timed(fn):
+        if args.device == "cuda":
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            fn(*inputs)
+            end.record()
+            end.synchronize()
+            return start.elapsed_time(end)
+        t0 = time.perf_counter()
+        fn(*inputs)
+        return (time.perf_counter() - t0) * 1e3
+
+    result = {"ok": True, "torch": torch.__version__, "device": args.device, "iters": args.iters, "workload": args.workload}
+    with torch.no_grad():
+        a = eager(*inputs)
+        with torch.jit.optimized_execution(False):  # the calls as written, as the eager module makes them
+            b = scripted(*inputs)
+        diff = (a.double() - b.double()).abs().max().item()
+        scale = b.double().abs().max().item()
+        result["torchscript_max_diff"] = diff
+        result["torchscript_max_abs"] = scale
+        # The same calls in the same order: only a different model (a source that does not match the .pt)
+        # differs by more than rounding.
+        if diff > 1e-2 * max(1.0, scale):
+            return _fail(args.out, "the eager rebuild differs from the TorchScript module by %g (outputs up to %g)" % (diff, scale))
+
+        variants = [("eager", eager)]
+        load = unload = None
+        if args.pack:
+            try:
+                torch.ops.load_library(args.runtime)
+                result["pack_summary"] = torch.ops.kforge.load_pack(os.path.abspath(args.pack))
+                torch.ops.kforge.unload_packs()
+            except Exception as e:
+                return _fail(args.out, "the pack did not load: %s: %s" % (type(e).__name__, str(e).splitlines()[0] if str(e) else ""))
+            pack_dir = os.path.abspath(args.pack)
+            load = lambda: torch.ops.kforge.load_pack(pack_dir)
+            unload = torch.ops.kforge.unload_packs
+            variants.append(("eager_pack", eager))
+        compiled = None
+        if not args.no_compile:
+            if not hasattr(torch, "compile"):
+                result["compile"] = {"available": False, "why": "torch.compile needs PyTorch 2.0 or later; this Python has torch %s"
+                                     % torch.__version__}
+            else:
+                try:
+                    compiled = torch.compile(eager)
+                    t0 = time.perf_counter()
+                    compiled(*inputs)
+                    sync()
+                    result["compile_seconds"] = time.perf_counter() - t0
+                    variants.append(("compile", compiled))
+                except Exception as e:
+                    result["compile"] = {"available": False, "why": "torch.compile failed: %s: %s"
+                                         % (type(e).__name__, str(e).splitlines()[0] if str(e) else "")}
+        samples = {name: [] for name, _ in variants}
+        pack_out = None
+        for round_ in range(-2, args.iters):  # two warm-up rounds
+            for name, fn in variants:
+                if name == "eager_pack":
+                    load()  # loading starts the counters afresh: the last round's are reported
+                    try:
+                        ms = timed(fn)
+                        if round_ == args.iters - 1:
+                            result["counters"] = json.loads(torch.ops.kforge.counters())  # of this round's forward
+                            pack_out = fn(*inputs)
+                    finally:
+                        unload()
+                else:
+                    ms = timed(fn)
+                if round_ >= 0:
+                    samples[name].append(ms)
+        for name, s in samples.items():
+            result[name] = dict(_summary(s), available=True)
+        if pack_out is not None:
+            ref = eager(*inputs)
+            result["pack_max_diff"] = (pack_out.double() - ref.double()).abs().max().item()
+        base = result["eager"]["median_ms"]
+        for name in ("eager_pack", "compile"):
+            if name in samples:
+                result[name]["speedup_over_eager"] = base / result[name]["median_ms"]
+    text = json.dumps(result)
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write(text + "\n")
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
