@@ -224,6 +224,16 @@ if asked workloads; then
       s0=$(date +%s)
       timeout 240 "$K" run $m.json --pack $m-pack --compare --iters 10 --json compare-$m.json --worker "$worker" > compare-$m.log 2>&1
       echo "== run --compare $m: rc=$? in $(( $(date +%s) - s0 )) s"; tail -25 compare-$m.log
+      timeout 240 "$K" run $m.json --pack $m-pack --compare --iters 10 --executor default --json compare-default-$m.json --worker "$worker" > compare-default-$m.log 2>&1
+      echo "== run --compare --executor default $m: rc=$?"; head -4 compare-default-$m.log
+      # The model profiled again with the pack: what each operator costs inside the model with it.
+      timeout 120 "$K" profile $m.json --pack $m-pack --device cuda --worker "$worker" > profile-pack-$m.log 2>&1
+      echo "== profile --pack $m: rc=$?"; head -24 profile-pack-$m.log | cut -c1-200
+      # Eager (the model rebuilt from its source), eager with the pack, torch.compile: one process, interleaved.
+      timeout 300 python3 "$root/python/kforge_model_time.py" $m.json --pack $m-pack --runtime "$build/runtime/libkforge_runtime.so" \
+        --device cuda --iters 10 --out time-$m.json > time-$m.log 2>&1
+      echo "== eager / eager+pack / torch.compile $m: rc=$?"
+      python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print({k: (r[k]['median_ms'], r[k]['min_ms'], r[k]['max_ms']) for k in ('eager','eager_pack','compile') if isinstance(r.get(k), dict) and 'median_ms' in r[k]}, 'compile_s', r.get('compile_seconds'), 'counters', r.get('counters'), 'pack_max_diff', r.get('pack_max_diff'), r.get('why',''), r.get('compile',''))" time-$m.json 2>&1 | tail -3
     done
     pack=$(ls -d *-pack 2>/dev/null | head -1)
     timeout 120 "$build/runtime/kforge-pack-guard-bench" "$pack" > guard-bench.log 2>&1
