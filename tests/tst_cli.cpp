@@ -323,6 +323,12 @@ private slots:
         row("resume: a family", {"search", "--resume", "--session", "@DIR@/s.kforge", "--family", "softmax"},
             "--resume goes on with the session's own operator, backend and proposer; --family cannot change them");
         row("resume: no such session", {"search", "--resume", "--session", "@DIR@/none.kforge"}, "cannot resume '");
+        row("a negative exploration constant", {"search", "--exploration", "-0.1"}, "option --exploration takes a number from 0 to 100, not '-0.1'");
+        row("a widening exponent above 1", {"search", "--widen-alpha", "1.5"}, "option --widen-alpha takes a number from 0 to 1, not '1.5'");
+        row("a widening constant that is not a number", {"search", "--widen-k", "two"}, "option --widen-k takes a number from 0 to 1000, not 'two'");
+        row("no evaluations before pruning", {"search", "--prune-min-visits", "0"},
+            "option --prune-min-visits takes a whole number from 1 to 1000000, not '0'");
+        row("negative repairs", {"search", "--max-repairs", "-1"}, "option --max-repairs takes a whole number from 0 to 1000, not '-1'");
         row("check-templates: no workers", {"check-templates", "--workers", "0"}, "option --workers takes a whole number from 1 to 256, not '0'");
     }
 
@@ -618,6 +624,43 @@ private slots:
                 points.insert(n.templateId + n.params.dump());
         }
         QCOMPARE(points.size(), size_t(6));
+    }
+
+    // show --node says why the search made a node: the scores of the selection that expanded its
+    // parent, as stored with it, and the search's MCTS constants come from the command line.
+    void showNodeSaysWhyItWasChosen()
+    {
+        const QString file = m_dir.filePath(QStringLiteral("why.kforge"));
+        QFile::remove(file);
+        const auto r = cli({QStringLiteral("search"), QStringLiteral("--session"), file, QStringLiteral("--family"), QStringLiteral("softmax"),
+                            QStringLiteral("--shape"), QStringLiteral("rows=16,cols=64"), QStringLiteral("--nodes"), QStringLiteral("5"),
+                            QStringLiteral("--samples"), QStringLiteral("3"), QStringLiteral("--no-lessons"), QStringLiteral("--exploration"),
+                            QStringLiteral("1.5"), QStringLiteral("--widen-alpha"), QStringLiteral("0")});
+        QVERIFY2(r.code == 0, qPrintable(r.err + r.out));
+        kforge::SessionStore reader(file.toStdString(), kforge::SessionStore::Mode::ReadOnly);
+        const auto nodes = reader.nodes(reader.sessions().back().id);
+        QCOMPARE(reader.sessions().back().options.at("mcts").value("exploration", 0.0), 1.5);
+        int viaUct = 0;
+        for (const auto &n : nodes) {
+            if (!n.parentId)
+                continue;
+            const auto shown = cli({QStringLiteral("show"), QStringLiteral("--session"), file, QStringLiteral("--node"), QString::number(n.id)});
+            QVERIFY2(shown.code == 0, qPrintable(shown.err));
+            QVERIFY2(shown.out.contains(QStringLiteral("why chosen: Chosen because ")), qPrintable(shown.out));
+            if (n.selection.value("rule", "") == "uct") {
+                ++viaUct; // widening 2 at alpha 0: past the root's two children, UCT picks which to grow
+                QCOMPARE(n.selection.value("c", 0.0), 1.5);
+                QVERIFY2(shown.out.contains(QStringLiteral(" won UCT ")), qPrintable(shown.out));
+            }
+        }
+        QVERIFY(viaUct >= 1);
+        const auto none = cli({QStringLiteral("show"), QStringLiteral("--session"), file, QStringLiteral("--node"), QStringLiteral("999")});
+        QCOMPARE(none.code, 2);
+        QVERIFY2(none.err.contains(QStringLiteral("has no node 999")), qPrintable(none.err));
+        const auto both = cli({QStringLiteral("show"), QStringLiteral("--session"), file, QStringLiteral("--node"), QStringLiteral("2"),
+                               QStringLiteral("--best")});
+        QCOMPARE(both.code, 2);
+        QVERIFY2(both.err.contains(QStringLiteral("options --best and --node each pick what to show")), qPrintable(both.err));
     }
 };
 

@@ -7,8 +7,40 @@
 #include "protocol/verdict.h"
 #include "search/campaign.h"
 #include "search/mcts.h"
+#include "search/selection_scores.h"
 
 using namespace kforge;
+
+namespace {
+
+// A hand-built tree: one entry per node after the root, in id order, "parent:reward" (a correct
+// result), "parent:reward:f" (a failure), "parent:reward:x" (correct, and the proposer had nothing
+// more from it) or "parent:flight" (still in flight).
+MctsTree buildTree(const QStringList &nodes)
+{
+    MctsTree t;
+    for (const auto &spec : nodes) {
+        const auto f = spec.split(QLatin1Char(':'));
+        const int c = t.addChild(f[0].toInt());
+        if (f[1] == QLatin1String("flight"))
+            continue;
+        const bool failed = f.size() > 2 && f[2] == QLatin1String("f");
+        t.complete(c, f[1].toDouble(), failed);
+        if (f.size() > 2 && f[2] == QLatin1String("x"))
+            t.markExhausted(c);
+    }
+    return t;
+}
+
+QStringList specs(std::initializer_list<const char *> v)
+{
+    QStringList out;
+    for (const char *x : v)
+        out << QString::fromLatin1(x);
+    return out;
+}
+
+} // namespace
 
 class TestMcts : public QObject {
     Q_OBJECT
@@ -90,6 +122,160 @@ private slots:
         MctsParams p;
         t.markExhausted(0);
         QVERIFY(!t.select(p).has_value());
+    }
+
+    // The scores a selection reports: which node grows a child, and when UCT picked it among its
+    // siblings, its parent's visits, mean reward, exploration term, UCT value and the runner-up's UCT.
+    void selectionScores_data()
+    {
+        QTest::addColumn<QStringList>("tree");
+        QTest::addColumn<double>("c");
+        QTest::addColumn<double>("alpha"); // widenK is 2: with alpha 0 every node has two children
+        QTest::addColumn<int>("node");
+        QTest::addColumn<bool>("viaUct");
+        QTest::addColumn<int>("depth");
+        QTest::addColumn<int>("parentVisits");
+        QTest::addColumn<double>("mean");
+        QTest::addColumn<double>("uct");
+        QTest::addColumn<double>("runnerUp"); // NaN: none
+        QTest::addColumn<int>("allowed");
+        const double none = std::nan("");
+        const QStringList empty;
+        QTest::newRow("an empty root widens") << empty << 0.7 << 0.5 << 0 << false << 0 << 0 << 0.0 << 0.0 << none << 2;
+        QTest::newRow("root with room widens") << QStringList{QStringLiteral("0:0.5")} << 0.7 << 0.5 << 0 << false << 0 << 0 << 0.0 << 0.0
+                                               << none << 2;
+        // Root full (2 of 2): a (1.0) beats the failed b (-1.0): UCT = mean + 0.5 sqrt(ln 3 / 1).
+        QTest::newRow("better child by uct") << QStringList{QStringLiteral("0:1.0"), QStringLiteral("0:-1.0:f")} << 0.5 << 0.0 << 1 << true << 1
+                                             << 2 << 1.0 << 1.0 + 0.5 * std::sqrt(std::log(3.0)) << -1.0 + 0.5 * std::sqrt(std::log(3.0))
+                                             << 2;
+        // Exploration outweighs mean: a (mean 0.2, 3 visits) against b (0.1, 1 visit) at c = 1.
+        QTest::newRow("exploration wins") << QStringList{QStringLiteral("0:0.2"), QStringLiteral("0:0.1"), QStringLiteral("1:0.2"),
+                                                         QStringLiteral("1:0.2")}
+                                          << 1.0 << 0.0 << 2 << true << 1 << 4 << 0.1 << 0.1 + std::sqrt(std::log(5.0))
+                                          << 0.2 + std::sqrt(std::log(5.0) / 3) << 2;
+        // Two levels down: a (mean 0.5) over b, then a1 (0.9) over a2 (0.1) under a's 3 visits.
+        QTest::newRow("descends two levels") << QStringList{QStringLiteral("0:0.5"), QStringLiteral("0:0.0"), QStringLiteral("1:0.9"),
+                                                            QStringLiteral("1:0.1")}
+                                             << 0.1 << 0.0 << 3 << true << 2 << 3 << 0.9 << 0.9 + 0.1 * std::sqrt(std::log(4.0))
+                                             << 0.1 + 0.1 * std::sqrt(std::log(4.0)) << 2;
+        QTest::newRow("a sibling in flight is no runner-up") << QStringList{QStringLiteral("0:0.5"), QStringLiteral("0:flight")} << 0.7 << 0.0
+                                                             << 1 << true << 1 << 1 << 0.5 << 0.5 + 0.7 * std::sqrt(std::log(2.0)) << none
+                                                             << 2;
+        // A failed child of a full root gets at most maxRepairs (2) children: both allowed at 1 visit.
+        QTest::newRow("failed node is repaired") << QStringList{QStringLiteral("0:-1.0:f"), QStringLiteral("0:-1.0:f")} << 0.0 << 0.0 << 1
+                                                 << true << 1 << 2 << -1.0 << -1.0 << -1.0 << 2;
+    }
+
+    void selectionScores()
+    {
+        QFETCH(QStringList, tree);
+        QFETCH(double, c);
+        QFETCH(double, alpha);
+        QFETCH(int, node);
+        QFETCH(bool, viaUct);
+        QFETCH(int, depth);
+        QFETCH(int, parentVisits);
+        QFETCH(double, mean);
+        QFETCH(double, uct);
+        QFETCH(double, runnerUp);
+        QFETCH(int, allowed);
+        const auto t = buildTree(tree);
+        MctsParams p;
+        p.exploration = c;
+        p.widenAlpha = alpha;
+        const auto s = t.selectScored(p);
+        QVERIFY(s.has_value());
+        QCOMPARE(s->node, node);
+        QCOMPARE(t.select(p).value_or(-1), node);
+        QCOMPARE(s->viaUct, viaUct);
+        QCOMPARE(s->depth, depth);
+        QCOMPARE(s->allowed, allowed);
+        QCOMPARE(s->children, int(t.node(node).children.size()));
+        QCOMPARE(s->visits, t.node(node).visits);
+        if (!viaUct)
+            return;
+        QCOMPARE(s->parentVisits, parentVisits);
+        QVERIFY(std::abs(s->mean - mean) < 1e-12);
+        QVERIFY2(std::abs(s->uct - uct) < 1e-12, qPrintable(QString::number(s->uct)));
+        QVERIFY(std::abs(s->explorationTerm - (uct - mean)) < 1e-12);
+        QCOMPARE(s->runnerUpUct.has_value(), !std::isnan(runnerUp));
+        if (s->runnerUpUct)
+            QVERIFY2(std::abs(*s->runnerUpUct - runnerUp) < 1e-12, qPrintable(QString::number(*s->runnerUpUct)));
+    }
+
+    // The sentence the CLI and the inspector show, from the stored JSON.
+    void selectionExplained()
+    {
+        MctsParams p;
+        p.exploration = 0.5;
+        p.widenAlpha = 0;
+        const auto t = buildTree({QStringLiteral("0:1.0"), QStringLiteral("0:-1.0:f")});
+        const auto j = selectionJson(*t.selectScored(p), p, 42, 7);
+        QCOMPARE(j.value("rule", ""), std::string("uct"));
+        QCOMPARE(j.value("parent_visits", 0), 2);
+        QCOMPARE(QString::fromStdString(explainSelection(j)),
+                 QStringLiteral("Chosen because #42 won UCT 1.52 = mean reward 1 + exploration 0.524 (c 0.5, 2 visits of the baseline) "
+                                "over the runner-up's -0.476, and #42 may grow a new child (0 of the 2 progressive widening allows at "
+                                "1 visit)."));
+        const auto root = selectionJson(*MctsTree().selectScored(p), p, 7, 0);
+        QCOMPARE(QString::fromStdString(explainSelection(root)),
+                 QStringLiteral("Chosen because the baseline may grow a new child (0 of the 2 progressive widening allows at 0 visits)."));
+        QCOMPARE(explainSelection(nlohmann::json::object()), std::string());
+        QCOMPARE(explainSelection(ruleJson("warm_start", "a lesson goes first")), std::string("Chosen because a lesson goes first."));
+    }
+
+    // Dead-end pruning: "node<sibling" for each subtree pruned, the sibling whose best reward it
+    // fell far below.
+    void pruning_data()
+    {
+        QTest::addColumn<QStringList>("tree");
+        QTest::addColumn<double>("margin");
+        QTest::addColumn<int>("minVisits");
+        QTest::addColumn<QStringList>("pruned");
+        const auto failedBranch = specs({"0:0.7", "0:-1:f", "2:-1:f", "2:-1:f"});
+        QTest::newRow("failed subtree far below its sibling") << failedBranch << 1.0 << 3 << specs({"2<1"});
+        QTest::newRow("margin 0 never prunes") << failedBranch << 0.0 << 3 << QStringList();
+        QTest::newRow("too few evaluations to judge") << specs({"0:0.7", "0:-1:f"}) << 1.0 << 3 << QStringList();
+        QTest::newRow("a live leaf keeps it") << specs({"0:0.7", "0:-0.5", "2:-1:f", "2:-0.6"}) << 1.0 << 3 << QStringList();
+        QTest::newRow("close to its sibling") << specs({"0:0.2", "0:-0.5", "2:-1:f", "2:-1:f"}) << 1.0 << 3 << QStringList();
+        QTest::newRow("a node in flight keeps it") << specs({"0:0.7", "0:-1:f", "2:-1:f", "2:-1:f", "2:flight"}) << 1.0 << 3 << QStringList();
+        QTest::newRow("an exhausted leaf is a dead end") << specs({"0:0.7", "0:-0.5:x"}) << 1.0 << 1 << specs({"2<1"});
+        QTest::newRow("pruned deep, not above") << specs({"0:0.9", "0:0.5", "2:0.5", "2:-1:f", "4:-1:f", "4:-1:f"}) << 1.0 << 3
+                                                << specs({"4<3"});
+        QTest::newRow("no sibling, nothing to compare") << specs({"0:-1:f", "1:-1:f", "1:-1:f"}) << 1.0 << 3 << QStringList();
+    }
+
+    void pruning()
+    {
+        QFETCH(QStringList, tree);
+        QFETCH(double, margin);
+        QFETCH(int, minVisits);
+        QFETCH(QStringList, pruned);
+        auto t = buildTree(tree);
+        MctsParams p;
+        p.pruneMargin = margin;
+        p.pruneMinVisits = minVisits;
+        QStringList got;
+        for (const auto &cut : t.prune(p)) {
+            got << QStringLiteral("%1<%2").arg(cut.node).arg(cut.sibling);
+            QVERIFY(t.node(cut.node).pruned);
+            QVERIFY(cut.siblingBest - cut.best >= margin);
+        }
+        QCOMPARE(got, pruned);
+        QVERIFY(t.prune(p).empty()); // once: a pruned subtree is not reported again
+    }
+
+    // A failed child that UCT's exploration would pick is passed over once pruned.
+    void selectionPassesOverPrunedSubtrees()
+    {
+        auto t = buildTree(specs({"0:0.7", "0:-1:f", "1:0.7", "1:0.7"}));
+        MctsParams p;
+        p.exploration = 4;
+        p.widenAlpha = 0;
+        p.pruneMinVisits = 1;
+        QCOMPARE(t.select(p).value_or(-1), 2);
+        QCOMPARE(t.prune(p).size(), size_t(1));
+        QCOMPARE(t.select(p).value_or(-1), 3);
     }
 
     void reward_data()

@@ -61,6 +61,7 @@ private slots:
             n.expansion = "repair";
             n.templateId = "cpu.softmax.online";
             n.params = {{"lanes", 8}};
+            n.selection = {{"rule", "uct"}, {"uct", 1.25}, {"runner_up_uct", nullptr}};
             child = s.addNode(n, Candidate{"cpu", "int kforge_entry();", {}});
             s.finishNode(child, sampleVerdict(), 0.69);
             s.addDecision(child, "accept", "guard", "2x");
@@ -77,6 +78,9 @@ private slots:
         QCOMPARE(nodes.size(), size_t(2));
         QCOMPARE(nodes[1].expansion, std::string("repair"));
         QCOMPARE(nodes[1].status, std::string("accepted"));
+        QCOMPARE(nodes[1].selection.value("uct", 0.0), 1.25);
+        QVERIFY(nodes[1].selection.at("runner_up_uct").is_null());
+        QVERIFY(nodes[0].selection.empty()); // the root was not selected
         const auto rootDetail = r.nodeDetail(nodes[0].id); // the baseline has no verdict, but opens
         QVERIFY(rootDetail.has_value());
         QCOMPARE(rootDetail->candidate.source, std::string("aten::_softmax"));
@@ -124,7 +128,7 @@ private slots:
         sqlite3_close(db);
 
         SessionStore s(file);
-        QCOMPARE(s.schemaVersion(), 5);
+        QCOMPARE(s.schemaVersion(), schema::kCurrentVersion);
         const auto sid = s.sessions().front().id;
         const auto op = s.addOperator(sid, makeSoftmaxCard(4, 8));
         NodeRecord n;
@@ -162,6 +166,32 @@ private slots:
         LlmCallLog readLog(reader, false);
         QCOMPARE(readLog.calls(sid).size(), size_t(2));
         QVERIFY_THROWS_EXCEPTION(Error, readLog.add(c));
+    }
+
+    // Version 6 stores each node's selection scores; a version 5 session's nodes read back with none.
+    void migratesVersionFiveFileToSelectionScores()
+    {
+        const auto file = path("v5.kforge").toStdString();
+        sqlite3 *db = nullptr;
+        QCOMPARE(sqlite3_open(file.c_str(), &db), SQLITE_OK);
+        schema::migrate(db, 5);
+        sql::exec(db, "INSERT INTO sessions(name, workload, backend, proposer, created_at) VALUES('v5', 'w', 'cpu', 'templates', 1)");
+        sql::exec(db, "INSERT INTO operators(session_id, key, card_json) VALUES(1, 'k', '{}')");
+        sql::exec(db, "INSERT INTO nodes(session_id, operator_id, status, created_at) VALUES(1, 1, 'baseline', 1)");
+        sqlite3_close(db);
+
+        SessionStore s(file);
+        QCOMPARE(s.schemaVersion(), schema::kCurrentVersion);
+        const auto old = s.nodes(1);
+        QCOMPARE(old.size(), size_t(1));
+        QVERIFY(old.front().selection.is_object() && old.front().selection.empty());
+        NodeRecord n;
+        n.sessionId = 1;
+        n.operatorId = 1;
+        n.parentId = old.front().id;
+        n.selection = {{"rule", "widening"}, {"visits", 3}};
+        const auto id = s.addNode(n, Candidate{"cpu", "int x;", nlohmann::json::object()});
+        QCOMPARE(s.nodeDetail(id)->node.selection.value("visits", 0), 3);
     }
 
     void readOnlyRefusesOldSchema()

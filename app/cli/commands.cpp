@@ -224,7 +224,8 @@ int searchCommand(const Args &args)
                            {"--rows", true}, {"--cols", true}, {"--op", true}, {"--samples", true}, {"--deadline-ms", true},
                            {"--family", true}, {"--shape", true}, {"--dtype", true}, {"--backend", true},
                            {"--proposer", true}, {"--base-url", true}, {"--budget-usd", true}, {"--no-lessons", false},
-                           {"--resume", false}, {"--card", true}});
+                           {"--resume", false}, {"--card", true}, {"--exploration", true}, {"--widen-k", true},
+                           {"--widen-alpha", true}, {"--max-repairs", true}, {"--prune-margin", true}, {"--prune-min-visits", true}});
     if (o.has("--help")) {
         std::puts("usage: kforge-cli search [options]\n\n"
                   "Searches kernels for an operator of the built-in demo workload with the offline template\n"
@@ -251,6 +252,13 @@ int searchCommand(const Args &args)
                   "  --samples N        timed runs per side (default 30)\n"
                   "  --deadline-ms MS   per-evaluation deadline (default 60000)\n"
                   "  --seed N           search seed (default 1)\n"
+                  "  --exploration C    UCT's exploration constant (default 0.7)\n"
+                  "  --widen-k K --widen-alpha A  progressive widening: a node may have floor(K * (visits+1)^A)\n"
+                  "                     children (default 2 and 0.5)\n"
+                  "  --max-repairs N    children of a failed node, each a repair (default 2)\n"
+                  "  --prune-margin M --prune-min-visits V  a subtree whose every leaf failed or had nothing more\n"
+                  "                     to offer, after V evaluations, with a best reward M below a sibling's is no longer\n"
+                  "                     selected (rewards are log speedups; default 1 and 3; margin 0: never)\n"
                   "  --proposer P       templates (default, offline) or llm:PROVIDER/MODEL, e.g. llm:anthropic/claude-sonnet-4-5,\n"
                   "                     llm:openai/gpt-4.1, llm:gemini/gemini-2.5-pro, llm:openrouter/deepseek/deepseek-chat,\n"
                   "                     llm:vllm/MODEL, llm:ollama/MODEL; the key comes from OPENAI_API_KEY, ANTHROPIC_API_KEY,\n"
@@ -284,6 +292,12 @@ int searchCommand(const Args &args)
     so.seed = uint64_t(o.integer("--seed", int64_t(defaults.seed), 0, std::numeric_limits<int64_t>::max()));
     so.eval.benchSamples = o.count("--samples", defaults.eval.benchSamples, 1, 100000);
     so.eval.deadlineMs = o.count("--deadline-ms", defaults.eval.deadlineMs, 1, kMaxDeadlineMs);
+    so.mcts.exploration = o.real("--exploration", defaults.mcts.exploration, 0, 100);
+    so.mcts.widenK = o.real("--widen-k", defaults.mcts.widenK, 0, 1000);
+    so.mcts.widenAlpha = o.real("--widen-alpha", defaults.mcts.widenAlpha, 0, 1);
+    so.mcts.maxRepairs = o.count("--max-repairs", defaults.mcts.maxRepairs, 0, 1000);
+    so.mcts.pruneMargin = o.real("--prune-margin", defaults.mcts.pruneMargin, 0, 100);
+    so.mcts.pruneMinVisits = o.count("--prune-min-visits", defaults.mcts.pruneMinVisits, 1, 1000000);
     const auto backend = resume ? was.session.backend : o.choice("--backend", "cpu", kBackends);
     so.backend = backend;
     if (!o.has("--no-lessons"))
@@ -560,14 +574,21 @@ int evalCommand(const Args &args)
 
 int showCommand(const Args &args)
 {
-    const Options o(args, {{"--help", false}, {"--session", true}, {"--best", false}});
+    const Options o(args, {{"--help", false}, {"--session", true}, {"--best", false}, {"--node", true}});
     if (o.has("--help") || !o.has("--session")) {
-        std::puts("usage: kforge-cli show --session FILE [--best]\n\n"
+        std::puts("usage: kforge-cli show --session FILE [--best | --node ID]\n\n"
                   "Prints every session in the file and its search tree; with --best, the fastest correct node\n"
-                  "of each session as one JSON line (template, parameters, medians, speedup, roofline floor).");
+                  "of each session as one JSON line (template, parameters, medians, speedup, roofline floor);\n"
+                  "with --node, that node, the decisions on it and why the search chose to make it.");
         return o.has("--help") ? 0 : 2;
     }
+    if (o.has("--best") && o.has("--node"))
+        throw Error("options --best and --node each pick what to show: pass one of them");
     SessionStore store(o.get("--session"), SessionStore::Mode::ReadOnly);
+    if (o.has("--node")) {
+        printNode(store, o.integer("--node", 0, 1, std::numeric_limits<int64_t>::max()));
+        return 0;
+    }
     if (o.has("--best")) {
         for (const auto &s : store.sessions()) {
             const NodeRecord *best = nullptr;
@@ -595,7 +616,8 @@ int showCommand(const Args &args)
         for (const auto &n : store.nodes(s.id)) {
             const int d = n.parentId ? depth[*n.parentId] + 1 : 0;
             depth[n.id] = d;
-            std::printf("%*s#%lld %s %s %s\n", d * 2, "", (long long)n.id, n.templateId.c_str(), n.status.c_str(), n.summary.c_str());
+            std::printf("%*s#%lld %s %s%s %s\n", d * 2, "", (long long)n.id, n.templateId.c_str(), n.status.c_str(),
+                        n.pruned.empty() ? "" : " [pruned]", n.summary.c_str());
         }
     }
     return 0;

@@ -30,5 +30,6 @@ int importCommand(const Args &args);          // app/cli/workload_commands.cpp
 int modelCommand(const Args &args);           // app/cli/model_commands.cpp
 int fastpCommand(const Args &args);           // app/cli/model_commands.cpp
 int knowledgeCommand(const Args &args);       // app/cli/knowledge_command.cpp
+void printNode(const SessionStore &store, int64_t nodeId); // app/cli/node_view.cpp: show --node
 
 } // namespace kforge::cli

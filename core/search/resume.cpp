@@ -10,7 +10,10 @@ nlohmann::json resumeOptions(const SearchOptions &options, int workers, const st
                              double budgetUsd)
 {
     nlohmann::json j = {{"nodes", options.maxNodes}, {"workers", workers}, {"seed", options.seed}, {"proposer_spec", proposerSpec},
-                        {"samples", options.eval.benchSamples}, {"deadline_ms", options.eval.deadlineMs}};
+                        {"samples", options.eval.benchSamples}, {"deadline_ms", options.eval.deadlineMs},
+                        {"mcts", {{"exploration", options.mcts.exploration}, {"widen_k", options.mcts.widenK},
+                                  {"widen_alpha", options.mcts.widenAlpha}, {"max_repairs", options.mcts.maxRepairs},
+                                  {"prune_margin", options.mcts.pruneMargin}, {"prune_min_visits", options.mcts.pruneMinVisits}}}};
     if (!baseUrl.empty())
         j["base_url"] = baseUrl;
     if (budgetUsd > 0)
@@ -34,6 +37,15 @@ ResumableSearch lastSearch(const SessionStore &store)
     r.options.seed = was.value("seed", r.options.seed);
     r.options.eval.benchSamples = was.value("samples", r.options.eval.benchSamples);
     r.options.eval.deadlineMs = was.value("deadline_ms", r.options.eval.deadlineMs);
+    if (const auto m = was.find("mcts"); m != was.end() && m->is_object()) { // absent before the constants were options
+        auto &p = r.options.mcts;
+        p.exploration = m->value("exploration", p.exploration);
+        p.widenK = m->value("widen_k", p.widenK);
+        p.widenAlpha = m->value("widen_alpha", p.widenAlpha);
+        p.maxRepairs = m->value("max_repairs", p.maxRepairs);
+        p.pruneMargin = m->value("prune_margin", p.pruneMargin);
+        p.pruneMinVisits = m->value("prune_min_visits", p.pruneMinVisits);
+    }
     r.workers = std::max(1, was.value("workers", 1));
     r.proposerSpec = was.value("proposer_spec", r.session.proposer == "templates" ? std::string("templates") : std::string());
     if (r.proposerSpec.empty())

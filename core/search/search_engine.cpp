@@ -5,6 +5,7 @@
 
 #include "knowledge/knowledge_base.h"
 #include "knowledge/lessons.h"
+#include "search/selection_scores.h"
 #include "util/error.h"
 
 namespace kforge {
@@ -91,6 +92,8 @@ SearchProgress SearchEngine::run(int64_t sessionId, int64_t operatorId, const Op
                 unfinished.push_back({t, n.id});
             else
                 tree.complete(t, n.reward, !isCorrectStatus(n.status));
+            if (!n.pruned.empty())
+                tree.markPruned(t);
             m_proposer.known(n);
             records[t] = n;
         }
@@ -170,9 +173,10 @@ SearchProgress SearchEngine::run(int64_t sessionId, int64_t operatorId, const Op
         // Keep every worker busy, and one more queued for each worker that compiles it meanwhile.
         while (budgetLeft() && prog.running < m_pool.size() + (backend.empty() ? 0 : m_pool.lookahead(backend))) {
             const bool warm = warmStart.has_value();
-            auto sel = warm ? std::optional<int>(0) : tree.select(m_options.mcts);
-            if (!sel)
+            const auto scored = warm ? std::optional<Selection>(Selection{}) : tree.selectScored(m_options.mcts);
+            if (!scored)
                 break;
+            const std::optional<int> sel = scored->node;
             const NodeRecord *parent = *sel == 0 ? nullptr : &records[*sel];
             auto proposal = warm ? std::move(warmStart) : m_proposer.propose(card, parent, rng);
             warmStart.reset();
@@ -189,6 +193,9 @@ SearchProgress SearchEngine::run(int64_t sessionId, int64_t operatorId, const Op
             n.templateId = proposal->templateId;
             n.params = proposal->params;
             n.summary = proposal->rationale;
+            const int grand = tree.node(*sel).parent;
+            n.selection = warm ? ruleJson("warm_start", "a lesson of an earlier search of this operator on this device goes first")
+                               : selectionJson(*scored, m_options.mcts, records[*sel].id, grand >= 0 ? records[grand].id : 0);
             n.id = m_store.addNode(n, proposal->candidate);
             if (!warm)
                 m_proposer.stored(n.id);
@@ -264,6 +271,12 @@ SearchProgress SearchEngine::run(int64_t sessionId, int64_t operatorId, const Op
             if (observer)
                 observer->nodeFinished(rec);
         }
+        if (!done.empty())
+            for (const auto &cut : tree.prune(m_options.mcts)) { // dead ends: stored, never deleted
+                auto &rec = records[cut.node];
+                rec.pruned = pruneReason(cut, records[cut.sibling].id, m_options.mcts);
+                m_store.setNodePruned(rec.id, rec.pruned);
+            }
         prog.elapsedSeconds = elapsed();
         if (observer && (!done.empty() || !events.empty()))
             observer->progress(prog);

@@ -84,6 +84,14 @@ const std::vector<std::string> &migrations()
         CREATE INDEX llm_calls_by_session ON llm_calls(session_id, id);
         CREATE INDEX llm_calls_by_operator ON llm_calls(operator_id);
         )sql",
+        // 6: the scores of the selection that made each node (why its parent was expanded), as JSON.
+        R"sql(
+        ALTER TABLE nodes ADD COLUMN selection_json TEXT NOT NULL DEFAULT '{}';
+        )sql",
+        // 7: a dead end the search stopped selecting, with the reason ('' when not pruned).
+        R"sql(
+        ALTER TABLE nodes ADD COLUMN pruned TEXT NOT NULL DEFAULT '';
+        )sql",
     };
     return steps;
 }

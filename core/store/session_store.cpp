@@ -62,7 +62,7 @@ std::vector<Reason> reasonsFrom(const std::string &text)
 constexpr const char *kNodeColumns =
     "id, session_id, operator_id, parent_id, status, template, params_json, speedup, reward, noise, roofline_us, "
     "reasons_json, summary, worker, created_at, finished_at, "
-    "(SELECT kind FROM edges WHERE child_id = nodes.id)";
+    "(SELECT kind FROM edges WHERE child_id = nodes.id), selection_json, pruned";
 
 NodeRecord readNode(const sql::Statement &s)
 {
@@ -86,6 +86,10 @@ NodeRecord readNode(const sql::Statement &s)
     if (!s.isNull(15))
         n.finishedAt = s.real(15);
     n.expansion = s.isNull(16) ? "root" : s.text(16);
+    n.selection = nlohmann::json::parse(s.text(17), nullptr, false);
+    if (!n.selection.is_object())
+        n.selection = nlohmann::json::object();
+    n.pruned = s.text(18);
     return n;
 }
 
@@ -211,6 +215,13 @@ void SessionStore::setNodeStatus(int64_t nodeId, const std::string &status)
     s.bind(1, status).bind(2, nodeId).run();
 }
 
+void SessionStore::setNodePruned(int64_t nodeId, const std::string &reason)
+{
+    requireWritable();
+    sql::Statement s(m_db, "UPDATE nodes SET pruned = ? WHERE id = ?");
+    s.bind(1, reason).bind(2, nodeId).run();
+}
+
 void SessionStore::checkpoint()
 {
     if (m_mode != Mode::ReadWrite || !m_db)
@@ -234,9 +245,10 @@ int64_t SessionStore::addNode(const NodeRecord &n, const Candidate &candidate)
     sql::exec(m_db, "BEGIN IMMEDIATE");
     try {
         sql::Statement s(m_db, "INSERT INTO nodes(session_id, operator_id, parent_id, status, template, params_json, "
-                               "summary, created_at) VALUES(?,?,?,?,?,?,?,?)");
+                               "summary, created_at, selection_json) VALUES(?,?,?,?,?,?,?,?,?)");
         s.bind(1, n.sessionId).bind(2, n.operatorId).bind(3, n.parentId).bind(4, n.status).bind(5, n.templateId);
         s.bind(6, n.params.dump()).bind(7, n.summary).bind(8, n.createdAt > 0 ? n.createdAt : nowSeconds());
+        s.bind(9, n.selection.is_object() ? n.selection.dump() : std::string("{}"));
         s.run();
         const int64_t id = sqlite3_last_insert_rowid(m_db);
         if (n.parentId) {

@@ -52,6 +52,10 @@ struct NodeRecord {
     std::string worker;
     double createdAt = 0;
     std::optional<double> finishedAt;
+    // The scores of the selection that expanded its parent (search/selection_scores.h); {} for the
+    // root and for nodes of sessions older than schema 6.
+    nlohmann::json selection = nlohmann::json::object();
+    std::string pruned; // why selection passes over its subtree (a dead end); "" when it does not
 };
 
 struct DecisionRecord {
@@ -106,6 +110,7 @@ public:
     int64_t createSession(const SessionInfo &info);
     void setSessionStatus(int64_t sessionId, const std::string &status);
     void setNodeStatus(int64_t nodeId, const std::string &status); // "interrupted", or "running" again
+    void setNodePruned(int64_t nodeId, const std::string &reason); // "" lifts it
     // Moves what the write-ahead log holds into the file and empties the log (searches do when they stop).
     void checkpoint();
     int64_t addOperator(int64_t sessionId, const OperatorCard &card);
