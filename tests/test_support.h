@@ -1,6 +1,7 @@
 #pragma once
 // Shared by the tests: where the real worker and the adversarial kernels are, and file helpers.
 #include <QFile>
+#include <QProcess>
 #include <QString>
 #include <string>
 
@@ -16,6 +17,22 @@ inline std::string workerCommand()
 #else
     return {};
 #endif
+}
+
+// A Python that imports torch ($KFORGE_PYTHON, python3, /usr/bin/python3), or "".
+inline QString torchPython()
+{
+    QStringList tries;
+    if (qEnvironmentVariableIsSet("KFORGE_PYTHON"))
+        tries << qEnvironmentVariable("KFORGE_PYTHON");
+    tries << QStringLiteral("python3") << QStringLiteral("/usr/bin/python3");
+    for (const auto &py : tries) {
+        QProcess p;
+        p.start(py, {QStringLiteral("-c"), QStringLiteral("import torch")});
+        if (p.waitForFinished(60000) && p.exitStatus() == QProcess::NormalExit && p.exitCode() == 0)
+            return py;
+    }
+    return {};
 }
 
 inline QByteArray readAll(const QString &path)

@@ -254,6 +254,10 @@ extern "C" __global__ void local_array(const float *x, float *y, int k)
             {"gelu", "rows=16384,cols=4096"}, {"gelu_tanh", "rows=16384,cols=4096"}, {"silu", "rows=16384,cols=4096"},
             {"relu", "rows=16384,cols=4096"}, {"add_gelu", "rows=16384,cols=4096"}, {"sum", "rows=16384,cols=4096"},
             {"mean", "rows=16384,cols=4096"}, {"max", "rows=16384,cols=4096"}, {"argmax", "rows=16384,cols=4096"},
+            {"sigmoid", "rows=4096,cols=4095"}, {"leaky_relu", "rows=16384,cols=4096"}, {"elu", "rows=16384,cols=4096"},
+            {"selu", "rows=16384,cols=4096"}, {"celu", "rows=16384,cols=4096"}, {"hardtanh", "rows=16384,cols=4096"},
+            {"relu6", "rows=16384,cols=4096"}, {"hardsigmoid", "rows=16384,cols=4096"}, {"hardswish", "rows=16384,cols=4096"},
+            {"softplus", "rows=16384,cols=4096"}, {"mish", "rows=16384,cols=4096"}, {"tanh", "rows=16384,cols=4096"},
             {"cumsum", "rows=4096,cols=4096"}, {"cross_entropy", "rows=4096,vocab=128256"}};
         for (const auto &[f, shape] : cases)
             QTest::newRow((std::string(f) + " " + shape).c_str()) << QString::fromLatin1(f) << QString::fromLatin1(shape);
@@ -295,6 +299,29 @@ extern "C" __global__ void local_array(const float *x, float *y, int k)
         }
         QVERIFY2(spills.empty(), spills.c_str());
         QVERIFY(compiled >= 3);
+    }
+
+    // A problem's fused pointwise card (two inputs, an expression with where, pow and max) compiles in
+    // every dtype with its launch plan's four input pointers.
+    void fusedPointwiseCardCompiles()
+    {
+        NvrtcCompiler nv(m_cache.path().toStdString());
+        for (DType dt : {DType::F32, DType::F16, DType::BF16}) {
+            auto card = makeCard("add_gelu", {{"rows", 4096}, {"cols", 4095}}, dt);
+            card.family = "pointwise";
+            card.expression = "where(x > 0, x * residual, pow(x, 3) - max(residual, -1) / 2)";
+            const auto templates = TemplateLibrary::builtin().forFamily("pointwise", "cuda");
+            QCOMPARE(templates.size(), size_t(1));
+            const auto *t = templates.front();
+            const auto p = t->seed(card);
+            QVERIFY(t->valid(p, card));
+            const auto build = nv.compile(t->render(p, card), "sm_90");
+            QVERIFY2(build.report.ok, build.report.log.c_str());
+            const auto plan = parseLaunchPlan(t->launch(p, card), card);
+            QCOMPARE(plan.kernels.at(0).args.size(), size_t(6));
+            QVERIFY(findKernel(build, "kf_pointwise"));
+            resolveLaunchPlan(plan, card.shape);
+        }
     }
 
     void templatesPassTheStaticChecks()

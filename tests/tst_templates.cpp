@@ -1,5 +1,7 @@
 // Every operator family has a card whose ATen reference runs, and CPU templates whose default point
 // passes the guard's verification against it (fresh inputs, several scales, held-out shapes).
+#include <QProcess>
+#include <QTemporaryDir>
 #include <QtTest>
 
 #include "ops/operator_card.h"
@@ -9,6 +11,8 @@
 #include "proposers/template_sources.h"
 #include "test_support.h"
 #include "util/error.h"
+#include "workload/problem_cards.h"
+#include "workload/workload_file.h"
 
 using namespace kforge;
 
@@ -194,6 +198,91 @@ private slots:
     {
         QVERIFY_THROWS_EXCEPTION(Error, makeCard("convolution", {{"rows", 1}}));
         QVERIFY_THROWS_EXCEPTION(Error, makeCard("softmax", {{"rows", 1}}));
+    }
+
+    // The pointwise templates serve a card only through its expression: none, one over names the card
+    // lacks, or more inputs than the CUDA kernel takes, and no template offers a point.
+    void pointwiseTemplatesNeedAnExpression()
+    {
+        auto card = makeCard("silu", {{"rows", 16}, {"cols", 300}});
+        QCOMPARE(card.expression, std::string("x * sigmoid(x)"));
+        for (const char *backend : {"cpu", "cuda"}) {
+            const auto templates = TemplateLibrary::builtin().forFamily("silu", backend);
+            QCOMPARE(templates.size(), size_t(1));
+            const auto *t = templates.front();
+            const auto p = t->seed ? t->seed(card) : firstPoint(*t);
+            QVERIFY(t->valid(p, card));
+            QVERIFY(t->render(p, card).find("#define KF_EXPR(v)") != std::string::npos);
+            auto none = card;
+            none.expression.clear();
+            QVERIFY(!t->valid(p, none));
+            auto unknown = card;
+            unknown.expression = "x * sigmoid(y)";
+            QVERIFY(!t->valid(p, unknown));
+            auto wide = card;
+            for (int i = 1; i <= 4; ++i)
+                wide.inputs.push_back({"x" + std::to_string(i), {"rows", "cols"}, DType::F32});
+            QVERIFY(!t->valid(p, wide));
+        }
+    }
+
+    // A KernelBench-style problem whose forward is MinGPT's tanh GELU written out in ATen calls imports
+    // (python/kforge_capture.py, then the worker traces it) to a "pointwise" card whose expression is the
+    // chain, with the whole forward as its reference; the CPU template's default point verifies against it.
+    void fusedProblemVerifiesAgainstItsForward()
+    {
+        const QString python = test::torchPython();
+        if (python.isEmpty())
+            QSKIP("no Python with torch (install python3-torch: packaging/install-deps.sh does)");
+        QTemporaryDir dir;
+        const QString problem = dir.filePath(QStringLiteral("new_gelu.py")), json = dir.filePath(QStringLiteral("new_gelu.json"));
+        {
+            QFile f(problem);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write(R"(import math
+import torch
+class Model(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+    def forward(self, x, bias):
+        x = x + bias
+        return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * torch.pow(x, 3.0))))
+def get_inputs():
+    return [torch.randn(16, 300), torch.randn(16, 300)]
+def get_init_inputs():
+    return []
+)");
+        }
+        QProcess py;
+        py.start(python, {QStringLiteral(KFORGE_SOURCE_DIR "/python/kforge_capture.py"), QStringLiteral("problem"), problem, QStringLiteral("--out"), json});
+        QVERIFY(py.waitForFinished(120000));
+        QVERIFY2(py.exitCode() == 0, py.readAllStandardError().constData());
+        const auto w = loadWorkloadFile(json.toStdString());
+        const auto reply = m_pool->request({{"type", "profile_workload"}, {"workload", workloadToJson(w)}, {"dir", w.dir}, {"device", "cpu"},
+                                            {"problem", true}},
+                                           120000);
+        QVERIFY2(reply.value("type", "") == "workload_profile", reply.dump().substr(0, 2000).c_str());
+        const auto profiled = parseWorkload(reply.at("workload"), "reply");
+        const OperatorCard *card = nullptr;
+        for (const auto &c : profiled.cards)
+            if (c.key == "problem.new_gelu.pointwise")
+                card = &c;
+        QVERIFY2(card, reply.at("workload").dump().substr(0, 3000).c_str());
+        QCOMPARE(card->family, std::string("pointwise"));
+        QCOMPARE(card->expression, std::string("(x0 + x1) * 0.5 * (tanh((x0 + x1 + pow(x0 + x1, 3) * 0.044715) * 0.7978845608028654) + 1)"));
+        QVERIFY(isProblemCard(*card));
+        const auto templates = TemplateLibrary::builtin().forFamily("pointwise", "cpu");
+        QCOMPARE(templates.size(), size_t(1));
+        TemplateProposer proposer("cpu");
+        const auto proposal = proposer.render(*templates.front(), firstPoint(*templates.front()), *card);
+        EvalOptions o;
+        o.benchmark = false;
+        const Verdict v = m_pool->evaluate(*card, proposal.candidate, o);
+        std::string why = v.summaryLine() + "\n" + v.compile.log;
+        for (const auto &r : v.reasons)
+            why += "\n" + r.message;
+        QVERIFY2(v.correct(), why.c_str());
+        QCOMPARE(v.trials.size(), trialPlan(*card).size());
     }
 
     // Kernel text lives in resources/templates/ and is compiled in: every file is there under its own

@@ -5,6 +5,7 @@
 #include <functional>
 
 #include "ops/operator_card.h"
+#include "ops/pointwise_ops.h"
 #include "util/error.h"
 
 namespace kforge {
@@ -39,7 +40,8 @@ OperatorCard rowCard(const std::string &family, const ShapeBindings &s, DType dt
 
 const std::map<std::string, std::function<OperatorCard(const ShapeBindings &, DType)>> &factories()
 {
-    static const std::map<std::string, std::function<OperatorCard(const ShapeBindings &, DType)>> f = {
+    static const std::map<std::string, std::function<OperatorCard(const ShapeBindings &, DType)>> f = [] {
+    std::map<std::string, std::function<OperatorCard(const ShapeBindings &, DType)>> m = {
         {"softmax", [](const ShapeBindings &s, DType dt) {
              auto c = rowCard("softmax", s, dt);
              c.atenSchema = "aten::_softmax(Tensor self, int dim, bool half_to_float) -> Tensor";
@@ -98,48 +100,6 @@ const std::map<std::string, std::function<OperatorCard(const ShapeBindings &, DT
              c.referenceArgs = J::array({{{"input", 0}}, {{"sym", "groups"}}, {{"input", 1}}, {{"input", 2}},
                                          {{"double", 1e-5}}, {{"bool", true}}});
              c.flopsPerElement = 8;
-             return c;
-         }},
-        {"gelu", [](const ShapeBindings &s, DType dt) {
-             auto c = rowCard("gelu", s, dt);
-             c.atenSchema = "aten::gelu(Tensor self, *, str approximate='none') -> Tensor";
-             c.atenOp = "aten::gelu";
-             c.referenceArgs = J::array({{{"input", 0}}, {{"str", "none"}}});
-             c.flopsPerElement = 8;
-             return c;
-         }},
-        {"gelu_tanh", [](const ShapeBindings &s, DType dt) {
-             auto c = rowCard("gelu_tanh", s, dt);
-             c.atenSchema = "aten::gelu(Tensor self, *, str approximate='tanh') -> Tensor";
-             c.atenOp = "aten::gelu";
-             c.referenceArgs = J::array({{{"input", 0}}, {{"str", "tanh"}}});
-             c.flopsPerElement = 10;
-             return c;
-         }},
-        {"silu", [](const ShapeBindings &s, DType dt) {
-             auto c = rowCard("silu", s, dt);
-             c.atenSchema = "aten::silu(Tensor self) -> Tensor";
-             c.atenOp = "aten::silu";
-             c.referenceArgs = J::array({{{"input", 0}}});
-             c.flopsPerElement = 4;
-             return c;
-         }},
-        {"relu", [](const ShapeBindings &s, DType dt) {
-             auto c = rowCard("relu", s, dt);
-             c.atenSchema = "aten::relu(Tensor self) -> Tensor";
-             c.atenOp = "aten::relu";
-             c.referenceArgs = J::array({{{"input", 0}}});
-             c.errorModel = ErrorModel::Exact;
-             c.flopsPerElement = 1;
-             return c;
-         }},
-        {"add_gelu", [](const ShapeBindings &s, DType dt) {
-             auto c = rowCard("add_gelu", s, dt);
-             c.atenSchema = "add_gelu(Tensor x, Tensor residual) -> Tensor  (gelu(x + residual), erf form)";
-             c.atenOp = "kforge::add_gelu";
-             c.inputs.push_back({"residual", {"rows", "cols"}, dt});
-             c.referenceArgs = J::array({{{"input", 0}}, {{"input", 1}}});
-             c.flopsPerElement = 9;
              return c;
          }},
         {"sum", [](const ShapeBindings &s, DType dt) {
@@ -210,10 +170,20 @@ const std::map<std::string, std::function<OperatorCard(const ShapeBindings &, DT
              return c;
          }},
     };
+    // The pointwise activations come from one table (core/ops/pointwise_ops.h), each with its expression.
+    for (const auto &op : pointwiseOps())
+        m[op.family] = [&op](const ShapeBindings &s, DType dt) { return pointwiseFamilyCard(op, s, dt); };
+    return m;
+    }();
     return f;
 }
 
 } // namespace
+
+OperatorCard rowwiseCard(const std::string &family, const ShapeBindings &shape, DType dtype)
+{
+    return rowCard(family, shape, dtype);
+}
 
 std::vector<std::string> cardFamilies()
 {

@@ -1,5 +1,6 @@
 #include "ops/operator_card.h"
 
+#include "ops/expression.h"
 #include "util/error.h"
 
 namespace kforge {
@@ -132,6 +133,8 @@ void to_json(nlohmann::json &j, const OperatorCard &c)
          {"workload_ms", c.workloadMs}};
     if (!c.capturedFile.empty())
         j["captured_inputs"] = {{"file", c.capturedFile}, {"prefix", c.capturedPrefix}};
+    if (!c.expression.empty())
+        j["expression"] = c.expression;
 }
 
 void from_json(const nlohmann::json &j, OperatorCard &c)
@@ -172,6 +175,17 @@ void from_json(const nlohmann::json &j, OperatorCard &c)
         throw Error("malformed operator card '" + c.key + "': it needs at least one input and one output");
     if (c.inputScales.empty())
         throw Error("malformed operator card '" + c.key + "': input_scales is empty");
+    c.expression = j.value("expression", std::string());
+    if (!c.expression.empty()) {
+        std::vector<std::string> names;
+        for (const auto &t : c.inputs)
+            names.push_back(t.name);
+        try {
+            Expression::parse(c.expression, names);
+        } catch (const Error &e) {
+            throw Error("malformed operator card '" + c.key + "': expression " + e.what());
+        }
+    }
 }
 
 // "rows=4096,cols=1024" -> bindings

@@ -65,6 +65,9 @@ struct OperatorCard {
     // the TorchScript container `capturedFile` (WORKLOAD.samples.pt), one per input. When set, every
     // candidate is also verified on them (trial "captured inputs").
     std::string capturedFile, capturedPrefix;
+    // What a pointwise card computes per element, over its input names (core/ops/expression.h, e.g.
+    // "x * sigmoid(x)"); the pointwise templates render it. "" for other cards.
+    std::string expression;
 
     int64_t numel(const TensorSpec &t, const ShapeBindings &s) const;
     std::vector<int64_t> sizes(const TensorSpec &t, const ShapeBindings &s) const;
@@ -80,6 +83,8 @@ void from_json(const nlohmann::json &j, OperatorCard &c);
 // or a shape missing one of the family's symbols.
 std::vector<std::string> cardFamilies();
 OperatorCard makeCard(const std::string &family, const ShapeBindings &shape, DType dtype = DType::F32);
+// The card every row-wise family starts from: x[rows, cols] in, y[rows, cols] out, held-out shapes.
+OperatorCard rowwiseCard(const std::string &family, const ShapeBindings &shape, DType dtype);
 // "rows=4096,cols=1024" -> bindings; throws Error saying what is malformed.
 ShapeBindings parseShape(const std::string &text);
 OperatorCard makeSoftmaxCard(int64_t rows, int64_t cols, DType dtype = DType::F32);

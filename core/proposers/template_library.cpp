@@ -40,6 +40,7 @@ const TemplateLibrary &TemplateLibrary::builtin()
         addCudaClusterTemplates(l);
         addCudaPipeTemplates(l);
         addCudaRowGroupTemplates(l);
+        addPointwiseTemplates(l);
         return l;
     }();
     return lib;

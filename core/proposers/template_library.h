@@ -54,5 +54,6 @@ void addCudaOtherTemplates(TemplateLibrary &lib);
 void addCudaClusterTemplates(TemplateLibrary &lib);
 void addCudaRowGroupTemplates(TemplateLibrary &lib);
 void addCudaPipeTemplates(TemplateLibrary &lib);
+void addPointwiseTemplates(TemplateLibrary &lib);
 
 } // namespace kforge

@@ -3,6 +3,7 @@
 #include <map>
 #include <set>
 
+#include "ops/pointwise_ops.h"
 #include "util/error.h"
 
 namespace kforge {
@@ -87,6 +88,8 @@ struct FamilyMatch {
     std::string family;
     // Reference arguments in the family card's terms (the input flattened to rows x cols).
     J referenceArgs = J::array();
+    // A pointwise family's scalar arguments (its card's reference arguments follow from them).
+    std::vector<double> scalars = {};
 };
 
 // Row-wise families: the first argument is the input, reduced or normalized along its last dimension.
@@ -116,13 +119,12 @@ std::optional<FamilyMatch> matchFamily(const CapturedCall &c)
         && c.args[2].tensors[0].shape == std::vector<int64_t>{x.shape[last]} && c.args[3].tensors[0].shape == std::vector<int64_t>{x.shape[last]})
         return FamilyMatch{"layer_norm", J::array({in0, {{"sym_list", {"cols"}}}, {{"input", 1}}, {{"input", 2}}, {{"double", c.args[4].value}},
                                                    {{"bool", c.args[5].value}}})};
-    if (name == "aten::gelu" && n == 2 && c.args[1].kind == "str") {
-        const auto approx = c.args[1].value.get<std::string>();
-        if (approx == "none" || approx == "tanh")
-            return FamilyMatch{approx == "none" ? "gelu" : "gelu_tanh", J::array({in0, {{"str", approx}}})};
-    }
-    if ((name == "aten::silu" || name == "aten::relu") && n == 1)
-        return FamilyMatch{shortName(c.op), J::array({in0})};
+    // Pointwise activations (core/ops/pointwise_ops.h), their scalar arguments into the card's expression.
+    std::vector<PointwiseArg> args;
+    for (const auto &a : c.args)
+        args.push_back(a.kind == "tensor" ? PointwiseArg{Expression::variable("x"), nullptr} : PointwiseArg{std::nullopt, a.kind == "none" ? J() : a.value});
+    if (const auto m = matchPointwiseOp(name, args))
+        return FamilyMatch{m->op->family, J::array(), m->scalars};
     if ((name == "aten::sum.dim_IntList" || name == "aten::mean.dim") && n == 4 && c.args[1].kind == "int_list" && lastDim(1)
         && isFalse(c.args[2]) && c.args[3].kind == "none" && rank >= 2)
         return FamilyMatch{name == "aten::mean.dim" ? "mean" : "sum", J::array({in0, {{"int_list", {-1}}}, {{"bool", false}}, {{"none", true}}})};
@@ -201,9 +203,14 @@ CardOrReason cardForCall(const CapturedCall &c, int tensorReturns, int keyIndex)
         int64_t rows = 1;
         for (size_t d = 0; d + 1 < x.shape.size(); ++d)
             rows *= x.shape[d];
-        card = makeCard(m->family, {{"rows", rows}, {"cols", x.shape.back()}}, dt);
+        const ShapeBindings shape = {{"rows", rows}, {"cols", x.shape.back()}};
+        if (const auto *op = findPointwiseOp(m->family)) {
+            card = pointwiseFamilyCard(*op, shape, dt, m->scalars);
+        } else {
+            card = makeCard(m->family, shape, dt);
+            card.referenceArgs = m->referenceArgs;
+        }
         card.key += "." + std::to_string(keyIndex);
-        card.referenceArgs = m->referenceArgs;
     } else {
         card.key = shortName(c.op) + (c.overload.empty() ? "" : "." + c.overload) + "." + std::to_string(keyIndex) + "." + x.dtype;
         card.heldOutShapes.clear();

@@ -1,5 +1,6 @@
 #include "workload/problem_cards.h"
 
+#include "ops/pointwise_ops.h"
 #include "util/error.h"
 
 namespace kforge {
@@ -131,7 +132,46 @@ std::vector<OperatorCard> familyCardsForProblem(const ProblemSignature &sig)
         makeModuleReference(c, sig);
         out.push_back(std::move(c));
     }
+    if (auto fused = pointwiseProblemCard(sig))
+        out.push_back(std::move(*fused));
     return out;
+}
+
+std::optional<OperatorCard> pointwiseProblemCard(const ProblemSignature &sig, std::string *why)
+{
+    auto fail = [&](const std::string &reason) -> std::optional<OperatorCard> {
+        if (why)
+            *why = reason;
+        return std::nullopt;
+    };
+    if (const auto unfit = problemCardsUnfit(sig); !unfit.empty())
+        return fail(unfit);
+    if (sig.outputs.size() != 1)
+        return fail("the problem returns " + std::to_string(sig.outputs.size()) + " tensors, not one");
+    const auto &y = sig.outputs.front();
+    std::vector<std::string> names;
+    for (const auto &t : sig.inputs) {
+        if (t.shape != y.shape || t.dtype != y.dtype)
+            return fail("an input's shape or dtype differs from the output's (the pointwise templates take no broadcast)");
+        names.push_back("x" + std::to_string(names.size()));
+    }
+    std::string reason;
+    const auto e = fusePointwiseGraph(sig.graph, names, &reason);
+    if (!e)
+        return fail(reason);
+    const DType dt = dtypeFromName(y.dtype);
+    auto c = rowwiseCard(kPointwiseFamily, rowsCols(y), dt);
+    c.inputs.clear();
+    for (const auto &n : names)
+        c.inputs.push_back({n, {"rows", "cols"}, dt});
+    c.key = "problem." + sig.name + "." + kPointwiseFamily;
+    c.expression = e->text();
+    c.flopsPerElement = e->flops();
+    c.errorModel = ErrorModel::Pointwise;
+    if (y.shape.size() != 2)
+        c.heldOutShapes.clear(); // as the family cards: a held-out shape reaches the forward as it is
+    makeModuleReference(c, sig);
+    return c;
 }
 
 bool isProblemCard(const OperatorCard &card)

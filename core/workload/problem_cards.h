@@ -13,10 +13,12 @@
 // The reference is "kforge::module" with arguments [{"module": "/abs/problem.pt"}, {"shapes": [[..], ..]}]:
 // the module file and the shapes its inputs had when captured. The worker reshapes a card's inputs to those
 // shapes when the element counts agree (a held-out shape of a 2-D problem runs as it is).
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "ops/operator_card.h"
+#include "workload/pointwise_fusion.h"
 #include "workload/workload_file.h"
 
 namespace kforge {
@@ -27,6 +29,9 @@ struct ProblemSignature {
     std::string name;       // the problem's name ("silu_mul")
     std::string modulePath; // absolute path of its TorchScript module
     std::vector<TensorMeta> inputs, outputs;
+    // The traced forward (empty when unknown): a chain of pointwise calls on inputs of the output's shape
+    // also gets one "pointwise" card whose expression is the chain (core/workload/pointwise_fusion.h).
+    TracedGraph graph;
 };
 
 // Why the problem cannot have cards ("" when it can): an input or output that is not a floating tensor.
@@ -38,8 +43,12 @@ OperatorCard wholeForwardCard(const ProblemSignature &sig);
 // "" when the family's card fits the problem's signature, else why not ("2 inputs, the problem has 1").
 std::string familyMismatch(const std::string &family, const ProblemSignature &sig);
 
-// One card per fitting family, the whole forward as each one's reference.
+// One card per fitting family, the whole forward as each one's reference; and the fused pointwise card.
 std::vector<OperatorCard> familyCardsForProblem(const ProblemSignature &sig);
+
+// The fused pointwise card (family "pointwise", inputs x0, x1, ... flattened to rows x cols), or nullopt
+// with why not: the forward is not a chain of pointwise calls, or its tensors differ in shape or dtype.
+std::optional<OperatorCard> pointwiseProblemCard(const ProblemSignature &sig, std::string *why = nullptr);
 
 bool isProblemCard(const OperatorCard &card);
 

@@ -11,6 +11,7 @@
 #include "workload/problem_cards.h"
 #include "worker/profile/call_recorder.h"
 #include "worker/profile/model_inputs.h"
+#include "worker/profile/traced_graph.h"
 #include "worker/torch/reference.h"
 
 namespace kforge::worker {
@@ -130,9 +131,11 @@ TensorMeta metaOfTensor(const at::Tensor &t)
 // The problem's cards: its whole forward offered to every family whose signature fits. Each card's
 // reference is run once at its shape and at each held-out shape; a shape the forward refuses is dropped,
 // a card whose own shape it refuses is skipped with the reason.
-void addProblemCards(WorkloadFile &w, const std::vector<c10::IValue> &inputs, const c10::IValue &output, at::Device device)
+void addProblemCards(WorkloadFile &w, const std::vector<c10::IValue> &inputs, const c10::IValue &output, at::Device device,
+                     const TracedGraph &graph)
 {
     ProblemSignature sig;
+    sig.graph = graph;
     sig.name = w.name.empty() ? "problem" : w.name;
     sig.modulePath = w.resolve(w.model.path);
     for (const auto &v : inputs)
@@ -201,12 +204,15 @@ nlohmann::json profileWorkloadReply(const nlohmann::json &id, const nlohmann::js
         std::unique_ptr<CallRecorder> recorder;
         std::vector<c10::IValue> inputs;
         c10::IValue output;
+        TracedGraph traced; // a problem's forward, for its fused pointwise card
         if (!req.value("calls_only", false)) {
             if (w.model.kind != "torchscript")
                 throw Error("the worker runs TorchScript models; a " + w.model.kind + " workload is captured by "
                             "python/kforge_capture.py (kforge-cli import), and its calls are then made into cards with calls_only");
             auto module = loadModule(w.resolve(w.model.path), "the model");
             module.eval();
+            if (problem)
+                traced = tracedGraphOf(module);
             module.to(device);
             inputs = makeModelInputs(w, device);
             torch::NoGradGuard noGrad;
@@ -246,7 +252,7 @@ nlohmann::json profileWorkloadReply(const nlohmann::json &id, const nlohmann::js
         if (problem && pack.empty()) {
             if (inputs.empty())
                 throw Error("problem cards need the problem's TorchScript module run by the worker, not calls_only");
-            addProblemCards(w, inputs, output, device);
+            addProblemCards(w, inputs, output, device, traced);
         }
     } catch (const std::exception &e) {
         return errorReply(id, e.what());

@@ -1,4 +1,4 @@
-// CPU templates for the row-wise families other than softmax: normalizations, activations,
+// CPU templates for the row-wise families other than softmax and the pointwise ones: normalizations,
 // reductions, scans and cross-entropy, fp32, over contiguous rows. Loops are written with independent
 // accumulators and no calls in the inner loop so the compiler vectorizes them; the tuning space sets
 // the accumulator count and unrolling.
@@ -14,14 +14,13 @@ namespace {
 using J = nlohmann::json;
 
 // A template's source: its parameters as defines, the shared prologue (cpu_rows.h), a helper file
-// ("" for none, e.g. cpu_row_sum.h) and the kernel file with the kforge_entry function. `prefix` is
-// text between the helper and the kernel (an activation's F).
+// ("" for none, e.g. cpu_row_sum.h) and the kernel file with the kforge_entry function.
 KernelTemplate rowTemplate(const std::string &family, const std::string &description, std::map<std::string, std::vector<J>> space,
-                           std::string helper, std::string kernelFile, std::string prefix = "")
+                           std::string helper, std::string kernelFile)
 {
     const std::string id = "cpu." + family + ".rows";
-    auto render = [id, helper, kernelFile, prefix](const J &p, const OperatorCard &) {
-        return paramDefines(id, p) + templateSource("cpu_rows.h") + (helper.empty() ? std::string() : templateSource(helper)) + prefix
+    auto render = [id, helper, kernelFile](const J &p, const OperatorCard &) {
+        return paramDefines(id, p) + templateSource("cpu_rows.h") + (helper.empty() ? std::string() : templateSource(helper))
                + templateSource(kernelFile);
     };
     auto valid = [](const J &, const OperatorCard &card) { return card.inputs.front().dtype == DType::F32; };
@@ -43,14 +42,6 @@ void addCpuRowwiseTemplates(TemplateLibrary &lib)
                         {{"acc", kAcc}, {"accumulators", kAccumulators}}, "", "cpu_rms_norm.cpp"));
     lib.add(rowTemplate("group_norm", "per (sample, group): mean and variance over channels x spatial, then per-channel affine",
                         {{"acc", kAcc}, {"accumulators", kAccumulators}}, "cpu_row_sum.h", "cpu_group_norm.cpp"));
-    auto activation = [&](const std::string &family, const std::string &desc, const std::string &f) {
-        lib.add(rowTemplate(family, desc, {{"unroll", {1, 4, 8, 16}}}, "", "cpu_elementwise.cpp", "#define F(v) (" + f + ")\n"));
-    };
-    activation("gelu", "elementwise 0.5 x (1 + erf(x / sqrt 2))", "0.5f * (v) * (1.0f + erff((v) * 0.70710678118654752f))");
-    activation("gelu_tanh", "elementwise tanh-form GELU", "0.5f * (v) * (1.0f + tanhf(0.79788456080286536f * ((v) + 0.044715f * (v) * (v) * (v))))");
-    activation("silu", "elementwise x * sigmoid(x)", "(v) / (1.0f + expf(-(v)))");
-    activation("relu", "elementwise max(x, 0), NaN passed through", "((v) > 0.0f || (v) != (v)) ? (v) : 0.0f");
-    lib.add(rowTemplate("add_gelu", "fused gelu(x + residual) in one pass", {{"unroll", {1, 4, 8, 16}}}, "", "cpu_add_gelu.cpp"));
     lib.add(rowTemplate("sum", "row sums with independent partial sums", {{"acc", kAcc}, {"accumulators", kAccumulators}}, "cpu_row_sum.h",
                         "cpu_sum.cpp"));
     lib.add(rowTemplate("mean", "row means with independent partial sums", {{"acc", kAcc}, {"accumulators", kAccumulators}}, "cpu_row_sum.h",

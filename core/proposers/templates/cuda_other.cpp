@@ -1,5 +1,4 @@
-// CUDA templates for group norm, elementwise activations, last-dimension reductions, the inclusive
-// scan and cross-entropy, in float32, float16 and bfloat16 where the card asks.
+// CUDA templates for group norm, last-dimension reductions, the inclusive scan and cross-entropy, in float32, float16 and bfloat16 where the card asks.
 #include <string>
 
 #include "proposers/template_library.h"
@@ -54,23 +53,6 @@ void addCudaOtherTemplates(TemplateLibrary &lib)
                      J grid = {gb == 0 ? std::string("n * groups") : "min(n * groups, " + std::to_string(gb) + ")", 1, 1};
                      return cudaOneKernelPlan("kf_group_norm", grid, p.at("block"), cudaNormArgs("group_norm"));
                  }));
-
-    const std::vector<std::pair<std::string, int>> acts = {{"gelu", 0}, {"gelu_tanh", 1}, {"silu", 2}, {"relu", 3}, {"add_gelu", 4}};
-    for (const auto &[family, op] : acts) {
-        const int code = op;
-        lib.add(make(family, "grid_stride", "grid-stride elementwise with VEC-element packs and a capped grid",
-                     [](const OperatorCard &card) { return J{{"block", 256}, {"vec", cudaVecFor(card)}, {"grid_cap", 0}}; },
-                     {{"block", {128, 256, 512, 1024}}, {"vec", {1, 2, 4, 8}}, {"grid_cap", {0, 1056, 4224, 16896, 65536}}}, nullptr,
-                     [code](const J &, const OperatorCard &) { return "#define OP " + std::to_string(code) + "\n"; }, "elementwise.cu",
-                     [code](const J &p, const OperatorCard &) {
-                         const int block = p.at("block"), vec = p.at("vec");
-                         // grid_cap 0: one pack per thread, no grid-stride loop iterations.
-                         const std::string blocks = "ceil_div(rows * cols, " + std::to_string(block * vec) + ")";
-                         const int cap = p.at("grid_cap");
-                         J grid = {cap == 0 ? blocks : "min(" + blocks + ", " + std::to_string(cap) + ")", 1, 1};
-                         return cudaOneKernelPlan("kf_eltwise", grid, block, {"in:x", code == 4 ? "in:residual" : "in:x", "out:y", "sym:rows", "sym:cols"});
-                     }));
-    }
 
     const std::vector<std::pair<std::string, int>> reductions = {{"sum", 0}, {"mean", 1}, {"max", 2}, {"argmax", 3}};
     for (const auto &[family, op] : reductions) {
