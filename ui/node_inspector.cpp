@@ -19,6 +19,7 @@
 #include <algorithm>
 
 #include "store/llm_calls.h"
+#include "search/selection_scores.h"
 #include "store/session_store.h"
 #include "ui/code_view.h"
 #include "ui/diff_view.h"
@@ -431,6 +432,11 @@ void NodeInspector::showNode(qint64 id)
         head += QStringLiteral(" · %1 of #%2").arg(QString::fromStdString(rec->expansion)).arg(*rec->parentId);
     if (!rec->summary.empty())
         head += QStringLiteral("<br><small>%1</small>").arg(QString::fromStdString(rec->summary).toHtmlEscaped());
+    // Why the search made this node (the selection's scores stored with it), and a dead end's reason.
+    if (const auto why = explainSelection(rec->selection); !why.empty())
+        head += QStringLiteral("<br><small>%1</small>").arg(QString::fromStdString(why).toHtmlEscaped());
+    if (!rec->pruned.empty())
+        head += QStringLiteral("<br><small>Pruned: %1</small>").arg(QString::fromStdString(rec->pruned).toHtmlEscaped());
     m_heading->setText(head);
     m_params->setPlainText(QString::fromStdString(rec->params.dump(2)));
 
