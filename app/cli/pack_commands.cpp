@@ -202,7 +202,8 @@ const char *kRunUsage =
     "usage: kforge-cli run WORKLOAD.json --pack DIR --compare [--iters N] [--executor as-written|default] [--json OUT]\n"
     "                      [--worker CMD]\n\n"
     "Runs the workload's TorchScript model in a worker N times without the pack and N times with it,\n"
-    "interleaved (default 10 each, after a warm-up of each), compares the outputs within the guard's\n"
+    "interleaved (default 10 each, after a warm-up of each; each run with the pack follows a first run\n"
+    "after loading it, timed apart, in which its kernels load onto the device), compares the outputs within the guard's\n"
     "numerics, and prints each one's median time and spread, the speedup, and how many calls of each\n"
     "operator took a pack kernel or fell back, and why. --json writes the report.\n"
     "--executor as-written (the default) runs every ATen call as the model makes it, as eager PyTorch and\n"
@@ -273,6 +274,9 @@ int runCommand(const Args &args)
     std::printf("%-10s %12s %12s %12s\n", "", "median ms", "min ms", "max ms");
     for (const char *side : {"without", "with"})
         std::printf("%-10s %12.3f %12.3f %12.3f\n", side, t(side, "median_ms"), t(side, "min_ms"), t(side, "max_ms"));
+    if (r.contains("with_first_after_load"))
+        std::printf("(the first run after loading the pack, which loads its kernels onto the device: median %.3f ms)\n",
+                    r["with_first_after_load"].value("median_ms", 0.0));
     std::printf("speedup %.3fx over %d interleaved runs each (%s timing, %s)\n", r.value("speedup", 0.0), iters,
                 r.value("clock", std::string("host")).c_str(),
                 executor == "default" ? "TorchScript's default executor" : "every call as written");
