@@ -328,6 +328,7 @@ private slots:
         row("a widening constant that is not a number", {"search", "--widen-k", "two"}, "option --widen-k takes a number from 0 to 1000, not 'two'");
         row("no evaluations before pruning", {"search", "--prune-min-visits", "0"},
             "option --prune-min-visits takes a whole number from 1 to 1000000, not '0'");
+        row("too many roots", {"search", "--roots", "1001"}, "option --roots takes a whole number from 0 to 1000, not '1001'");
         row("negative repairs", {"search", "--max-repairs", "-1"}, "option --max-repairs takes a whole number from 0 to 1000, not '-1'");
         row("check-templates: no workers", {"check-templates", "--workers", "0"}, "option --workers takes a whole number from 1 to 256, not '0'");
     }

@@ -150,6 +150,52 @@ private slots:
         QVERIFY(leftover->finishedAt.has_value());
     }
 
+    // Diverse roots: with one child per node, the root would have a single child; with roots 3 its first
+    // three children are the three softmax templates' seeds, each stored with the rule that made it.
+    void diverseRootsTryEveryTemplateFirst_data()
+    {
+        QTest::addColumn<int>("roots");
+        QTest::addColumn<int>("rootChildren");
+        QTest::addColumn<int>("templates");
+        QTest::newRow("off") << 0 << 1 << 1;
+        QTest::newRow("three roots") << 3 << 3 << 3;
+    }
+
+    void diverseRootsTryEveryTemplateFirst()
+    {
+        QFETCH(int, roots);
+        QFETCH(int, rootChildren);
+        QFETCH(int, templates);
+        const auto file = m_dir.filePath(QStringLiteral("roots-%1.kforge").arg(roots)).toStdString();
+        const auto card = demoWorkload(16, 128).operators.front();
+        SessionStore store(file);
+        const auto sid = store.createSession({0, "t", "demo-attention", "cpu", "templates", "running", {}, 0});
+        const auto op = store.addOperator(sid, card);
+        WorkerPool pool({test::workerCommand(), 1});
+        pool.start();
+        TemplateProposer proposer("cpu");
+        SearchOptions so;
+        so.maxNodes = 3;
+        so.eval.benchSamples = 3;
+        so.eval.warmup = 1;
+        so.mcts.widenK = 1;
+        so.mcts.widenAlpha = 0; // one child per node
+        so.roots = roots;
+        SearchEngine engine(store, pool, proposer, so);
+        QCOMPARE(engine.run(sid, op, card).evaluated, 3);
+        const auto nodes = store.nodes(sid);
+        std::set<std::string> rootTemplates;
+        int children = 0;
+        for (const auto &n : nodes)
+            if (n.parentId == nodes.front().id) {
+                ++children;
+                rootTemplates.insert(n.templateId);
+                QCOMPARE(n.selection.value("rule", ""), std::string(roots ? "diverse_root" : "widening"));
+            }
+        QCOMPARE(children, rootChildren);
+        QCOMPARE(int(rootTemplates.size()), templates);
+    }
+
     void crashingCandidateIsMarkedOnItsNode()
     {
         const auto file = m_dir.filePath(QStringLiteral("crash.kforge")).toStdString();

@@ -225,7 +225,8 @@ int searchCommand(const Args &args)
                            {"--family", true}, {"--shape", true}, {"--dtype", true}, {"--backend", true},
                            {"--proposer", true}, {"--base-url", true}, {"--budget-usd", true}, {"--no-lessons", false},
                            {"--resume", false}, {"--card", true}, {"--exploration", true}, {"--widen-k", true},
-                           {"--widen-alpha", true}, {"--max-repairs", true}, {"--prune-margin", true}, {"--prune-min-visits", true}});
+                           {"--widen-alpha", true}, {"--max-repairs", true}, {"--prune-margin", true}, {"--prune-min-visits", true},
+                           {"--roots", true}});
     if (o.has("--help")) {
         std::puts("usage: kforge-cli search [options]\n\n"
                   "Searches kernels for an operator of the built-in demo workload with the offline template\n"
@@ -259,6 +260,8 @@ int searchCommand(const Args &args)
                   "  --prune-margin M --prune-min-visits V  a subtree whose every leaf failed or had nothing more\n"
                   "                     to offer, after V evaluations, with a best reward M below a sibling's is no longer\n"
                   "                     selected (rewards are log speedups; default 1 and 3; margin 0: never)\n"
+                  "  --roots N          the baseline's first N children are made before UCT descends, so each\n"
+                  "                     template's first try gets its turn (default: off)\n"
                   "  --proposer P       templates (default, offline) or llm:PROVIDER/MODEL, e.g. llm:anthropic/claude-sonnet-4-5,\n"
                   "                     llm:openai/gpt-4.1, llm:gemini/gemini-2.5-pro, llm:openrouter/deepseek/deepseek-chat,\n"
                   "                     llm:vllm/MODEL, llm:ollama/MODEL; the key comes from OPENAI_API_KEY, ANTHROPIC_API_KEY,\n"
@@ -298,6 +301,7 @@ int searchCommand(const Args &args)
     so.mcts.maxRepairs = o.count("--max-repairs", defaults.mcts.maxRepairs, 0, 1000);
     so.mcts.pruneMargin = o.real("--prune-margin", defaults.mcts.pruneMargin, 0, 100);
     so.mcts.pruneMinVisits = o.count("--prune-min-visits", defaults.mcts.pruneMinVisits, 1, 1000000);
+    so.roots = o.count("--roots", defaults.roots, 0, 1000);
     const auto backend = resume ? was.session.backend : o.choice("--backend", "cpu", kBackends);
     so.backend = backend;
     if (!o.has("--no-lessons"))

@@ -10,7 +10,7 @@ nlohmann::json resumeOptions(const SearchOptions &options, int workers, const st
                              double budgetUsd)
 {
     nlohmann::json j = {{"nodes", options.maxNodes}, {"workers", workers}, {"seed", options.seed}, {"proposer_spec", proposerSpec},
-                        {"samples", options.eval.benchSamples}, {"deadline_ms", options.eval.deadlineMs},
+                        {"samples", options.eval.benchSamples}, {"deadline_ms", options.eval.deadlineMs}, {"roots", options.roots},
                         {"mcts", {{"exploration", options.mcts.exploration}, {"widen_k", options.mcts.widenK},
                                   {"widen_alpha", options.mcts.widenAlpha}, {"max_repairs", options.mcts.maxRepairs},
                                   {"prune_margin", options.mcts.pruneMargin}, {"prune_min_visits", options.mcts.pruneMinVisits}}}};
@@ -37,6 +37,7 @@ ResumableSearch lastSearch(const SessionStore &store)
     r.options.seed = was.value("seed", r.options.seed);
     r.options.eval.benchSamples = was.value("samples", r.options.eval.benchSamples);
     r.options.eval.deadlineMs = was.value("deadline_ms", r.options.eval.deadlineMs);
+    r.options.roots = was.value("roots", 0);
     if (const auto m = was.find("mcts"); m != was.end() && m->is_object()) { // absent before the constants were options
         auto &p = r.options.mcts;
         p.exploration = m->value("exploration", p.exploration);

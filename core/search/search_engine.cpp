@@ -173,7 +173,9 @@ SearchProgress SearchEngine::run(int64_t sessionId, int64_t operatorId, const Op
         // Keep every worker busy, and one more queued for each worker that compiles it meanwhile.
         while (budgetLeft() && prog.running < m_pool.size() + (backend.empty() ? 0 : m_pool.lookahead(backend))) {
             const bool warm = warmStart.has_value();
-            const auto scored = warm ? std::optional<Selection>(Selection{}) : tree.selectScored(m_options.mcts);
+            const int rootChildren = int(tree.node(0).children.size());
+            const bool diverse = !warm && m_options.roots > 1 && rootChildren < m_options.roots && !tree.node(0).exhausted;
+            const auto scored = warm || diverse ? std::optional<Selection>(Selection{}) : tree.selectScored(m_options.mcts);
             if (!scored)
                 break;
             const std::optional<int> sel = scored->node;
@@ -194,8 +196,11 @@ SearchProgress SearchEngine::run(int64_t sessionId, int64_t operatorId, const Op
             n.params = proposal->params;
             n.summary = proposal->rationale;
             const int grand = tree.node(*sel).parent;
-            n.selection = warm ? ruleJson("warm_start", "a lesson of an earlier search of this operator on this device goes first")
-                               : selectionJson(*scored, m_options.mcts, records[*sel].id, grand >= 0 ? records[grand].id : 0);
+            const std::string roots = std::to_string(m_options.roots);
+            n.selection = warm      ? ruleJson("warm_start", "a lesson of an earlier search of this operator on this device goes first")
+                        : diverse ? ruleJson("diverse_root", "the baseline's first " + roots + " children are made before UCT descends (roots "
+                                                                 + roots + "): this is child " + std::to_string(rootChildren + 1) + " of " + roots)
+                                  : selectionJson(*scored, m_options.mcts, records[*sel].id, grand >= 0 ? records[grand].id : 0);
             n.id = m_store.addNode(n, proposal->candidate);
             if (!warm)
                 m_proposer.stored(n.id);

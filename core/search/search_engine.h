@@ -23,6 +23,10 @@ struct SearchOptions {
     int stallNodes = 0;        // stop after this many results without a new best; 0: never
     uint64_t seed = 1;
     MctsParams mcts;
+    // Diverse roots: the baseline's first `roots` children are made before UCT descends, whatever the
+    // widening allows, so that each first template (the template proposer's seeds come one template
+    // at a time) is tried before one early winner takes the budget. 0 or 1: off.
+    int roots = 0;
     EvalOptions eval;
     // Lessons (knowledge/lessons.h): with a folder (knowledge::userDir() in the CLI), a lesson for this
     // operator signature on the `backend` device's architecture is evaluated first (a warm start), and
