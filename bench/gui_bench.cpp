@@ -6,13 +6,17 @@
 //   - frame times: the tree view rendered into an offscreen image while its transform changes (the
 //     whole tree fitted, a zoom sweep from fitted to 1:1, a pan across the tree at 1:1);
 //   - peak memory: VmHWM from /proc/self/status.
-// Targets (bench/RESULTS-gui.md): first paint under 1 s, every frame under 33 ms.
+//   - the longest stall of the event loop from openSession() until every node has its item and the
+//     tree has been painted (a 5 ms timer's longest gap, as the widget tests measure it);
+// Targets (bench/RESULTS-gui.md): first paint under 1 s, every frame under 33 ms, no stall over 50 ms.
 //
 //   kforge-gui-bench [--nodes N] [--frames N] [--keep FILE]
 #include <QApplication>
 #include <QDockWidget>
 #include <QElapsedTimer>
+#include <QEventLoop>
 #include <QImage>
+#include <QTimer>
 #include <QTemporaryDir>
 #include <algorithm>
 #include <cstdio>
@@ -25,6 +29,7 @@
 #include <vector>
 
 #include "ops/operator_card.h"
+#include "tests/stall_meter.h"
 #include "store/session_store.h"
 #include "workload/workload_file.h"
 #include "ui/main_window.h"
@@ -231,8 +236,30 @@ int main(int argc, char **argv)
     w.show();
     QApplication::processEvents();
 
-    // First paint: open, then the first repaint of the tree's viewport.
+    // First paint: from openSession() to the end of the first paint of the tree's viewport that shows
+    // the session; built: every node has its item. The event loop runs throughout (openSession() waits
+    // in a local loop), and the stall meter's timer measures how long it was kept from running.
+    auto *view = w.treeView();
+    struct PaintWatch : QObject {
+        ui::MainWindow *window = nullptr;
+        QElapsedTimer *clock = nullptr;
+        double firstPaintMs = -1;
+        bool eventFilter(QObject *, QEvent *e) override
+        {
+            if (e->type() == QEvent::Paint && firstPaintMs < 0 && window->context()->snapshot())
+                QTimer::singleShot(0, this, [this] { // runs once this paint has returned
+                    if (firstPaintMs < 0)
+                        firstPaintMs = double(clock->nsecsElapsed()) / 1e6;
+                });
+            return false;
+        }
+    } watch;
     QElapsedTimer t;
+    watch.window = &w;
+    watch.clock = &t;
+    view->viewport()->installEventFilter(&watch);
+    test::StallMeter stall;
+    stall.start();
     t.start();
     const QString error = w.openSession(QString::fromStdString(path));
     if (!error.isEmpty()) {
@@ -240,11 +267,21 @@ int main(int argc, char **argv)
         return 1;
     }
     const double openMs = double(t.nsecsElapsed()) / 1e6;
-    w.treeView()->viewport()->repaint();
-    const double firstPaintMs = double(t.nsecsElapsed()) / 1e6;
+    if (view->isBuilding()) {
+        QEventLoop loop;
+        QObject::connect(view, &ui::TreeView::built, &loop, &QEventLoop::quit);
+        loop.exec();
+    }
+    const double builtMs = double(t.nsecsElapsed()) / 1e6;
+    view->viewport()->update();
+    while (watch.firstPaintMs < 0)
+        QApplication::processEvents(QEventLoop::WaitForMoreEvents, 5);
+    stall.stop();
+    view->viewport()->removeEventFilter(&watch);
+    const double firstPaintMs = watch.firstPaintMs;
+    const qint64 longestStallMs = stall.longestMs();
     QApplication::processEvents();
 
-    auto *view = w.treeView();
     QImage image(view->viewport()->size(), QImage::Format_ARGB32_Premultiplied);
     Frames fitted, zoom, pan;
     view->fitTree();
@@ -307,8 +344,10 @@ int main(int argc, char **argv)
     std::printf("nodes            %d (session written in %.1f s)\n", int(w.context()->snapshot()->nodes().size()), writeS);
     std::printf("window           %dx%d, tree viewport %dx%d, fitted scale %.3f\n", w.width(), w.height(), view->viewport()->width(),
                 view->viewport()->height(), fit.m11());
-    std::printf("open             %.0f ms (read, snapshot, layout, scene)\n", openMs);
+    std::printf("open             %.0f ms (read on a pool thread, snapshot shown)\n", openMs);
     std::printf("first paint      %.0f ms (target < 1000)\n", firstPaintMs);
+    std::printf("tree built       %.0f ms (every node's item made)\n", builtMs);
+    std::printf("longest stall    %lld ms from open to built and painted (target < 50)\n", (long long)longestStallMs);
     std::printf("frames (ms)      median   p95    max   (target < 33)\n");
     std::printf("  fitted         %6.1f %6.1f %6.1f  (%s)\n", fitted.median(), fitted.p95(), fitted.max(),
                 overview ? "drawn as an overview" : "drawn item by item");
@@ -322,7 +361,7 @@ int main(int argc, char **argv)
     std::printf("  zoom to 2 ns/px%6.1f %6.1f %6.1f\n", tlZoom.median(), tlZoom.p95(), tlZoom.max());
     std::printf("  pan at 100 ns/px%5.1f %6.1f %6.1f\n", tlPan.median(), tlPan.p95(), tlPan.max());
     std::printf("  peak memory    %.0f MiB VmHWM with the timeline\n", double(timelinePeakKb) / 1024);
-    const bool ok = firstPaintMs < 1000 && std::max({fitted.max(), zoom.max(), pan.max(), tlFit.max(), tlZoom.max(), tlPan.max()}) < 33;
+    const bool ok = firstPaintMs < 1000 && longestStallMs < 50 && std::max({fitted.max(), zoom.max(), pan.max(), tlFit.max(), tlZoom.max(), tlPan.max()}) < 33;
     std::printf("targets          %s\n", ok ? "met" : "MISSED");
     return 0;
 }

@@ -10,6 +10,8 @@ if(TARGET kforge-cli)
   target_compile_definitions(tst_gui PRIVATE KFORGE_CLI_PATH="$<TARGET_FILE:kforge-cli>")
   add_dependencies(tst_gui kforge-cli)
 endif()
+# Campaigns from the window: the plan against core's planner, a campaign through the real worker.
+kforge_add_test(tst_guicampaign LIBS kforge_ui TIMEOUT 600)
 # The LLM proposer in the window: Settings, keys, the OpenRouter sign-in against tests/oauth_server.py,
 # and a search against tests/llm_server.py through the real worker.
 kforge_add_test(tst_guillm LIBS kforge_ui TIMEOUT 400)

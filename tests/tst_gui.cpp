@@ -849,8 +849,8 @@ private slots:
     }
 
     // A 10,000-node session is read on a pool thread: while it is read the event loop never stalls for
-    // 50 ms (read on the GUI thread it stalled for the whole read), and the window, whose tree is then
-    // built and painted on the GUI thread, shows it well within the first-paint budget of a second.
+    // 50 ms (read on the GUI thread it stalled for the whole read), nor while the window lays the tree
+    // out, paints its overview and makes its items in slices.
     // A file opened meanwhile wins over one still being read.
     void openingALargeSessionKeepsTheWindowResponsive()
     {
@@ -893,12 +893,15 @@ private slots:
         w.openSessionInteractively(large);
         QVERIFY(w.context()->isOpening());
         QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 30000);
+        // The overview is whole at once; the items come in slices, the ones in view first.
+        QVERIFY(w.treeView()->drawsOverview());
+        QTRY_VERIFY_WITH_TIMEOUT(!w.treeView()->isBuilding(), 20000);
         QTest::qWait(200); // the first paints of the new tree count too
         stalls.stop();
         QCOMPARE(finished.at(0).at(1).toString(), QString());
         QCOMPARE(w.treeView()->nodeItemCount(), 10000);
         qInfo("opening 10,000 nodes in the window: longest stall %lld ms (the tree built and painted)", stalls.longestMs());
-        QVERIFY2(stalls.longestMs() < 1000, qPrintable(QStringLiteral("the event loop stalled for %1 ms").arg(stalls.longestMs())));
+        QVERIFY2(stalls.longestMs() < 50, qPrintable(QStringLiteral("the event loop stalled for %1 ms").arg(stalls.longestMs())));
 
         // Two opens in a row: the first is dropped, the second is shown, whichever read ends first.
         QSignalSpy dropped(w.context(), &SessionContext::openDropped);
@@ -1182,6 +1185,7 @@ private slots:
         QVERIFY(QTest::qWaitForWindowExposed(&w));
         QCOMPARE(w.openSession(file), QString());
         auto *tree = w.treeView();
+        QTRY_VERIFY(!tree->isBuilding()); // a tree this large gets its items in slices
         QCOMPARE(tree->nodeItemCount(), 1501);
         tree->fitTree();
         QVERIFY(tree->drawsOverview());

@@ -4,6 +4,8 @@
 #include <Qsci/qsciscintilla.h>
 #include <QFontDatabase>
 
+#include "ui/theme.h"
+
 namespace kforge::ui {
 
 namespace {
@@ -33,8 +35,9 @@ QsciScintilla *makeCodeView(QWidget *parent)
     const QFont mono = QFontDatabase::systemFont(QFontDatabase::FixedFont);
     lexer->setDefaultFont(mono);
     lexer->setFont(mono); // every style, or comments fall back to a proportional font
-    lexer->setColor(QColor(0x80, 0x30, 0xa0), QsciLexerCPP::KeywordSet2);
     code->setLexer(lexer);
+    applyTheme(code); // light or dark with the palette
+    lexer->setColor(theme(code->palette()).keyword2, QsciLexerCPP::KeywordSet2);
     // Scintilla evaluates #if against the file's own #defines and greys out what it thinks is dead;
     // templates pick branches with macros it misjudges, so show every branch as live code.
     code->SendScintilla(QsciScintillaBase::SCI_SETPROPERTY, "lexer.cpp.track.preprocessor", "0");

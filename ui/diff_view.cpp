@@ -6,6 +6,7 @@
 #include <QScrollBar>
 
 #include "ui/code_view.h"
+#include "ui/theme.h"
 
 namespace kforge::ui {
 
@@ -19,16 +20,15 @@ void prepare(QsciScintilla *view)
 {
     view->setMarginType(0, QsciScintilla::TextMargin);
     view->setMarginWidth(0, QStringLiteral("00000"));
-    const std::pair<Marker, QColor> markers[] = {{RemovedLine, QColor(0xfd, 0xe2, 0xe2)},
-                                                  {AddedLine, QColor(0xdf, 0xf5, 0xe1)},
-                                                  {ModifiedLine, QColor(0xfb, 0xf1, 0xd0)},
-                                                  {PaddingLine, QColor(0xee, 0xee, 0xee)}};
+    const Theme t = theme(view->palette());
+    const std::pair<Marker, QColor> markers[] = {
+        {RemovedLine, t.removed}, {AddedLine, t.added}, {ModifiedLine, t.modified}, {PaddingLine, t.padding}};
     for (const auto &[marker, colour] : markers) {
         view->markerDefine(QsciScintilla::Background, marker);
         view->setMarkerBackgroundColor(colour, marker);
     }
     view->indicatorDefine(QsciScintilla::FullBoxIndicator, kChangedChars);
-    view->setIndicatorForegroundColor(QColor(0xe0, 0x9a, 0x20, 110), kChangedChars);
+    view->setIndicatorForegroundColor(t.changedChars, kChangedChars);
     view->setIndicatorDrawUnder(true, kChangedChars);
 }
 

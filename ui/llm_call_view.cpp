@@ -1,3 +1,4 @@
+#include "ui/theme.h"
 #include "ui/llm_call_view.h"
 
 #include <QComboBox>
@@ -178,7 +179,7 @@ void LlmCallView::showCall(int index)
                        .arg(took)
                        .arg(QString::fromStdString(c.model).toHtmlEscaped(), QString::fromStdString(c.provider).toHtmlEscaped());
     if (!c.error.empty())
-        head += QStringLiteral("<br><span style=\"color:#c02020\">%1</span>").arg(QString::fromStdString(c.error).toHtmlEscaped());
+        head += QStringLiteral("<br><span style=\"color:%1\">%2</span>").arg(htmlColour(theme().bad), QString::fromStdString(c.error).toHtmlEscaped());
     m_heading->setText(head);
     m_prompt->setPlainText(promptText(c.request));
     m_reply->setPlainText(QString::fromStdString(c.replyText));

@@ -25,6 +25,8 @@
 #include <utility>
 
 #include "store/session_store.h"
+#include "ui/campaign_dialog.h"
+#include "ui/campaign_progress.h"
 #include "ui/compare_view.h"
 #include "ui/filter_bar.h"
 #include "ui/keychain.h"
@@ -96,6 +98,21 @@ MainWindow::MainWindow(QWidget *parent)
         }
     });
 
+    // The Campaign panel comes up when the shown session is a campaign.
+    m_campaignView = new CampaignProgressView(m_context, this);
+    m_campaignDock = new QDockWidget(QStringLiteral("Campaign"), this);
+    m_campaignDock->setObjectName(QStringLiteral("campaignDock"));
+    m_campaignDock->setWidget(m_campaignView);
+    m_campaignDock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable | QDockWidget::DockWidgetClosable);
+    addDockWidget(Qt::BottomDockWidgetArea, m_campaignDock);
+    m_campaignDock->hide();
+    connect(m_context, &SessionContext::sessionLoaded, this, [this] {
+        if (m_context->snapshot() && isCampaign(*m_context->snapshot()) && m_campaignDock->isHidden()) {
+            m_campaignDock->show();
+            m_campaignDock->raise();
+        }
+    });
+
     m_workloads = new WorkloadPanels(this, m_context);
     connect(m_workloads, &WorkloadPanels::message, this, [this](const QString &text) { statusBar()->showMessage(text, 8000); });
     createActions();
@@ -154,6 +171,17 @@ MainWindow::MainWindow(QWidget *parent)
             box->open();
     });
     connect(m_search, &SearchController::finished, this, &MainWindow::onFinished);
+    connect(m_search, &SearchController::stepStarted, this, [this](int index, qint64 operatorId) {
+        const auto &snap = m_context->snapshot();
+        if (!snap || !isCampaign(*snap) || !m_context->isShowing(m_livePath, m_liveSession))
+            return;
+        for (const auto &op : snap->operators())
+            if (op.id == operatorId)
+                statusBar()->showMessage(QStringLiteral("Campaign: operator %1 of %2, %3")
+                                             .arg(index + 1)
+                                             .arg(snap->operators().size())
+                                             .arg(QString::fromStdString(op.card.key)));
+    });
     connect(m_context, &SessionContext::selectionChanged, this, [this](qint64 id) {
         if (id)
             statusBar()->showMessage(QStringLiteral("Selected node #%1").arg(id), 4000);
@@ -214,6 +242,15 @@ void MainWindow::createActions()
         if (!resumeSearch() && !m_lastError.isEmpty())
             statusBar()->showMessage(QStringLiteral("Cannot resume: ") + m_lastError, 10000);
     });
+    m_campaignAction = new QAction(QStringLiteral("Start &campaign…"), this);
+    m_campaignAction->setShortcut(QKeySequence(Qt::CTRL | Qt::ALT | Qt::Key_R));
+    m_campaignAction->setToolTip(QStringLiteral("Search every operator of a profiled workload, the node budget spread by the time each could save"));
+    connect(m_campaignAction, &QAction::triggered, this, [this] {
+        const QString path = QFileDialog::getOpenFileName(this, QStringLiteral("Profiled workload"), QString(),
+                                                          QStringLiteral("Workload files (*.json);;All files (*)"));
+        if (!path.isEmpty())
+            openCampaignDialog(path);
+    });
     m_exporter = new PackExporter(this);
     connect(m_exporter, &PackExporter::finished, this, &MainWindow::onExportFinished);
     m_exportAction = new QAction(QStringLiteral("&Export pack…"), this);
@@ -240,6 +277,7 @@ void MainWindow::createActions()
     file->addAction(quit);
     auto *search = menuBar()->addMenu(QStringLiteral("&Search"));
     search->addAction(m_startAction);
+    search->addAction(m_campaignAction);
     search->addAction(m_stopAction);
     search->addAction(m_stopNowAction);
     search->addAction(m_resumeAction);
@@ -276,6 +314,7 @@ void MainWindow::createActions()
     node->addAction(compareWithParent);
     node->addAction(clearCompare);
     view->addAction(m_compareDock->toggleViewAction());
+    view->addAction(m_campaignDock->toggleViewAction());
     view->addAction(m_workloads->timelineDock()->toggleViewAction());
     view->addAction(m_workloads->tableDock()->toggleViewAction());
 
@@ -303,6 +342,7 @@ void MainWindow::updateActions()
     const bool running = m_search->isRunning();
     m_openAction->setEnabled(!running);
     m_startAction->setEnabled(!running);
+    m_campaignAction->setEnabled(!running);
     m_stopAction->setEnabled(running && !m_search->stopRequested());
     m_stopNowAction->setEnabled(running);
     m_resumeAction->setEnabled(canResume());
@@ -391,7 +431,8 @@ void MainWindow::onOpenFinished(const QString &path, const QString &error)
     m_lastProgress = {};
     m_watcher->watch(path, snap->session().id);
     m_tree->setPlaceholder(QString());
-    addRecent(QFileInfo(path).absoluteFilePath());
+    // The settings file is written on its own turn of the event loop, not with the new tree's.
+    QTimer::singleShot(1, this, [this, file = QFileInfo(path).absoluteFilePath()] { addRecent(file); });
     selectBestNode();
     setWindowTitle(QStringLiteral("%1 — kforge").arg(QFileInfo(path).fileName()));
     m_pathLabel->setText(path);
@@ -604,6 +645,23 @@ bool MainWindow::startDemoSearch()
     request.backend = m_settings.backend;
     request.proposer = m_settings.proposer.choice();
     return startSearch(request);
+}
+
+CampaignDialog *MainWindow::openCampaignDialog(const QString &workloadPath)
+{
+    const auto choice = m_settings.proposer.choice();
+    auto *dialog = new CampaignDialog(workloadPath, m_settings.workerCommand, m_settings.backend, choice.isLlm(), m_settings.nodes, this);
+    dialog->setAttribute(Qt::WA_DeleteOnClose);
+    connect(dialog, &QDialog::accepted, this, [this, dialog] {
+        auto request = dialog->request();
+        request.workerCommand = m_settings.workerCommand;
+        request.workers = m_settings.workers;
+        request.proposer = m_settings.proposer.choice();
+        if (!startSearch(request))
+            statusBar()->showMessage(QStringLiteral("A search is running; the campaign did not start."), 8000);
+    });
+    dialog->open();
+    return dialog;
 }
 
 bool MainWindow::startSearch(SearchRequest request)

@@ -19,6 +19,8 @@ class QProgressBar;
 
 namespace kforge::ui {
 
+class CampaignDialog;
+class CampaignProgressView;
 class CompareView;
 class FilterBar;
 class NodeInspector;
@@ -67,6 +69,11 @@ public:
     void setDemoSettings(int maxNodes, int workers, const QString &workerCommand);
     SettingsDialog *openSettingsDialog(); // not modal to the event loop; applies and saves on OK
     bool startDemoSearch();
+    // Search > Start campaign…: the workload's plan in a dialog (not modal to the event loop), from the
+    // saved settings' worker, backend, proposer and node budget; Start runs it as startSearch() does.
+    CampaignDialog *openCampaignDialog(const QString &workloadPath);
+    CampaignProgressView *campaignView() const { return m_campaignView; }
+    QDockWidget *campaignDock() const { return m_campaignDock; }
 
     void selectBestNode();
     // Sets the filter bar's choices (empty: any) as a person would; false when a value is not offered.
@@ -138,6 +145,9 @@ private:
     QAction *m_stopNowAction = nullptr;
     QAction *m_resumeAction = nullptr;
     QAction *m_exportAction = nullptr;
+    QAction *m_campaignAction = nullptr;
+    CampaignProgressView *m_campaignView = nullptr;
+    QDockWidget *m_campaignDock = nullptr;
     PackExporter *m_exporter = nullptr;
     PackExportResult m_lastExport;
 

@@ -1,3 +1,4 @@
+#include "ui/theme.h"
 #include "ui/node_inspector.h"
 
 #include <Qsci/qsciscintilla.h>
@@ -348,7 +349,7 @@ void NodeInspector::showDecision()
     if (const auto *d = snap->userDecision(m_shown)) {
         const bool accepted = d->decision == "accept";
         m_decision->setText(QStringLiteral("<span style=\"color:%1\"><b>%2 by %3</b></span>: %4")
-                                .arg(accepted ? QStringLiteral("#1d7a30") : QStringLiteral("#c02020"),
+                                .arg(htmlColour(accepted ? theme(palette()).good : theme(palette()).bad),
                                      accepted ? QStringLiteral("Accepted") : QStringLiteral("Rejected"),
                                      QString::fromStdString(d->actor).toHtmlEscaped(),
                                      QString::fromStdString(d->reason).toHtmlEscaped()));
@@ -385,7 +386,8 @@ void NodeInspector::commitDecision(const QString &decision)
     }
     const QString error = m_context->decide(m_shown, decision, reason);
     if (!error.isEmpty()) {
-        m_decision->setText(QStringLiteral("<span style=\"color:#c02020\">Not recorded: %1</span>").arg(error.toHtmlEscaped()));
+        m_decision->setText(QStringLiteral("<span style=\"color:%1\">Not recorded: %2</span>")
+                                .arg(htmlColour(theme(palette()).bad), error.toHtmlEscaped()));
         emit message(QStringLiteral("Decision not recorded: ") + error);
         return;
     }

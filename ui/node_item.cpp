@@ -1,11 +1,14 @@
 #include "ui/node_item.h"
 
+#include <QApplication>
+
 #include <QPainter>
 #include <QStyleOptionGraphicsItem>
 #include <algorithm>
 
 #include "store/session_store.h"
 #include "ui/status_style.h"
+#include "ui/theme.h"
 
 namespace kforge::ui {
 
@@ -173,10 +176,13 @@ void NodeItem::paint(QPainter *painter, const QStyleOptionGraphicsItem *option, 
         painter->drawText(QRectF(c.x() - 7, c.y() - 7, 14, 14), Qt::AlignCenter, QString::number(m_compared));
     }
 
-    QPen outline(m_bestPath ? kGold : style.fill.darker(140), m_best ? 4.5 : m_bestPath ? 3.5 : 1.2);
+    const Theme colours = theme();
+    // A fill darker than the canvas (the baseline's black on a dark palette) gets a light outline.
+    const bool lostOnCanvas = isDark(QApplication::palette()) && style.fill.lightness() < 70;
+    QPen outline(m_bestPath ? kGold : lostOnCanvas ? colours.mutedInk : style.fill.darker(140), m_best ? 4.5 : m_bestPath ? 3.5 : 1.2);
     if (m_status == "running") {
         // Marching dashes: visibly in flight without a separate animation item per node.
-        outline = QPen(QColor(0x55, 0x55, 0x55), 2, Qt::DashLine);
+        outline = QPen(isDark(QApplication::palette()) ? colours.mutedInk : QColor(0x55, 0x55, 0x55), 2, Qt::DashLine);
         outline.setDashOffset(m_phase);
     }
     painter->setPen(outline);
@@ -228,7 +234,7 @@ void NodeItem::paint(QPainter *painter, const QStyleOptionGraphicsItem *option, 
     if (!m_caption.isEmpty() && m_captionVisible) {
         f.setBold(m_best);
         painter->setFont(f);
-        painter->setPen(QColor(0x20, 0x20, 0x20));
+        painter->setPen(colours.ink);
         painter->drawText(QRectF(-kLabelHalfWidth, kLabelTop, 2 * kLabelHalfWidth, kLabelHeight), Qt::AlignCenter, m_caption);
     }
     Q_UNUSED(option);

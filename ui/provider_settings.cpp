@@ -1,3 +1,4 @@
+#include "ui/theme.h"
 #include "ui/provider_settings.h"
 
 #include <QComboBox>
@@ -147,7 +148,7 @@ ProviderSettingsPage::ProviderSettingsPage(const ProposerSettings &settings, Key
     // Room for a keychain's answer from the start: it arrives after the dialog is laid out.
     m_keyStatus->setMinimumHeight(m_keyStatus->fontMetrics().lineSpacing() * 3 + 2);
     m_keyStatus->setAlignment(Qt::AlignLeft | Qt::AlignTop);
-    m_problem->setStyleSheet(QStringLiteral("color: #c02020"));
+    m_problem->setStyleSheet(QStringLiteral("color: %1").arg(htmlColour(theme(palette()).bad)));
     m_problem->hide();
 
     auto *keyRow = new QHBoxLayout;

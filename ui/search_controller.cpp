@@ -2,6 +2,7 @@
 
 #include <QMetaObject>
 #include <QThread>
+#include <algorithm>
 #include <mutex>
 
 #include "ops/workload.h"
@@ -67,6 +68,23 @@ SearchRequest SearchRequest::demo(int maxNodes, int workers)
     return r;
 }
 
+SearchRequest SearchRequest::campaignOf(const std::vector<OperatorCard> &cards, const CampaignPlan &plan, const QString &workloadName)
+{
+    SearchRequest r;
+    r.workloadName = workloadName;
+    r.options.maxNodes = 0;
+    for (const auto &item : plan.items) {
+        const auto card = std::find_if(cards.begin(), cards.end(), [&](const OperatorCard &c) { return c.key == item.key; });
+        if (item.nodes <= 0 || card == cards.end())
+            continue;
+        r.campaign.push_back({*card, item.nodes});
+        r.options.maxNodes += item.nodes;
+    }
+    if (!r.campaign.empty())
+        r.card = r.campaign.front().card;
+    return r;
+}
+
 SearchRequest SearchRequest::resumeOf(const QString &sessionPath)
 {
     // The same reading as kforge-cli search --resume (core/search/resume.h).
@@ -85,6 +103,21 @@ SearchRequest SearchRequest::resumeOf(const QString &sessionPath)
     r.proposer.spec = was.proposerSpec;
     r.proposer.baseUrl = was.baseUrl;
     r.proposer.budget = was.budgetUsd;
+    // A campaign's steps: its plan, matched to the session's operators by key.
+    const auto &o = was.session.options;
+    const auto plan = o.is_object() && o.contains("campaign_plan") ? o["campaign_plan"] : nlohmann::json();
+    if (plan.is_array()) {
+        const auto ops = SessionStore(sessionPath.toStdString(), SessionStore::Mode::ReadOnly).operators(was.session.id);
+        for (const auto &step : plan) {
+            if (!step.is_object())
+                throw Error("the campaign plan in '" + sessionPath.toStdString() + "' is not a list of operators and nodes");
+            const auto key = step.value("key", std::string());
+            const auto op = std::find_if(ops.begin(), ops.end(), [&](const OperatorRecord &o) { return o.card.key == key; });
+            if (op == ops.end())
+                throw Error("the campaign in '" + sessionPath.toStdString() + "' plans operator '" + key + "', which the session does not hold");
+            r.campaign.push_back({op->card, step.value("nodes", 0)});
+        }
+    }
     return r;
 }
 
@@ -196,8 +229,21 @@ void SearchController::runJob(std::shared_ptr<Job> job, SearchRequest r)
         }
         void progress(const SearchProgress &p) override
         {
-            m_post([p](SearchController *c) { emit c->progress(p); });
+            m_post([t = total(p)](SearchController *c) { emit c->progress(t); });
         }
+        // A campaign's report counts the steps before this one too; the best is the best of any.
+        SearchProgress total(SearchProgress p) const
+        {
+            p.evaluated += m_base.evaluated;
+            p.failed += m_base.failed;
+            p.accepted += m_base.accepted;
+            if (m_base.bestSpeedup > p.bestSpeedup) {
+                p.bestSpeedup = m_base.bestSpeedup;
+                p.bestNode = m_base.bestNode;
+            }
+            return p;
+        }
+        void setBase(const SearchProgress &p) { m_base = p; }
         void workerEvent(const PoolEvent &e) override
         {
             m_post([e](SearchController *c) { emit c->workerEvent(e); });
@@ -205,6 +251,7 @@ void SearchController::runJob(std::shared_ptr<Job> job, SearchRequest r)
 
     private:
         decltype(post) &m_post;
+        SearchProgress m_base;
     };
 
     SearchProgress last;
@@ -217,44 +264,86 @@ void SearchController::runJob(std::shared_ptr<Job> job, SearchRequest r)
         WorkerPool pool(po);
         pool.start(); // before the session exists, so a worker that never starts leaves no empty session
 
+        // The steps to run: a campaign's, or the one search as a single step.
+        std::vector<CampaignStep> steps = r.campaign;
+        if (steps.empty())
+            steps.push_back({r.card, r.options.maxNodes});
         SessionInfo info;
-        int64_t opId = 0;
-        if (r.resume) { // the file's last search and its operator, as resumeOf() read them
+        std::vector<int64_t> opIds;
+        if (r.resume) { // the file's last search and its operators, as resumeOf() read them
             const auto sessions = store.sessions();
             const auto ops = sessions.empty() ? std::vector<OperatorRecord>{} : store.operators(sessions.back().id);
             if (ops.empty())
                 throw Error("'" + store.path() + "' holds no search to resume");
             info = sessions.back();
-            opId = ops.front().id;
-            r.card = ops.front().card;
+            if (r.campaign.empty()) {
+                steps.front().card = ops.front().card;
+                opIds.push_back(ops.front().id);
+            }
+            for (const auto &step : r.campaign)
+                for (const auto &op : ops)
+                    if (op.card.key == step.card.key) {
+                        opIds.push_back(op.id);
+                        break;
+                    }
+            if (opIds.size() != steps.size())
+                throw Error("'" + store.path() + "' no longer holds every operator of its campaign");
             store.setSessionStatus(info.id, "running");
             info.status = "running";
         } else {
-            info.name = "search " + r.card.key;
+            info.name = r.campaign.empty() ? "search " + r.card.key : "campaign " + r.workloadName.toStdString();
             info.workload = r.workloadName.toStdString();
             info.backend = r.backend.toStdString();
             info.proposer = proposer->name();
             info.status = "running";
             // What a resume needs to go on with the same search (the keys kforge-cli search writes).
             info.options = resumeOptions(r.options, pool.size(), r.proposer.spec, r.proposer.baseUrl, r.proposer.budget);
+            if (!r.campaign.empty()) {
+                info.options["campaign"] = true;
+                auto &plan = info.options["campaign_plan"] = nlohmann::json::array();
+                for (const auto &step : r.campaign)
+                    plan.push_back({{"key", step.card.key}, {"nodes", step.nodes}});
+            }
             info.createdAt = nowSeconds();
             info.id = store.createSession(info);
-            opId = store.addOperator(info.id, r.card);
+            for (const auto &step : steps) // every operator up front: the tree shows the whole campaign
+                opIds.push_back(store.addOperator(info.id, step.card));
         }
         marked = info.id;
         const QString path = QString::fromStdString(store.path());
         post([path, info](SearchController *c) { emit c->sessionCreated(path, info); });
 
-        SearchEngine engine(store, pool, *proposer, r.options);
         Forwarder forwarder(post);
-        {
-            EngineHandle handle(job->mutex, job->engine, job->stop, job->stopNow, engine);
-            last = engine.run(info.id, opId, r.card, &forwarder);
+        for (size_t i = 0; i < steps.size(); ++i) {
+            {
+                std::lock_guard lock(job->mutex);
+                if (job->stop && i > 0) { // a pause or stop between two operators: the rest wait for a resume
+                    last.stopReason = job->stopNow ? "interrupted" : "stopped";
+                    break;
+                }
+            }
+            post([i, op = qint64(opIds[i])](SearchController *c) { emit c->stepStarted(int(i), op); });
+            SearchOptions options = r.options;
+            options.maxNodes = steps[i].nodes;
+            SearchEngine engine(store, pool, *proposer, options);
+            SearchProgress step;
+            {
+                EngineHandle handle(job->mutex, job->engine, job->stop, job->stopNow, engine);
+                step = engine.run(info.id, opIds[i], steps[i].card, &forwarder);
+            }
+            last = forwarder.total(step);
+            forwarder.setBase(last);
+            // Stopped now, the evaluations in flight are not waited for (their nodes are marked
+            // interrupted); the pool is aborted while this engine, which their answers would reach, lives.
+            if (step.stopReason == "interrupted")
+                pool.abort();
+            if (step.stopReason == "interrupted" || step.stopReason == "stopped")
+                break;
         }
         const bool interrupted = last.stopReason == "interrupted";
         store.setSessionStatus(info.id, last.stopReason == "stopped" || interrupted ? "stopped" : "finished");
         if (interrupted)
-            pool.abort(); // the evaluations in flight are not waited for: their nodes are marked interrupted
+            pool.abort(); // also when the stop came between two operators: nothing is in flight then
         else
             pool.shutdown();
     } catch (const std::exception &e) {

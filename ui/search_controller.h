@@ -13,6 +13,7 @@
 #include "ops/operator_card.h"
 #include "pool/worker_pool.h"
 #include "proposers/proposer_factory.h"
+#include "search/campaign.h"
 #include "search/search_engine.h"
 #include "store/session_store.h"
 
@@ -29,6 +30,12 @@ Q_DECLARE_METATYPE(kforge::SessionInfo)
 
 namespace kforge::ui {
 
+// One operator of a campaign and the nodes the plan gives it.
+struct CampaignStep {
+    OperatorCard card;
+    int nodes = 0;
+};
+
 struct SearchRequest {
     QString sessionPath;   // created when missing; a new session is added to an existing file
     QString workerCommand; // empty: defaultWorkerCommand()
@@ -43,8 +50,15 @@ struct SearchRequest {
     // Go on with the file's last search instead of starting one: SearchEngine rebuilds its tree and
     // evaluates its unfinished nodes again; card, backend and session come from the file.
     bool resume = false;
+    // A campaign (core/search/campaign.h): one session, every step's operator added up front and searched
+    // in order with its share of the nodes; options.maxNodes is then the plan's total. Empty: one search
+    // of `card`. The steps are stored with the session (option campaign_plan), so a resume goes on with
+    // the operators whose share is not yet spent.
+    std::vector<CampaignStep> campaign;
 
     static SearchRequest demo(int maxNodes = 24, int workers = 1);
+    // The campaign that runs `plan` over the workload's cards (the operators the plan gives nodes to).
+    static SearchRequest campaignOf(const std::vector<OperatorCard> &cards, const CampaignPlan &plan, const QString &workloadName);
     // The request that resumes the last search in the file, from the options the search stored (as
     // kforge-cli search --resume reads them). Throws kforge::Error when there is nothing to resume.
     static SearchRequest resumeOf(const QString &sessionPath);
@@ -77,6 +91,9 @@ signals:
     void progress(const kforge::SearchProgress &progress);
     void workerEvent(const kforge::PoolEvent &event);
     void finished(const kforge::SearchProgress &progress);
+    // A campaign moved on to its step `index`, the session's operator operatorId (also sent for a single
+    // search, as step 0). Progress and node reports that follow are that operator's.
+    void stepStarted(int index, qint64 operatorId);
     // The search could not start or broke off (no worker, unwritable file, ...); finished() follows.
     void failed(const QString &message);
 

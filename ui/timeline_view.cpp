@@ -1,3 +1,4 @@
+#include "ui/theme.h"
 #include "ui/timeline_view.h"
 
 #include <QFontMetrics>
@@ -199,9 +200,10 @@ void TimelineView::paintEvent(QPaintEvent *)
     QPainter p(viewport());
     m_stats = {};
     const QRect area = viewport()->rect();
-    p.fillRect(area, QColor(0xfa, 0xfa, 0xf8));
+    const Theme colours = theme(palette());
+    p.fillRect(area, colours.canvas);
     if (!m_context || !m_context->profile()) {
-        p.setPen(QColor(0x70, 0x70, 0x70));
+        p.setPen(colours.mutedInk);
         p.drawText(area, Qt::AlignCenter | Qt::TextWordWrap,
                    QStringLiteral("No workload open.\n\nFile > Open Workload shows a profiled workload's ATen calls here."));
         return;
@@ -229,8 +231,8 @@ void TimelineView::paintEvent(QPaintEvent *)
                          .arg(cmp->afterUs <= cmp->beforeUs ? QStringLiteral("−") : QStringLiteral("+"))
                          .arg(std::fabs(100.0 * (cmp->afterUs - cmp->beforeUs) / cmp->beforeUs), 0, 'f', 1)
                          .arg(cmp->afterUs > 0 ? cmp->beforeUs / cmp->afterUs : 0.0, 0, 'f', 2);
-        p.fillRect(QRect(0, top, area.width(), kHeader), QColor(0xee, 0xee, 0xea));
-        p.setPen(QColor(0x30, 0x30, 0x30));
+        p.fillRect(QRect(0, top, area.width(), kHeader), colours.panel);
+        p.setPen(colours.ink);
         p.drawText(QRect(6, top, area.width() - 12, kHeader), Qt::AlignVCenter | Qt::AlignLeft, title);
 
         const auto boxes = layoutBoxes(calls, lanes, m_mapping, w);
@@ -284,7 +286,7 @@ void TimelineView::paintEvent(QPaintEvent *)
             }
         }
         // Lane names at the left edge, over the boxes, where they fit.
-        p.setPen(QColor(0x60, 0x60, 0x60));
+        p.setPen(colours.mutedInk);
         for (size_t l = 0; l < lanes.lanes.size(); ++l) {
             const auto &lane = lanes.lanes[l];
             const QString name = m_laneBy == LaneBy::Thread ? QStringLiteral("t%1 d%2").arg(lane.tid).arg(lane.depth)
@@ -296,8 +298,8 @@ void TimelineView::paintEvent(QPaintEvent *)
     }
 
     // The time ruler last, over anything scrolled under it.
-    p.fillRect(QRect(0, 0, area.width(), kRuler), QColor(0xf0, 0xf0, 0xec));
-    p.setPen(QColor(0x50, 0x50, 0x50));
+    p.fillRect(QRect(0, 0, area.width(), kRuler), colours.panel);
+    p.setPen(colours.ink);
     const double step = tickStepUs(m_mapping.usPerPixel);
     for (double t : tickTimes(m_mapping.viewStartUs, m_mapping.us(w), step)) {
         const int x = int(std::round(m_mapping.x(t)));

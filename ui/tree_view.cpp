@@ -1,5 +1,6 @@
 #include "ui/tree_view.h"
 
+#include <QElapsedTimer>
 #include <QGraphicsPathItem>
 #include <QKeyEvent>
 #include <QMouseEvent>
@@ -11,10 +12,12 @@
 #include <cmath>
 #include <set>
 #include <tuple>
+#include <unordered_set>
 
 #include "ui/node_item.h"
 #include "ui/session_context.h"
 #include "ui/status_style.h"
+#include "ui/theme.h"
 #include "ui/tree_layout.h"
 
 namespace kforge::ui {
@@ -49,7 +52,6 @@ public:
 };
 
 const QColor kGold(0xe8, 0xa2, 0x02);
-const QColor kEdge(0xa0, 0xa0, 0xa0);
 constexpr qreal kMinScale = 0.05;
 constexpr qreal kMaxScale = 6.0;
 constexpr qreal kMaxFitScale = 1.4; // a three-node tree should not fill the screen
@@ -73,15 +75,29 @@ TreeView::TreeView(SessionContext *context, QWidget *parent)
     // Every item sets the pen, brush and hints it paints with, so the view need not save and restore
     // the painter around each of them (thousands of nodes when a large tree is fitted).
     setOptimizationFlags(QGraphicsView::DontSavePainterState | QGraphicsView::DontAdjustForAntialiasing);
-    setBackgroundBrush(QColor(0xfa, 0xfa, 0xf8));
+    setBackgroundBrush(theme().canvas);
     setMinimumSize(320, 240);
 
+    // Zero-interval timers, not posted calls: the event loop's other timers (and input) get their
+    // turn between a large tree's layout, its first paint and each slice of its items.
+    m_layoutTimer.setSingleShot(true);
+    m_layoutTimer.setInterval(0);
+    connect(&m_layoutTimer, &QTimer::timeout, this, &TreeView::refresh);
+    m_buildTimer.setSingleShot(true);
+    m_buildTimer.setInterval(0);
+    connect(&m_buildTimer, &QTimer::timeout, this, [this] { buildItems(kSliceMs); });
     m_animation.setInterval(120);
     connect(&m_animation, &QTimer::timeout, this, &TreeView::animate);
 
     connect(context, &SessionContext::sessionLoaded, this, [this] {
         clear();
         m_follow = true;
+        // A large tree is laid out once the other panels have taken the new session, in an event of
+        // its own, so that no one turn of the event loop does all of it.
+        if (m_context && m_context->snapshot() && m_context->snapshot()->nodes().size() > size_t(kItemsAtOnce)) {
+            m_layoutTimer.start();
+            return;
+        }
         refresh();
     });
     connect(context, &SessionContext::nodesChanged, this, &TreeView::refresh);
@@ -111,19 +127,31 @@ QList<qint64> TreeView::bestPathDrawn() const
 void TreeView::clear()
 {
     m_overviewDirty = true;
+    m_shown.reset();
+    m_grid.clear();
+    m_pending.clear();
+    m_pendingNext = 0;
+    m_buildTimer.stop();
+    m_layoutTimer.stop();
+    setViewportUpdateMode(QGraphicsView::FullViewportUpdate);
     m_scene->clear();
     m_nodes.clear();
     m_edges.clear();
     m_animation.stop();
 }
 
+// Lays the tree out and brings the scene to the snapshot. Layout, scene rectangle and the overview
+// come from the snapshot alone, so a fitted large tree paints at once; the items (one per node and one
+// per edge) are made or updated here for a small tree, and for a large one in slices of a few
+// milliseconds between which the window paints and takes input, those in view first.
 void TreeView::refresh()
 {
     if (!m_context || !m_context->snapshot()) {
         clear();
         return;
     }
-    const auto &snap = *m_context->snapshot();
+    m_shown = m_context->snapshot();
+    const auto &snap = *m_shown;
     std::vector<TreeEdge> edges;
     edges.reserve(snap.nodes().size());
     for (const auto &n : snap.nodes())
@@ -136,96 +164,153 @@ void TreeView::refresh()
     m_levels = layout.levels;
     if (m_follow)
         chooseSpacing(m_columns, m_levels);
-    auto position = [this](const NodePlacement &p) { return QPointF(p.x * m_columnWidth, p.depth * m_levelHeight); };
 
     m_filterStates = applyFilter(snap.nodes(), snap.session().proposer, m_filter);
     m_overviewDirty = true;
-    QSet<qint64> alive;
-    bool running = false;
-    for (const auto &n : snap.nodes()) {
-        alive.insert(n.id);
-        NodeItem *item = m_nodes.value(n.id);
-        if (!item) {
-            item = new NodeItem(n.id);
-            m_scene->addItem(item);
-            m_nodes.insert(n.id, item);
-        }
-        NodeStats stats;
-        stats.visits = snap.visits(n.id);
-        if (const auto *t = snap.timing(n.id))
-            stats.medianUs = t->median;
-        stats.rooflineFraction = snap.rooflineFraction(n.id);
-        item->setRecord(n, stats);
-        const FilterState fs = filterState(n.id);
-        item->setDimmed(fs == FilterState::Dimmed);
-        item->setVisible(fs != FilterState::Hidden);
-        item->setBest(snap.onBestPath(n.id), n.id == snap.bestNodeId() && n.parentId.has_value());
-        item->setMarked(n.id == m_context->selectedNode());
-        item->setCompared(int(m_context->compared().indexOf(n.id)) + 1);
-        const auto *decision = snap.userDecision(n.id);
-        item->setDecision(!decision                        ? NodeItem::Decision::None
-                          : decision->decision == "accept" ? NodeItem::Decision::Accepted
-                                                           : NodeItem::Decision::Rejected);
-        item->setPos(position(*layout.find(n.id)));
-        item->setCaptionVisible(m_columnWidth >= kColumnWidth);
-        running = running || n.status == "running";
-    }
+    // Items of nodes the snapshot no longer has go now; the rest are brought up to date below.
     for (auto it = m_nodes.begin(); it != m_nodes.end();) {
-        if (alive.contains(it.key())) {
+        if (snap.node(it.key())) {
             ++it;
             continue;
         }
+        delete m_edges.take(it.key());
         delete it.value();
         it = m_nodes.erase(it);
     }
+    bool running = false;
+    for (const auto &n : snap.nodes())
+        running = running || n.status == "running";
 
-    // Edges as elbows: down from the parent, across, down into the child. Reads better than
-    // diagonals when a parent has many children.
-    QSet<qint64> edgeAlive;
-    for (const auto &n : snap.nodes()) {
-        if (!n.parentId || !m_nodes.contains(*n.parentId))
-            continue;
-        edgeAlive.insert(n.id);
-        const QPointF from = m_nodes.value(*n.parentId)->pos() + QPointF(0, NodeItem::kRadius);
-        const QPointF to = m_nodes.value(n.id)->pos() - QPointF(0, NodeItem::kRadius);
-        const qreal midY = (from.y() + to.y()) / 2;
-        QPainterPath path(from);
-        path.lineTo(from.x(), midY);
-        path.lineTo(to.x(), midY);
-        path.lineTo(to);
-        QGraphicsPathItem *edge = m_edges.value(n.id);
-        if (!edge) {
-            edge = new EdgeItem(path);
-            m_scene->addItem(edge);
-            m_edges.insert(n.id, edge);
-        } else {
-            edge->setPath(path);
-        }
-        const bool best = snap.onBestPath(n.id) && snap.onBestPath(*n.parentId);
-        edge->setPen(best ? QPen(kGold, 4, Qt::SolidLine, Qt::RoundCap, Qt::RoundJoin) : QPen(kEdge, 1.5));
-        edge->setZValue(best ? 0.5 : 0);
-        const FilterState fs = filterState(n.id);
-        edge->setVisible(fs != FilterState::Hidden);
-        edge->setOpacity(fs == FilterState::Shown ? 1.0 : 0.2);
-    }
-    for (auto it = m_edges.begin(); it != m_edges.end();) {
-        if (edgeAlive.contains(it.key())) {
-            ++it;
-            continue;
-        }
-        delete it.value();
-        it = m_edges.erase(it);
-    }
-
-    // Extra room at the bottom so the legend does not cover the deepest row when fitted.
-    const QRectF bounds = m_scene->itemsBoundingRect().adjusted(-kMargin, -kMargin, kMargin, kMargin + 40);
-    m_scene->setSceneRect(bounds);
+    // The scene rectangle from the layout, with room for every item's ring and caption, and extra
+    // room at the bottom so the legend does not cover the deepest row when fitted.
+    const QRectF item = NodeItem(0).boundingRect();
+    const QRectF grid(0, 0, std::max(0.0, m_columns - 1) * m_columnWidth, std::max(0, m_levels - 1) * m_levelHeight);
+    m_scene->setSceneRect(snap.nodes().empty() ? QRectF()
+                                               : grid.adjusted(item.left(), item.top(), item.right(), item.bottom())
+                                                     .adjusted(-kMargin, -kMargin, kMargin, kMargin + 40));
     if (running && !m_animation.isActive())
         m_animation.start();
     else if (!running)
         m_animation.stop();
     if (m_follow)
         fitTree();
+
+    // Missing items before updates, and what is in view before the rest: a live search's next burst
+    // restarts the pass, so every node still gets its item however often that happens.
+    const QRectF visible = mapToScene(viewport()->rect()).boundingRect();
+    m_pending.clear();
+    m_pending.reserve(snap.nodes().size());
+    for (const auto &n : snap.nodes())
+        m_pending.push_back(n.id);
+    auto rank = [&](qint64 id) { return (m_nodes.contains(id) ? 2 : 0) + (visible.contains(scenePos(id)) ? 0 : 1); };
+    std::stable_sort(m_pending.begin(), m_pending.end(), [&](qint64 a, qint64 b) { return rank(a) < rank(b); });
+    m_pendingNext = 0;
+    m_layoutTimer.stop();
+    if (m_pending.size() <= size_t(kItemsAtOnce)) {
+        buildItems(-1);
+    } else {
+        viewport()->update();
+        m_buildTimer.start();
+    }
+}
+
+QPointF TreeView::scenePos(qint64 id) const
+{
+    auto g = m_grid.find(id);
+    return g == m_grid.end() ? QPointF() : QPointF(g->second.x() * m_columnWidth, g->second.y() * m_levelHeight);
+}
+
+bool TreeView::isBuilding() const
+{
+    return m_layoutTimer.isActive() || m_pendingNext < m_pending.size();
+}
+
+// Makes or updates the items of pending nodes, for at most budgetMs (< 0: all of them).
+void TreeView::buildItems(int budgetMs)
+{
+    if (!m_shown)
+        return;
+    const auto &snap = *m_shown;
+    QElapsedTimer clock;
+    clock.start();
+    // Drawn as an overview, the tree needs no item to paint: new items must not repaint the view
+    // (the scene would, after every slice, for a picture that does not change).
+    setViewportUpdateMode(drawsOverview() && budgetMs >= 0 ? QGraphicsView::NoViewportUpdate : QGraphicsView::FullViewportUpdate);
+    for (; m_pendingNext < m_pending.size(); ++m_pendingNext) {
+        if (budgetMs >= 0 && (m_pendingNext & 31) == 0 && clock.elapsed() >= budgetMs)
+            break;
+        const NodeRecord *n = snap.node(m_pending[m_pendingNext]);
+        if (!n)
+            continue;
+        updateItem(snap, *n);
+    }
+    if (m_pendingNext < m_pending.size()) {
+        m_buildTimer.start();
+    } else {
+        m_pending.clear();
+        m_pendingNext = 0;
+        setViewportUpdateMode(QGraphicsView::FullViewportUpdate);
+        emit built();
+    }
+    // The overview is drawn from the snapshot, so new items change nothing in it: no repaint for them.
+    if (!drawsOverview())
+        viewport()->update();
+}
+
+void TreeView::updateItem(const SessionSnapshot &snap, const NodeRecord &n)
+{
+    NodeItem *item = m_nodes.value(n.id);
+    if (!item) {
+        item = new NodeItem(n.id);
+        m_scene->addItem(item);
+        m_nodes.insert(n.id, item);
+    }
+    NodeStats stats;
+    stats.visits = snap.visits(n.id);
+    if (const auto *t = snap.timing(n.id))
+        stats.medianUs = t->median;
+    stats.rooflineFraction = snap.rooflineFraction(n.id);
+    item->setRecord(n, stats);
+    const FilterState fs = filterState(n.id);
+    item->setDimmed(fs == FilterState::Dimmed);
+    item->setVisible(fs != FilterState::Hidden);
+    item->setBest(snap.onBestPath(n.id), n.id == snap.bestNodeId() && n.parentId.has_value());
+    item->setMarked(n.id == m_context->selectedNode());
+    item->setCompared(int(m_context->compared().indexOf(n.id)) + 1);
+    const auto *decision = snap.userDecision(n.id);
+    item->setDecision(!decision                        ? NodeItem::Decision::None
+                      : decision->decision == "accept" ? NodeItem::Decision::Accepted
+                                                       : NodeItem::Decision::Rejected);
+    item->setPos(scenePos(n.id));
+    item->setCaptionVisible(m_columnWidth >= kColumnWidth);
+
+    // The edge into it as an elbow: down from the parent, across, down into the child. Reads better
+    // than diagonals when a parent has many children.
+    if (!n.parentId || !m_grid.count(*n.parentId)) {
+        delete m_edges.take(n.id);
+        return;
+    }
+    const QPointF from = scenePos(*n.parentId) + QPointF(0, NodeItem::kRadius);
+    const QPointF to = item->pos() - QPointF(0, NodeItem::kRadius);
+    const qreal midY = (from.y() + to.y()) / 2;
+    QPainterPath path(from);
+    path.lineTo(from.x(), midY);
+    path.lineTo(to.x(), midY);
+    path.lineTo(to);
+    QGraphicsPathItem *edge = m_edges.value(n.id);
+    if (!edge) {
+        edge = new EdgeItem(path);
+        m_scene->addItem(edge);
+        m_edges.insert(n.id, edge);
+    } else if (edge->path() != path) {
+        edge->setPath(path);
+    }
+    const bool best = snap.onBestPath(n.id) && snap.onBestPath(*n.parentId);
+    edge->setPen(best ? QPen(kGold, 4, Qt::SolidLine, Qt::RoundCap, Qt::RoundJoin) : QPen(theme().edge, 1.5));
+    edge->setZValue(best ? 0.5 : 0);
+    const FilterState fs2 = filterState(n.id);
+    edge->setVisible(fs2 != FilterState::Hidden);
+    edge->setOpacity(fs2 == FilterState::Shown ? 1.0 : 0.2);
 }
 
 // Fitted to the width, a wide tree of a few levels is a thin strip with the window empty below it;
@@ -249,17 +334,15 @@ void TreeView::chooseSpacing(double columns, int levels)
 void TreeView::place()
 {
     m_overviewDirty = true;
-    for (auto it = m_nodes.begin(); it != m_nodes.end(); ++it) {
-        auto g = m_grid.find(it.key());
-        if (g != m_grid.end())
-            it.value()->setPos(g->second.x() * m_columnWidth, g->second.y() * m_levelHeight);
-    }
+    for (auto it = m_nodes.begin(); it != m_nodes.end(); ++it)
+        if (m_grid.count(it.key()))
+            it.value()->setPos(scenePos(it.key()));
 }
 
 void TreeView::fitTree()
 {
     m_follow = true;
-    if (m_nodes.isEmpty())
+    if (m_grid.empty())
         return;
     fitInView(sceneRect(), Qt::KeepAspectRatio);
     if (transform().m11() > kMaxFitScale)
@@ -272,8 +355,9 @@ void TreeView::showSelection(qint64 id)
     m_overviewDirty = true;
     for (auto *item : std::as_const(m_nodes))
         item->setMarked(item->id() == id);
-    if (auto *item = m_nodes.value(id))
-        ensureVisible(item, 40, 40);
+    if (m_grid.count(id)) // its item may still be on its way
+        ensureVisible(QRectF(scenePos(id), QSizeF()).adjusted(-NodeItem::kRadius, -NodeItem::kRadius, NodeItem::kRadius, NodeItem::kRadius),
+                      40, 40);
 }
 
 void TreeView::animate()
@@ -410,7 +494,7 @@ FilterState TreeView::filterState(qint64 id) const
 
 bool TreeView::drawsOverview() const
 {
-    return !m_nodes.isEmpty() && transform().m11() * NodeItem::kRadius < NodeItem::kMinDetailPx;
+    return !m_grid.empty() && transform().m11() * NodeItem::kRadius < NodeItem::kMinDetailPx;
 }
 
 void TreeView::paintEvent(QPaintEvent *event)
@@ -426,38 +510,46 @@ void TreeView::paintEvent(QPaintEvent *event)
     drawForeground(&painter, mapToScene(viewport()->rect()).boundingRect());
 }
 
+// From the snapshot and the layout, not the items, so that it is whole while the items are being made.
 void TreeView::rebuildOverview()
 {
     m_overviewDirty = false;
     m_overview = {};
+    if (!m_shown || !m_context)
+        return;
+    const auto &snap = *m_shown;
+    const qint64 selected = m_context->selectedNode();
+    const auto &compared = m_context->compared();
     std::unordered_map<QRgb, size_t> byColour;
-    for (auto *item : std::as_const(m_nodes)) {
-        if (!item->isVisible())
+    std::unordered_set<int64_t> sharedDrops; // parent id * 3 + which list: a parent's drop is drawn once per list
+    sharedDrops.reserve(snap.nodes().size());
+    for (const auto &n : snap.nodes()) {
+        const FilterState fs = filterState(n.id);
+        if (fs == FilterState::Hidden || !m_grid.count(n.id))
             continue;
-        QColor c = item->onBestPath() ? kGold : statusStyle(item->status()).fill;
-        if (item->isDimmed())
+        const QPointF pos = scenePos(n.id);
+        const bool onPath = snap.onBestPath(n.id);
+        QColor c = onPath ? kGold : statusStyle(n.status).fill;
+        if (fs == FilterState::Dimmed)
             c.setAlphaF(0.2f);
         auto [it, added] = byColour.try_emplace(c.rgba(), m_overview.nodes.size());
         if (added)
             m_overview.nodes.push_back({c, {}});
-        m_overview.nodes[it->second].second.push_back(item->pos());
-        if (item->isMarked() || item->comparedOrder() > 0)
-            m_overview.marked.push_back(item->pos());
-    }
-    std::set<std::tuple<qreal, qreal, const void *>> sharedDrops;
-    for (auto it = m_edges.begin(); it != m_edges.end(); ++it) {
-        QGraphicsPathItem *edge = it.value();
-        if (!edge->isVisible())
+        m_overview.nodes[it->second].second.push_back(pos);
+        if (n.id == selected || compared.contains(n.id))
+            m_overview.marked.push_back(pos);
+        if (!n.parentId || !m_grid.count(*n.parentId))
             continue;
-        const QPainterPath &p = edge->path();
-        auto &out = edge->zValue() > 0 ? m_overview.bestEdges : edge->opacity() < 1 ? m_overview.dimmedEdges : m_overview.edges;
-        for (int i = 1; i < p.elementCount(); ++i) {
-            const QLineF line(QPointF(p.elementAt(i - 1)), QPointF(p.elementAt(i)));
-            // Siblings share the drop from their parent: draw it once, not once per child.
-            if (i == 1 && !sharedDrops.insert({line.p1().x(), line.p1().y(), &out}).second)
-                continue;
-            out.push_back(line);
-        }
+        const int list = onPath && snap.onBestPath(*n.parentId) ? 0 : fs != FilterState::Shown ? 1 : 2;
+        auto &out = list == 0 ? m_overview.bestEdges : list == 1 ? m_overview.dimmedEdges : m_overview.edges;
+        const QPointF from = scenePos(*n.parentId) + QPointF(0, NodeItem::kRadius);
+        const QPointF to = pos - QPointF(0, NodeItem::kRadius);
+        const qreal midY = (from.y() + to.y()) / 2;
+        // Siblings share the drop from their parent: draw it once, not once per child.
+        if (sharedDrops.insert(*n.parentId * 3 + list).second)
+            out.emplace_back(from, QPointF(from.x(), midY));
+        out.emplace_back(QPointF(from.x(), midY), QPointF(to.x(), midY));
+        out.emplace_back(QPointF(to.x(), midY), to);
     }
 }
 
@@ -475,10 +567,11 @@ void TreeView::paintOverview(QPainter *painter)
         painter->setPen(pen);
         painter->drawLines(l.data(), int(l.size()));
     };
-    QColor dimmedEdge = kEdge;
+    const QColor edgeColour = theme().edge;
+    QColor dimmedEdge = edgeColour;
     dimmedEdge.setAlphaF(0.2f);
     lines(m_overview.dimmedEdges, dimmedEdge, 0);
-    lines(m_overview.edges, kEdge, 0);
+    lines(m_overview.edges, edgeColour, 0);
     lines(m_overview.bestEdges, kGold, 2);
     painter->setPen(Qt::NoPen);
     std::vector<QRectF> rects;
@@ -505,10 +598,12 @@ void TreeView::setPlaceholder(const QString &text)
 
 void TreeView::drawForeground(QPainter *painter, const QRectF &)
 {
-    if (m_nodes.isEmpty()) {
+    if (m_grid.empty()) {
+        if (m_context && m_context->snapshot() && !m_context->snapshot()->nodes().empty())
+            return; // laid out in a moment
         painter->save();
         painter->resetTransform();
-        painter->setPen(QColor(0x60, 0x60, 0x60));
+        painter->setPen(theme().mutedInk);
         const QString text = !m_placeholder.isEmpty() ? m_placeholder
                              : m_context && m_context->hasSession()
                                  ? QStringLiteral("This session has no nodes yet.")
@@ -558,8 +653,11 @@ void TreeView::drawForeground(QPainter *painter, const QRectF &)
     const int height = int(rows.size()) * rowH;
     const QRect box(pad, viewport()->height() - pad - height - 6, width + 12, height + 6);
     painter->setRenderHint(QPainter::Antialiasing);
-    painter->setPen(QColor(0xd0, 0xd0, 0xd0));
-    painter->setBrush(QColor(255, 255, 255, 225));
+    const Theme colours = theme();
+    QColor boxFill = colours.canvas;
+    boxFill.setAlpha(225);
+    painter->setPen(colours.panelBorder);
+    painter->setBrush(boxFill);
     painter->drawRoundedRect(box, 4, 4);
     for (int r = 0; r < int(rows.size()); ++r) {
         const int y = box.top() + 3 + r * rowH;
@@ -574,7 +672,7 @@ void TreeView::drawForeground(QPainter *painter, const QRectF &)
                 painter->setBrush(e.colour);
                 painter->drawEllipse(QRect(left, y + (rowH - dot) / 2, dot, dot));
             }
-            painter->setPen(QColor(0x30, 0x30, 0x30));
+            painter->setPen(colours.ink);
             painter->drawText(QRect(left + dot + 4, y, 400, rowH), Qt::AlignVCenter | Qt::AlignLeft, e.text);
         }
     }

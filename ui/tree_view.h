@@ -15,6 +15,7 @@
 #include <unordered_map>
 
 #include "ui/node_filter.h"
+#include "ui/session_snapshot.h"
 
 class QGraphicsPathItem;
 
@@ -30,6 +31,10 @@ public:
     static constexpr qreal kTightColumnWidth = 38; // circles only: labels would be unreadable at this scale
     static constexpr qreal kLevelHeight = 84;      // the least; stretched to fill the window
     static constexpr qreal kMaxLevelHeight = 900;
+    // Up to this many nodes the items are made in one go; a larger tree gets them in slices of
+    // kSliceMs between which the window paints (the overview needs no items) and takes input.
+    static constexpr int kItemsAtOnce = 1500;
+    static constexpr int kSliceMs = 6;
 
     explicit TreeView(SessionContext *context, QWidget *parent = nullptr);
 
@@ -45,6 +50,11 @@ public:
     const NodeFilter &filter() const { return m_filter; }
     FilterState filterState(qint64 id) const;
     QString placeholder() const { return m_placeholder; }
+    // True while items of a large tree are still being made (nodeItem() may then be null for some).
+    bool isBuilding() const;
+
+signals:
+    void built(); // every node of the shown snapshot has its item
 
 public slots:
     void fitTree(); // and follow the tree again as it grows
@@ -65,6 +75,9 @@ public:
 private:
     void clear();
     void refresh();
+    void buildItems(int budgetMs);
+    void updateItem(const SessionSnapshot &snap, const NodeRecord &node);
+    QPointF scenePos(qint64 id) const; // from the last layout at the current spacing
     void showSelection(qint64 id);
     void showCompared(const QList<qint64> &ids);
     void animate();
@@ -76,6 +89,11 @@ private:
     void paintOverview(QPainter *painter);
 
     QPointer<SessionContext> m_context;
+    SnapshotPtr m_shown; // what the layout, the overview and the items follow
+    std::vector<qint64> m_pending; // nodes whose items are still to be made or updated
+    size_t m_pendingNext = 0;
+    QTimer m_buildTimer;
+    QTimer m_layoutTimer; // a large tree's layout, after the panels have taken a new session
     QGraphicsScene *m_scene;
     QHash<qint64, NodeItem *> m_nodes;
     QHash<qint64, QGraphicsPathItem *> m_edges; // keyed by the child's id

@@ -1,3 +1,4 @@
+#include "ui/theme.h"
 #include "ui/verdict_pane.h"
 
 #include <QHeaderView>
@@ -141,7 +142,7 @@ void VerdictPane::showDetail(const NodeDetail &d)
         m_trials->setItem(row, 0, cell(QString::fromStdString(t.label)));
         m_trials->setItem(row, 1, cell(QString::fromStdString(t.shape)));
         auto *passed = cell(t.passed ? QStringLiteral("yes") : QStringLiteral("no"), Qt::AlignCenter);
-        passed->setForeground(t.passed ? QColor(0x1d, 0x7a, 0x30) : QColor(0xc0, 0x20, 0x20));
+        passed->setForeground(t.passed ? theme(palette()).good : theme(palette()).bad);
         m_trials->setItem(row, 2, passed);
         m_trials->setItem(row, 3, cell(scientific(t.maxAbsError), kRight));
         m_trials->setItem(row, 4, cell(scientific(t.maxRelError), kRight));
@@ -152,7 +153,7 @@ void VerdictPane::showDetail(const NodeDetail &d)
         m_trials->setItem(row, 6, cell(bound(t.atenError), kRight));
         m_trials->setItem(row, 7, cell(bound(t.allowedError), kRight));
         if (t.allowedError > 0 && t.candidateError > t.allowedError)
-            m_trials->item(row, 5)->setForeground(QColor(0xc0, 0x20, 0x20));
+            m_trials->item(row, 5)->setForeground(theme(palette()).bad);
         m_trials->setItem(row, 8, cell(failure));
     }
     m_trials->resizeColumnsToContents();

@@ -29,6 +29,7 @@
 #include "search/search_engine.h"
 #include "workload/workload_file.h"
 #include "search/campaign.h"
+#include "search/campaign_inputs.h"
 #include "search/resume.h"
 #include "store/session_store.h"
 #include "util/error.h"
@@ -423,26 +424,10 @@ int campaignCommand(const Args &args)
     WorkerPool pool(po);
     pool.start();
     const auto device = knowledge::targetDevice(pool.hellos(), backend);
-    const double bandwidth = device.is_object() ? device.value("copy_bandwidth_gbs", 0.0) * 1e9 : 0.0;
-
-    double workloadMs = 0;
-    for (const auto &g : groupCalls(workload.calls))
-        workloadMs += g.totalUs / 1000.0;
-    std::vector<CampaignInput> inputs;
-    for (const auto &c : workload.cards) {
-        CampaignInput in;
-        in.key = c.key;
-        in.workloadMs = c.workloadMs;
-        const double bytes = c.minBytes(c.shape);
-        in.floorMs = bytes > 0 && bandwidth > 0 ? double(c.calls) * bytes / bandwidth * 1000.0 : -1;
-        in.searchable = llmProposer || !TemplateLibrary::builtin().forFamily(c.family, backend).empty();
-        if (!in.searchable)
-            in.whyNot = c.family.empty() ? "no template family: --proposer llm:PROVIDER/MODEL can search it"
-                                         : "no " + backend + " template for family " + c.family;
-        inputs.push_back(in);
-    }
-    workloadMs = std::max(workloadMs, [&] { double t = 0; for (const auto &c : workload.cards) t += c.workloadMs; return t; }());
-    const auto plan = planCampaign(inputs, total, workloadMs, minNodes);
+    const double bandwidth = copyBandwidth(pool.hellos(), backend);
+    const auto source = campaignSource(workload, bandwidth, backend, llmProposer);
+    const double workloadMs = source.workloadMs;
+    const auto plan = planCampaign(source.inputs, total, workloadMs, minNodes);
     std::printf("campaign over %s: %zu operator cards, %.3f ms at top level, %d of %d nodes planned; on %s (copy %.0f GB/s)\n",
                 workload.name.c_str(), workload.cards.size(), workloadMs, plan.nodes, total,
                 device.is_object() ? device.value("name", backend).c_str() : backend.c_str(), bandwidth / 1e9);

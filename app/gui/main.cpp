@@ -6,6 +6,7 @@
 #include <QIcon>
 #include <QPixmap>
 #include <QScreen>
+#include <QSettings>
 #include <QToolTip>
 #include <QTimer>
 #include <cstdio>
@@ -18,6 +19,7 @@
 #include "ui/node_inspector.h"
 #include "ui/node_item.h"
 #include "ui/session_context.h"
+#include "ui/theme.h"
 #include "ui/timeline_view.h"
 #include "ui/tree_view.h"
 #include "ui/workload_context.h"
@@ -47,6 +49,8 @@ const char *kUsage =
     "  --filter-template T       dim the nodes not made from template T\n"
     "  --filter-hide             hide what the filter passes over instead of dimming it\n"
     "  --settings                open the Settings dialog\n"
+    "  --campaign WORKLOAD       open Search > Start campaign's plan for a profiled workload file\n"
+    "  --palette P               system (default: the desktop's), light or dark; saved as the default\n"
     "  --workload FILE           show a profiled workload's timeline and operator table\n"
     "  --workload-after FILE     a second profile of it, run with a pack, under the first\n"
     "  --operator KEY            select this card of the workload (its calls outlined)\n"
@@ -75,6 +79,7 @@ struct Args {
     std::string filterTemplate;
     bool filterHide = false;
     bool settings = false;
+    std::string campaign, palette;
     std::string workload, workloadAfter, operatorKey;
     std::vector<double> timelineRange; // ms
     int hover = 0;
@@ -135,6 +140,13 @@ Args parse(int argc, char **argv)
             a.filterHide = true;
         else if (arg == "--settings")
             a.settings = true;
+        else if (arg == "--campaign")
+            a.campaign = value();
+        else if (arg == "--palette") {
+            a.palette = value();
+            if (a.palette != "system" && a.palette != "light" && a.palette != "dark")
+                throw std::runtime_error("option --palette takes system, light or dark, not '" + a.palette + "'");
+        }
         else if (arg == "--workload")
             a.workload = value();
         else if (arg == "--workload-after")
@@ -210,6 +222,15 @@ int main(int argc, char **argv)
     QApplication::setApplicationVersion(QStringLiteral(KFORGE_VERSION));
     QGuiApplication::setDesktopFileName(QStringLiteral("org.kforge.kforge"));
     QApplication::setWindowIcon(QIcon::fromTheme(QStringLiteral("org.kforge.kforge"), QIcon(QStringLiteral(":/icons/kforge.png"))));
+    // The desktop's palette unless the person chose one (--palette, kept in the settings).
+    {
+        QSettings settings;
+        if (!args.palette.empty())
+            settings.setValue(QStringLiteral("appearance/palette"), QString::fromStdString(args.palette));
+        const QString choice = settings.value(QStringLiteral("appearance/palette"), QStringLiteral("system")).toString();
+        if (const QString error = kforge::ui::applyPaletteChoice(app, choice); !error.isEmpty())
+            std::fprintf(stderr, "kforge: settings: %s; using the system's\n", error.toLocal8Bit().constData());
+    }
 
     kforge::ui::MainWindow window;
     window.resize(1500, 900);
@@ -282,6 +303,8 @@ int main(int argc, char **argv)
                                args.filterHide);
         if (args.settings)
             window.openSettingsDialog();
+        if (!args.campaign.empty())
+            window.openCampaignDialog(QString::fromStdString(args.campaign));
         if (args.hover)
             QTimer::singleShot(300, &window, [&window, id = args.hover] {
                 auto *tree = window.treeView();
@@ -294,7 +317,7 @@ int main(int argc, char **argv)
                 }
             });
     };
-    if (args.session && !args.demo)
+    if ((args.session && !args.demo) || (!args.session && !args.campaign.empty()))
         present();
 
     if (!args.screenshot.empty()) {
@@ -309,8 +332,9 @@ int main(int argc, char **argv)
                 // A dialog on top is its own window: picture it instead, it is what was asked for. A
                 // hover card is a window of its own too: then the screen is pictured.
                 QWidget *target = &window;
-                if (auto *dialog = window.findChild<QDialog *>(QStringLiteral("settingsDialog")); dialog && dialog->isVisible())
-                    target = dialog;
+                for (const auto *name : {"settingsDialog", "campaignDialog"})
+                    if (auto *dialog = window.findChild<QDialog *>(QString::fromLatin1(name)); dialog && dialog->isVisible())
+                        target = dialog;
                 const QPixmap picture = hover ? window.screen()->grabWindow(0, window.frameGeometry().x(), window.frameGeometry().y(),
                                                                             window.frameGeometry().width(),
                                                                             window.frameGeometry().height())
