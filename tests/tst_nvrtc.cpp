@@ -258,6 +258,8 @@ extern "C" __global__ void local_array(const float *x, float *y, int k)
             {"selu", "rows=16384,cols=4096"}, {"celu", "rows=16384,cols=4096"}, {"hardtanh", "rows=16384,cols=4096"},
             {"relu6", "rows=16384,cols=4096"}, {"hardsigmoid", "rows=16384,cols=4096"}, {"hardswish", "rows=16384,cols=4096"},
             {"softplus", "rows=16384,cols=4096"}, {"mish", "rows=16384,cols=4096"}, {"tanh", "rows=16384,cols=4096"},
+            {"softmax", "rows=262144,cols=32"}, {"log_softmax", "rows=65536,cols=63"}, {"layer_norm", "rows=262144,cols=48"},
+            {"rms_norm", "rows=65536,cols=33"},
             {"cumsum", "rows=4096,cols=4096"}, {"cross_entropy", "rows=4096,vocab=128256"}};
         for (const auto &[f, shape] : cases)
             QTest::newRow((std::string(f) + " " + shape).c_str()) << QString::fromLatin1(f) << QString::fromLatin1(shape);

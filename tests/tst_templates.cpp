@@ -200,6 +200,43 @@ private slots:
         QVERIFY_THROWS_EXCEPTION(Error, makeCard("softmax", {{"rows", 1}}));
     }
 
+    // Rows shorter than 64 elements share a warp (TPR below 32, 256 threads a block); longer rows never do.
+    void shortRowsShareAWarp_data()
+    {
+        QTest::addColumn<QString>("family");
+        QTest::addColumn<int>("cols");
+        QTest::addColumn<int>("dtype");
+        QTest::addColumn<int>("tpr");
+        QTest::newRow("softmax 32 float32") << "softmax" << 32 << int(DType::F32) << 4;
+        QTest::newRow("layer_norm 48 float32") << "layer_norm" << 48 << int(DType::F32) << 8;
+        QTest::newRow("rms_norm 33 bfloat16") << "rms_norm" << 33 << int(DType::BF16) << 4;
+        QTest::newRow("log_softmax 63 float16") << "log_softmax" << 63 << int(DType::F16) << 4;
+        QTest::newRow("softmax 64 float32: a warp per row") << "softmax" << 64 << int(DType::F32) << 32;
+    }
+
+    void shortRowsShareAWarp()
+    {
+        QFETCH(QString, family);
+        QFETCH(int, cols);
+        QFETCH(int, dtype);
+        QFETCH(int, tpr);
+        const auto card = makeCard(family.toStdString(), {{"rows", 100000}, {"cols", cols}}, DType(dtype));
+        const auto *t = TemplateLibrary::builtin().find("cuda." + family.toStdString() + ".rows");
+        QVERIFY(t);
+        const auto p = t->seed(card);
+        QVERIFY2(t->valid(p, card), p.dump().c_str());
+        QCOMPARE(p.at("tpr").get<int>(), tpr);
+        if (tpr < 32) {
+            QCOMPARE(p.at("tpr").get<int>() * p.at("rpb").get<int>(), 256);
+            QVERIFY(p.at("tpr").get<int>() * p.at("reg").get<int>() >= cols);
+        } else {
+            auto shorter = p;
+            shorter["tpr"] = 16;
+            shorter["reg"] = 0;
+            QVERIFY(!t->valid(shorter, card));
+        }
+    }
+
     // The pointwise templates serve a card only through its expression: none, one over names the card
     // lacks, or more inputs than the CUDA kernel takes, and no template offers a point.
     void pointwiseTemplatesNeedAnExpression()

@@ -1,7 +1,38 @@
 // cuda.<family>.rows: TPR threads per row, RPB rows per block, the row in REG registers per thread when
-// it fits, else streamed twice. FAMILY 0 softmax, 1 log-softmax, 2 layer norm, 3 RMS norm.
+// it fits, else streamed twice; TPR below 32 puts several short rows in each warp. FAMILY 0 softmax,
+// 1 log-softmax, 2 layer norm, 3 RMS norm.
 
 #define WARPS (TPR / 32)
+#define WARPS_SH (WARPS > 0 ? WARPS : 1) // shared-memory slots per row
+// The lanes that reduce one row within a warp: TPR of them when several rows share a warp. The xor
+// shuffles below LANES stay inside a row's aligned group of lanes; every lane of the warp takes part.
+#define LANES (TPR < 32 ? TPR : 32)
+#if TPR < 32
+__device__ __forceinline__ float lane_sum(float v)
+{
+#pragma unroll
+    for (int o = LANES / 2; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+__device__ __forceinline__ float lane_max(float v)
+{
+#pragma unroll
+    for (int o = LANES / 2; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+    return v;
+}
+__device__ __forceinline__ void lane_ms(float &m, float &s)
+{
+#pragma unroll
+    for (int o = LANES / 2; o > 0; o >>= 1) {
+        const float m2 = __shfl_xor_sync(0xffffffffu, m, o), s2 = __shfl_xor_sync(0xffffffffu, s, o);
+        ms_merge(m, s, m2, s2);
+    }
+}
+#else
+#define lane_sum warp_sum
+#define lane_max warp_max
+#define lane_ms warp_ms
+#endif
 // HINT 1 reads as torch.compile's Triton kernels do: the statistics pass keeps the row in L1 and L2
 // (evict-last), the write pass re-reads it for the last time (evict-first), the weights stay.
 #define H_STATS (HINT ? HINT_KEEP : HINT_NONE)
@@ -16,7 +47,7 @@
 // times (the row-fits decision depends only on cols), so the barriers are uniform.
 __device__ __forceinline__ float group_sum(float v, float *sh)
 {
-    v = warp_sum(v);
+    v = lane_sum(v);
 #if WARPS > 1
     const int sub = threadIdx.x / TPR, w = (threadIdx.x % TPR) / 32;
     if (threadIdx.x % 32 == 0) sh[sub * WARPS + w] = v;
@@ -31,7 +62,7 @@ __device__ __forceinline__ float group_sum(float v, float *sh)
 
 __device__ __forceinline__ float group_max(float v, float *sh)
 {
-    v = warp_max(v);
+    v = lane_max(v);
 #if WARPS > 1
     const int sub = threadIdx.x / TPR, w = (threadIdx.x % TPR) / 32;
     if (threadIdx.x % 32 == 0) sh[sub * WARPS + w] = v;
@@ -46,7 +77,7 @@ __device__ __forceinline__ float group_max(float v, float *sh)
 
 __device__ __forceinline__ void group_ms(float &m, float &s, float *sh, float *sh2)
 {
-    warp_ms(m, s);
+    lane_ms(m, s);
 #if WARPS > 1
     const int sub = threadIdx.x / TPR, w = (threadIdx.x % TPR) / 32;
     if (threadIdx.x % 32 == 0) { sh[sub * WARPS + w] = m; sh2[sub * WARPS + w] = s; }
@@ -69,14 +100,14 @@ __device__ __forceinline__ void mv_merge(float &n, float &mean, float &m2, float
     n = t;
 }
 
-// (count, mean, M2) merged across a warp; the butterfly merges in a different order on each lane, so
-// every lane takes lane 0's result.
+// (count, mean, M2) merged across a row's LANES lanes; the butterfly merges in a different order on
+// each lane, so every lane takes its group's first lane's result.
 __device__ __forceinline__ void warp_mv(float &n, float &mean, float &m2)
 {
 #pragma unroll
-    for (int o = 16; o > 0; o >>= 1)
+    for (int o = LANES / 2; o > 0; o >>= 1)
         mv_merge(n, mean, m2, __shfl_xor_sync(0xffffffffu, n, o), __shfl_xor_sync(0xffffffffu, mean, o), __shfl_xor_sync(0xffffffffu, m2, o));
-    n = __shfl_sync(0xffffffffu, n, 0); mean = __shfl_sync(0xffffffffu, mean, 0); m2 = __shfl_sync(0xffffffffu, m2, 0);
+    n = __shfl_sync(0xffffffffu, n, 0, LANES); mean = __shfl_sync(0xffffffffu, mean, 0, LANES); m2 = __shfl_sync(0xffffffffu, m2, 0, LANES);
 }
 
 // The row's (count, mean, M2) from each thread's; every thread of the row gets the same values.
@@ -231,7 +262,7 @@ __device__ __forceinline__ void row_in_registers(const T *xr, const T *w, const 
 extern "C" __global__ void KF_BOUNDS
 kf_rows(const T *__restrict__ x, const T *__restrict__ w, const T *__restrict__ bias, T *__restrict__ y, long long rows, long long cols)
 {
-    __shared__ float sh[RPB * WARPS], sh2[RPB * WARPS], sh3[RPB * WARPS];
+    __shared__ float sh[RPB * WARPS_SH], sh2[RPB * WARPS_SH], sh3[RPB * WARPS_SH];
     const int lane = threadIdx.x % TPR;
     const long long row = (long long)blockIdx.x * RPB + threadIdx.x / TPR;
     const long long n = row < rows ? cols : 0; // a row past the end takes part in barriers only

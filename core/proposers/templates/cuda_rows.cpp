@@ -23,17 +23,26 @@ namespace {
 
 using J = nlohmann::json;
 
+// Rows shorter than this many elements take several rows per warp (TPR below 32).
+constexpr int64_t kShortRow = 64;
+
 KernelTemplate rowsTemplate(const std::string &family)
 {
     KernelTemplate t = cudaNormTemplate(
         family, "rows", "TPR threads per row, RPB rows per block, VEC-wide loads, row cached in REG registers per thread when it fits",
-        {{"tpr", {32, 64, 128, 256, 512, 1024}}, {"rpb", {1, 2, 4, 8}}, {"vec", {1, 2, 4, 8}}, {"reg", {0, 4, 8, 16, 32}},
+        {{"tpr", {4, 8, 16, 32, 64, 128, 256, 512, 1024}}, {"rpb", {1, 2, 4, 8, 16, 32, 64}}, {"vec", {1, 2, 4, 8}}, {"reg", {0, 4, 8, 16, 32}},
          {"occ", {0, 1024, 1536, 2048}}, {"hint", {0, 1}}});
     t.valid = [](const J &p, const OperatorCard &card) {
         const int tpr = p.at("tpr"), rpb = p.at("rpb"), vec = p.at("vec"), reg = p.at("reg");
         const int elem = dtypeSize(card.inputs.front().dtype);
         const auto cols = card.shape.count("cols") ? card.shape.at("cols") : 0;
         if (tpr * rpb > 1024 || vec * elem > 16 || (reg > 0 && reg % vec != 0))
+            return false;
+        // Several rows per warp only for rows of fewer than kShortRow elements, in blocks of whole warps;
+        // more than 8 rows per block only for them.
+        if (tpr < 32 && cols >= kShortRow)
+            return false;
+        if ((tpr * rpb) % 32 != 0 || (rpb > 8 && tpr >= 32))
             return false;
         // A register cache that cannot hold the captured row only duplicates the streaming variant,
         // and one four times too large only wastes registers.
@@ -56,7 +65,23 @@ KernelTemplate rowsTemplate(const std::string &family)
         // Norms hold 16 values per thread, softmax 32: on the H200 a 4096-wide float32 layer norm ran
         // 1.3% faster with 256 threads of 16 than with 128 of 32, while softmax was at the roofline.
         const bool norm = family == "layer_norm" || family == "rms_norm";
-        cudaRowSeed(card.shape.at("cols"), vec, norm ? 16 : 32, tpr, reg);
+        const int64_t cols = card.shape.at("cols");
+        if (cols < kShortRow) {
+            // Many short rows: the fewest lanes (from 4) holding the row in two packs each, 256 threads a block.
+            tpr = 4;
+            while (tpr < 16 && int64_t(tpr) * vec * 2 < cols)
+                tpr *= 2;
+            for (int r : {4, 8, 16, 32})
+                if (r % vec == 0 && int64_t(tpr) * r >= cols) {
+                    reg = r;
+                    break;
+                }
+            J p = {{"tpr", tpr}, {"rpb", 256 / tpr}, {"vec", vec}, {"reg", reg}, {"occ", 0}, {"hint", norm ? 1 : 0}};
+            if (cudaSoftmaxFamily(family))
+                p["fast_exp"] = 1;
+            return p;
+        }
+        cudaRowSeed(cols, vec, norm ? 16 : 32, tpr, reg);
         // Norms read with torch.compile's cache hints (HINT 1): a 4096-wide float32 layer norm ran in
         // 126.0 us with them and 130.8 us without, RMS norm 125.3 against 130.2 (H200, one timer).
         J p = {{"tpr", tpr}, {"rpb", std::max(1, 128 / tpr)}, {"vec", vec}, {"reg", reg}, {"occ", 0}, {"hint", norm ? 1 : 0}};
