@@ -139,6 +139,8 @@ private slots:
         const int64_t cols = family.contains(QLatin1Char(':')) ? family.section(QLatin1Char(':'), 1).toLongLong() : 256;
         const ShapeBindings shape = name == "group_norm" ? ShapeBindings{{"n", 2}, {"c", 8}, {"hw", 64}, {"groups", 2}}
                                   : name == "cross_entropy" ? ShapeBindings{{"rows", 16}, {"vocab", 500}}
+                                  : dimFamily(name)          ? ShapeBindings{{"outer", 4}, {"dim", 33}, {"inner", cols / 16 + 1}}
+                                  : name == "instance_norm"  ? ShapeBindings{{"n", 2}, {"c", 8}, {"hw", cols}}
                                                             : ShapeBindings{{"rows", 16}, {"cols", cols}};
         const auto card = makeCard(name, shape, dtypeFromName(dtype.toStdString()));
         EvalOptions o;

@@ -260,7 +260,12 @@ extern "C" __global__ void local_array(const float *x, float *y, int k)
             {"softplus", "rows=16384,cols=4096"}, {"mish", "rows=16384,cols=4096"}, {"tanh", "rows=16384,cols=4096"},
             {"softmax", "rows=262144,cols=32"}, {"log_softmax", "rows=65536,cols=63"}, {"layer_norm", "rows=262144,cols=48"},
             {"rms_norm", "rows=65536,cols=33"},
-            {"cumsum", "rows=4096,cols=4096"}, {"cross_entropy", "rows=4096,vocab=128256"}};
+            {"cumsum", "rows=4096,cols=4096"}, {"cross_entropy", "rows=4096,vocab=128256"},
+            {"sum_dim", "outer=128,dim=4096,inner=4095"}, {"mean_dim", "outer=16,dim=256,inner=256"}, {"max_dim", "outer=128,dim=4096,inner=4095"},
+            {"min_dim", "outer=2,dim=100000,inner=8"}, {"argmax_dim", "outer=128,dim=4096,inner=4095"}, {"argmin_dim", "outer=1,dim=65536,inner=64"},
+            {"prod_dim", "outer=16,dim=256,inner=256"}, {"softmax_dim", "outer=16,dim=64,inner=4096"}, {"log_softmax_dim", "outer=8,dim=5000,inner=512"},
+            {"rms_norm_dim", "outer=112,dim=64,inner=262144"}, {"l2_norm_dim", "outer=64,dim=256,inner=1024"},
+            {"instance_norm", "n=112,c=64,hw=262144"}};
         for (const auto &[f, shape] : cases)
             QTest::newRow((std::string(f) + " " + shape).c_str()) << QString::fromLatin1(f) << QString::fromLatin1(shape);
     }

@@ -24,6 +24,10 @@ ShapeBindings smallShape(const std::string &family)
         return {{"n", 2}, {"c", 8}, {"hw", 64}, {"groups", 4}};
     if (family == "cross_entropy")
         return {{"rows", 16}, {"vocab", 500}};
+    if (dimFamily(family))
+        return {{"outer", 4}, {"dim", 33}, {"inner", 17}};
+    if (family == "instance_norm")
+        return {{"n", 2}, {"c", 3}, {"hw", 300}};
     return {{"rows", 16}, {"cols", 300}};
 }
 
@@ -101,6 +105,15 @@ private slots:
             }
             if (f == "cross_entropy") {
                 QTest::newRow("cross_entropy 4096x128256") << QString::fromStdString(f) << QStringLiteral("rows=4096,vocab=128256");
+                continue;
+            }
+            if (dimFamily(f)) {
+                for (const char *shape : {"outer=128,dim=4096,inner=4095", "outer=112,dim=64,inner=262144", "outer=1,dim=65536,inner=64"})
+                    QTest::newRow((f + " " + shape).c_str()) << QString::fromStdString(f) << QString::fromLatin1(shape);
+                continue;
+            }
+            if (f == "instance_norm") {
+                QTest::newRow("instance_norm 112x64x262144") << QString::fromStdString(f) << QStringLiteral("n=112,c=64,hw=262144");
                 continue;
             }
             for (const char *shape : {"rows=65536,cols=512", "rows=16384,cols=4096", "rows=4096,cols=8192", "rows=64,cols=262144"})

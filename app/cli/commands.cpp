@@ -811,6 +811,8 @@ int checkTemplatesCommand(const Args &args)
         // Shapes with a ragged row length, so vector paths and their tails are both exercised.
         const ShapeBindings shape = family == "group_norm" ? ShapeBindings{{"n", 4}, {"c", 64}, {"hw", 1024}, {"groups", 8}}
                                   : family == "cross_entropy" ? ShapeBindings{{"rows", 64}, {"vocab", 32000}}
+                                  : dimFamily(family)          ? ShapeBindings{{"outer", 8}, {"dim", 300}, {"inner", 1000}}
+                                  : family == "instance_norm"  ? ShapeBindings{{"n", 4}, {"c", 16}, {"hw", 4096}}
                                                               : ShapeBindings{{"rows", 200}, {"cols", 4096}};
         // Templates only for rows too long for one block (the row-group ones) get a long, ragged row.
         const ShapeBindings longShape = {{"rows", 16}, {"cols", 150001}};
@@ -842,6 +844,13 @@ int checkTemplatesCommand(const Args &args)
                 TemplateProposer proposer(backend);
                 const auto candidate = proposer.render(*t, *point, *card).candidate;
                 check(*card, candidate, t->id, point->dump());
+                // Over a middle dimension the seed is another kernel path at this shape (dim cut across
+                // blocks, or held in registers): it too.
+                if ((dimFamily(family) || family == "instance_norm") && t->seed) {
+                    const auto seed = t->seed(*card);
+                    if (seed != *point && t->valid(seed, *card))
+                        check(*card, proposer.render(*t, seed, *card).candidate, t->id, "seed " + seed.dump());
+                }
                 // Kernels whose blocks wait for each other: also their seed on a long row the vector
                 // paths serve, once as it is and once with no waiting at all, so that the path where a
                 // block gives up on the others and reads the whole row itself is verified too.

@@ -38,6 +38,44 @@ OperatorCard rowCard(const std::string &family, const ShapeBindings &s, DType dt
     return c;
 }
 
+// Families over a middle dimension: x viewed as [outer, dim, inner] (inner > 1 when dim is not the last
+// dimension), reduced or normalized along dim; the reference is the ATen operator over dim 1 of that view.
+OperatorCard dimCard(const std::string &family, const ShapeBindings &s, DType dt, bool reduces)
+{
+    OperatorCard c;
+    c.family = family;
+    c.key = family + ".outer_dim_inner." + dtypeName(dt);
+    const int64_t outer = need(s, "outer", family), dim = need(s, "dim", family), inner = need(s, "inner", family);
+    c.shape = {{"outer", outer}, {"dim", dim}, {"inner", inner}};
+    // Held out: a contiguous last dimension (inner 1), a longer odd dim, and an odd inner that no vector
+    // width divides.
+    c.heldOutShapes = {{{"outer", 3}, {"dim", 37}, {"inner", 1}},
+                       {{"outer", 2}, {"dim", dim + 3}, {"inner", 5}},
+                       {{"outer", 5}, {"dim", 7}, {"inner", inner + 5}}};
+    c.inputs = {{"x", {"outer", "dim", "inner"}, dt}};
+    if (reduces)
+        c.outputs = {{"y", {"outer", "inner"}, dt}};
+    else
+        c.outputs = {{"y", {"outer", "dim", "inner"}, dt}};
+    c.flopsPerElement = reduces ? double(dim) : 4;
+    return c;
+}
+
+// A reduction over dim through `op` (its overload, and the arguments after the input).
+OperatorCard dimReduction(const std::string &family, const ShapeBindings &s, DType dt, const std::string &schema, const std::string &op,
+                          const std::string &overload, nlohmann::json tail, ErrorModel model)
+{
+    auto c = dimCard(family, s, dt, true);
+    c.atenSchema = schema;
+    c.atenOp = op;
+    c.atenOverload = overload;
+    c.referenceArgs = J::array({{{"input", 0}}});
+    for (auto &a : tail)
+        c.referenceArgs.push_back(a);
+    c.errorModel = model;
+    return c;
+}
+
 const std::map<std::string, std::function<OperatorCard(const ShapeBindings &, DType)>> &factories()
 {
     static const std::map<std::string, std::function<OperatorCard(const ShapeBindings &, DType)>> f = [] {
@@ -169,6 +207,99 @@ const std::map<std::string, std::function<OperatorCard(const ShapeBindings &, DT
              c.flopsPerElement = 5.0 * double(c.shape["rows"] * c.shape["vocab"]);
              return c;
          }},
+        {"sum_dim", [](const ShapeBindings &s, DType dt) {
+             return dimReduction("sum_dim", s, dt, "aten::sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
+                                 "aten::sum", "dim_IntList", J::array({{{"int_list", {1}}}, {{"bool", false}}, {{"none", true}}}), ErrorModel::Sum);
+         }},
+        {"mean_dim", [](const ShapeBindings &s, DType dt) {
+             return dimReduction("mean_dim", s, dt, "aten::mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
+                                 "aten::mean", "dim", J::array({{{"int_list", {1}}}, {{"bool", false}}, {{"none", true}}}), ErrorModel::Sum);
+         }},
+        {"max_dim", [](const ShapeBindings &s, DType dt) {
+             return dimReduction("max_dim", s, dt, "aten::amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor", "aten::amax", "",
+                                 J::array({{{"int_list", {1}}}, {{"bool", false}}}), ErrorModel::Exact);
+         }},
+        {"min_dim", [](const ShapeBindings &s, DType dt) {
+             return dimReduction("min_dim", s, dt, "aten::amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor", "aten::amin", "",
+                                 J::array({{{"int_list", {1}}}, {{"bool", false}}}), ErrorModel::Exact);
+         }},
+        {"argmax_dim", [](const ShapeBindings &s, DType dt) {
+             auto c = dimReduction("argmax_dim", s, dt, "aten::argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor", "aten::argmax", "",
+                                   J::array({{{"int", 1}}, {{"bool", false}}}), ErrorModel::Exact);
+             c.outputs.front().dtype = DType::I64;
+             return c;
+         }},
+        {"argmin_dim", [](const ShapeBindings &s, DType dt) {
+             auto c = dimReduction("argmin_dim", s, dt, "aten::argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor", "aten::argmin", "",
+                                   J::array({{{"int", 1}}, {{"bool", false}}}), ErrorModel::Exact);
+             c.outputs.front().dtype = DType::I64;
+             return c;
+         }},
+        {"prod_dim", [](const ShapeBindings &s, DType dt) {
+             // A product's rounding is relative, as the `sum` model's reduction over |x| (the product of
+             // the magnitudes) makes it. Its range is the trouble: a product of randn values over
+             // thousands of terms overflows or underflows float32 partway, differently in each order of
+             // multiplication, so the inputs are log-normal around +-1 with the spread of log|x| shrunk by
+             // sqrt(dim): every product, whole or partial, stays near exp(+-scale).
+             auto c = dimReduction("prod_dim", s, dt, "aten::prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
+                                   "aten::prod", "dim_int", J::array({{{"int", 1}}, {{"bool", false}}, {{"none", true}}}), ErrorModel::Sum);
+             c.inputs.front().init = "lognormal:dim";
+             c.inputScales = {1.0, 4.0};
+             return c;
+         }},
+        {"softmax_dim", [](const ShapeBindings &s, DType dt) {
+             auto c = dimCard("softmax_dim", s, dt, false);
+             c.atenSchema = "aten::_softmax(Tensor self, int dim, bool half_to_float) -> Tensor";
+             c.atenOp = "aten::_softmax";
+             c.referenceArgs = J::array({{{"input", 0}}, {{"int", 1}}, {{"bool", false}}});
+             c.errorModel = ErrorModel::Normalization;
+             c.flopsPerElement = 5;
+             return c;
+         }},
+        {"log_softmax_dim", [](const ShapeBindings &s, DType dt) {
+             auto c = dimCard("log_softmax_dim", s, dt, false);
+             c.atenSchema = "aten::_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor";
+             c.atenOp = "aten::_log_softmax";
+             c.referenceArgs = J::array({{{"input", 0}}, {{"int", 1}}, {{"bool", false}}});
+             c.errorModel = ErrorModel::Normalization;
+             c.flopsPerElement = 5;
+             return c;
+         }},
+        {"rms_norm_dim", [](const ShapeBindings &s, DType dt) {
+             // KernelBench's channel-first RMSNorm: no weight, x / sqrt(mean(x^2 over dim) + eps).
+             auto c = dimCard("rms_norm_dim", s, dt, false);
+             c.atenSchema = "rms_norm_dim(Tensor x, float eps) -> Tensor  (x / sqrt(mean(x^2, dim 1) + eps))";
+             c.atenOp = "kforge::rms_norm_dim";
+             c.referenceArgs = J::array({{{"input", 0}}, {{"double", 1e-5}}});
+             c.errorModel = ErrorModel::Normalization;
+             return c;
+         }},
+        {"l2_norm_dim", [](const ShapeBindings &s, DType dt) {
+             auto c = dimCard("l2_norm_dim", s, dt, false);
+             c.atenSchema = "l2_norm_dim(Tensor x, float eps) -> Tensor  (F.normalize: x / max(||x||_2 over dim 1, eps))";
+             c.atenOp = "kforge::l2_norm_dim";
+             c.referenceArgs = J::array({{{"input", 0}}, {{"double", 1e-12}}});
+             c.errorModel = ErrorModel::Normalization;
+             return c;
+         }},
+        {"instance_norm", [](const ShapeBindings &s, DType dt) {
+             // Per (sample, channel) over the spatial extent, no affine and no running statistics
+             // (nn.InstanceNorm's defaults): rows n * c of hw elements each.
+             OperatorCard c;
+             c.family = "instance_norm";
+             c.key = "instance_norm.nchw." + dtypeName(dt);
+             c.shape = {{"n", need(s, "n", "instance_norm")}, {"c", need(s, "c", "instance_norm")}, {"hw", need(s, "hw", "instance_norm")}};
+             c.heldOutShapes = {{{"n", 1}, {"c", 3}, {"hw", 49}}, {{"n", 2}, {"c", 5}, {"hw", c.shape["hw"] + 3}}};
+             c.inputs = {{"x", {"n", "c", "hw"}, dt}};
+             c.outputs = {{"y", {"n", "c", "hw"}, dt}};
+             c.atenSchema = "aten::instance_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool use_input_stats, float momentum, float eps, bool cudnn_enabled) -> Tensor";
+             c.atenOp = "aten::instance_norm";
+             c.errorModel = ErrorModel::Normalization;
+             c.referenceArgs = J::array({{{"input", 0}}, {{"none", true}}, {{"none", true}}, {{"none", true}}, {{"none", true}},
+                                         {{"bool", true}}, {{"double", 0.1}}, {{"double", 1e-5}}, {{"bool", false}}});
+             c.flopsPerElement = 7;
+             return c;
+         }},
     };
     // The pointwise activations come from one table (core/ops/pointwise_ops.h), each with its expression.
     for (const auto &op : pointwiseOps())
@@ -199,6 +330,23 @@ OperatorCard makeCard(const std::string &family, const ShapeBindings &shape, DTy
     if (it == factories().end())
         throw Error("no operator card for the family '" + family + "'");
     return it->second(shape, dtype);
+}
+
+bool dimFamily(const std::string &family)
+{
+    return family.size() > 4 && family.compare(family.size() - 4, 4, "_dim") == 0 && factories().count(family);
+}
+
+ShapeBindings dimView(const std::vector<int64_t> &shape, size_t d)
+{
+    if (d >= shape.size())
+        throw Error("dimension " + std::to_string(d) + " is outside a tensor of rank " + std::to_string(shape.size()));
+    int64_t outer = 1, inner = 1;
+    for (size_t i = 0; i < d; ++i)
+        outer *= shape[i];
+    for (size_t i = d + 1; i < shape.size(); ++i)
+        inner *= shape[i];
+    return {{"outer", outer}, {"dim", shape[d]}, {"inner", inner}};
 }
 
 OperatorCard makeSoftmaxCard(int64_t rows, int64_t cols, DType dtype)

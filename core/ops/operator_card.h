@@ -24,7 +24,8 @@ struct TensorSpec {
     std::vector<std::string> dims; // shape symbols, resolved through ShapeBindings
     DType dtype = DType::F32;
     // How verification fills it: "randn" (normal, times the trial's scale), "randn_unscaled" (weights),
-    // "index:<symbol>" (integers in [0, extent of symbol), e.g. class targets).
+    // "index:<symbol>" (integers in [0, extent of symbol), e.g. class targets), "lognormal:<symbol>"
+    // (random signs, magnitudes exp(N(0, scale^2 / extent)): a product over the symbol stays in range).
     std::string init = "randn";
 };
 
@@ -85,6 +86,10 @@ std::vector<std::string> cardFamilies();
 OperatorCard makeCard(const std::string &family, const ShapeBindings &shape, DType dtype = DType::F32);
 // The card every row-wise family starts from: x[rows, cols] in, y[rows, cols] out, held-out shapes.
 OperatorCard rowwiseCard(const std::string &family, const ShapeBindings &shape, DType dtype);
+// Families over a middle dimension (named <op>_dim) take their input as an [outer, dim, inner] view and
+// reduce or normalize along dim; dimView gives that view of a tensor around its dimension d.
+bool dimFamily(const std::string &family);
+ShapeBindings dimView(const std::vector<int64_t> &shape, size_t d);
 // "rows=4096,cols=1024" -> bindings; throws Error saying what is malformed.
 ShapeBindings parseShape(const std::string &text);
 OperatorCard makeSoftmaxCard(int64_t rows, int64_t cols, DType dtype = DType::F32);

@@ -40,6 +40,8 @@ const TemplateLibrary &TemplateLibrary::builtin()
         addCudaClusterTemplates(l);
         addCudaPipeTemplates(l);
         addCudaRowGroupTemplates(l);
+        addCpuAnyDimTemplates(l);
+        addCudaAnyDimTemplates(l);
         addPointwiseTemplates(l);
         return l;
     }();

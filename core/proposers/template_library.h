@@ -45,6 +45,9 @@ private:
 std::string defineLine(const std::string &name, const nlohmann::json &value);
 std::string paramDefines(const std::string &templateId, const nlohmann::json &params);
 double referenceEps(const OperatorCard &card);
+// The last floating argument of a card's reference: the eps where another float comes first (instance
+// norm's momentum).
+double lastDoubleArg(const OperatorCard &card);
 
 // Registration hooks, one per source file of templates.
 void addCpuSoftmaxTemplates(TemplateLibrary &lib);
@@ -54,6 +57,8 @@ void addCudaOtherTemplates(TemplateLibrary &lib);
 void addCudaClusterTemplates(TemplateLibrary &lib);
 void addCudaRowGroupTemplates(TemplateLibrary &lib);
 void addCudaPipeTemplates(TemplateLibrary &lib);
+void addCpuAnyDimTemplates(TemplateLibrary &lib);
+void addCudaAnyDimTemplates(TemplateLibrary &lib);
 void addPointwiseTemplates(TemplateLibrary &lib);
 
 } // namespace kforge

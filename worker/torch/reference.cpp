@@ -46,6 +46,16 @@ std::vector<at::Tensor> makeInputs(const OperatorCard &card, const ShapeBindings
                 throw Error("operator card '" + card.key + "': input '" + t.name + "' draws indices below '" + sym
                             + "', which the shape does not bind");
             out.push_back(at::randint(0, it->second, sizes, at::TensorOptions().dtype(type).device(device)));
+        } else if (t.init.rfind("lognormal:", 0) == 0 && at::isFloatingType(type)) {
+            // Magnitudes exp(N(0, scale^2 / n)) of random sign, n the extent of the symbol: a product of n
+            // of them is exp(N(0, scale^2)), in float range at any n and in any order of multiplication.
+            const auto sym = t.init.substr(10);
+            auto it = shape.find(sym);
+            if (it == shape.end() || it->second < 1)
+                throw Error("operator card '" + card.key + "': input '" + t.name + "' is drawn for products over '" + sym
+                            + "', which the shape does not bind");
+            const auto mag = at::exp(at::randn(sizes, f32) * (scale / std::sqrt(double(it->second))));
+            out.push_back(at::where(at::rand(sizes, f32).lt(0.5), -mag, mag).to(type));
         } else if (!at::isFloatingType(type)) {
             out.push_back(at::randint(-100, 100, sizes, at::TensorOptions().dtype(type).device(device)));
         } else {
@@ -119,6 +129,15 @@ std::vector<at::Tensor> callComposite(const OperatorCard &card, const std::vecto
     }
     if (name == "add_gelu")
         return {at::gelu(in.at(0).to(computeType) + in.at(1).to(computeType)).to(in[0].scalar_type())};
+    if (name == "rms_norm_dim" || name == "l2_norm_dim") {
+        // Over dim 1 of [outer, dim, inner], no weight: KernelBench's channel-first RMSNorm
+        // x / sqrt(mean(x^2) + eps), and F.normalize's x / max(||x||_2, eps).
+        const double eps = card.referenceArgs.size() > 1 ? card.referenceArgs[1].value("double", 1e-5) : 1e-5;
+        const auto x = in.at(0).to(computeType);
+        const auto ss = x.pow(2).sum({1}, true);
+        const auto y = name == "rms_norm_dim" ? x / at::sqrt(ss / double(x.size(1)) + eps) : x / at::clamp_min(at::sqrt(ss), eps);
+        return {y.to(in[0].scalar_type())};
+    }
     throw Error("the composite reference " + card.atenOp + " is not known to this worker");
 }
 

@@ -1,0 +1,217 @@
+// CUDA templates for the families over a middle dimension ([outer, dim, inner], core/ops/cards.cpp) and
+// for instance norm, in float32, float16 and bfloat16. Kernel text: resources/templates/anydim_*.cu.
+// Threads run across inner, so loads are coalesced, and walk dim; a block may also cut dim among BY
+// thread rows, and a reduction may cut it across SPLIT blocks (a second kernel combines them) when
+// outer x inner alone would not fill the device. Contiguous rows (inner 1) are the last-dimension
+// templates' case: these decline them.
+#include <algorithm>
+#include <string>
+
+#include "proposers/template_library.h"
+#include "proposers/template_sources.h"
+#include "proposers/templates/cuda_prelude.h"
+
+namespace kforge {
+
+namespace {
+
+using J = nlohmann::json;
+
+// Blocks that fill an H200 twice over (132 SMs): below it a reduction splits dim.
+constexpr int64_t kFillBlocks = 264;
+
+int64_t sym(const OperatorCard &card, const char *name)
+{
+    return card.shape.at(name);
+}
+
+// The widest vector (at most 16 bytes) that divides inner, so every row of dim starts aligned.
+int vecDividing(const OperatorCard &card, int64_t inner)
+{
+    for (int v = cudaVecFor(card); v > 1; v /= 2)
+        if (inner % v == 0)
+            return v;
+    return 1;
+}
+
+int pow2AtLeast(int64_t n, int lo, int hi)
+{
+    int p = lo;
+    while (p < hi && p < n)
+        p *= 2;
+    return p;
+}
+
+int elemBytes(const OperatorCard &card)
+{
+    return dtypeSize(card.inputs.front().dtype);
+}
+
+bool fitsVec(const J &p, const OperatorCard &card)
+{
+    return p.at("vec").get<int>() * elemBytes(card) <= 16;
+}
+
+std::string cols(const J &p)
+{
+    return std::to_string(p.at("bx").get<int>() * p.at("vec").get<int>());
+}
+
+KernelTemplate make(const std::string &family, const std::string &kind, const std::string &description,
+                    std::map<std::string, std::vector<J>> space)
+{
+    KernelTemplate t;
+    t.id = "cuda." + family + "." + kind;
+    t.family = family;
+    t.backend = "cuda";
+    t.description = description;
+    t.space = std::move(space);
+    return t;
+}
+
+std::string epsDefine(double eps)
+{
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "#define EPS %.9gf\n", eps);
+    return buf;
+}
+
+KernelTemplate reduction(const std::string &family, int op)
+{
+    const bool arg = op == 4 || op == 5;
+    auto t = make(family, "strided", "BX x VEC inner columns per block, BY thread rows and SPLIT blocks down dim, shared-memory then workspace combine",
+                  {{"bx", {32, 64, 128, 256}}, {"vec", {1, 2, 4, 8}}, {"by", {1, 2, 4, 8}}, {"split", {1, 2, 4, 8, 16, 32, 64}},
+                   {"unroll", {1, 4, 8}}});
+    t.valid = [arg](const J &p, const OperatorCard &card) {
+        const int bx = p.at("bx"), by = p.at("by"), vec = p.at("vec"), split = p.at("split");
+        const int64_t smem = by > 1 ? int64_t(by) * bx * vec * (arg ? 12 : 4) : 0;
+        return fitsVec(p, card) && bx * by <= 1024 && smem <= 48 * 1024 && sym(card, "inner") > 1 && split <= std::max<int64_t>(1, sym(card, "dim") / by);
+    };
+    t.seed = [](const OperatorCard &card) {
+        const int64_t outer = sym(card, "outer"), dim = sym(card, "dim"), inner = sym(card, "inner");
+        const int vec = vecDividing(card, inner);
+        const int bx = pow2AtLeast((inner + vec - 1) / vec, 32, 256);
+        const int64_t blocks = outer * ((inner + int64_t(bx) * vec - 1) / (int64_t(bx) * vec));
+        const int by = blocks >= kFillBlocks ? 2 : 4;
+        int split = 1;
+        while (split < 64 && blocks * split < kFillBlocks && int64_t(split) * 2 * by * 8 <= dim)
+            split *= 2;
+        return J{{"bx", bx}, {"vec", vec}, {"by", by}, {"split", split}, {"unroll", 8}};
+    };
+    t.render = [id = t.id, op](const J &p, const OperatorCard &card) {
+        return paramDefines(id, p) + "#define OP " + std::to_string(op) + "\n" + cudaPrelude(card.inputs.front().dtype)
+               + templateSource("anydim_reduce.cu");
+    };
+    t.launch = [arg](const J &p, const OperatorCard &) {
+        const int split = p.at("split"), block = p.at("bx").get<int>() * p.at("by").get<int>();
+        const J grid = {"outer * ceil_div(inner, " + cols(p) + ")", split, 1};
+        if (split == 1)
+            return cudaOneKernelPlan("kf_reduce_dim", grid, block, {"in:x", "out:y", "in:x", "in:x", "sym:outer", "sym:dim", "sym:inner"});
+        const std::string n = "outer * inner * " + std::to_string(split);
+        J ws = J::array({{{"name", "partv"}, {"bytes", n + " * 4"}}});
+        if (arg)
+            ws.push_back({{"name", "parti"}, {"bytes", n + " * 8"}});
+        const std::string wi = arg ? "ws:parti" : "ws:partv";
+        return J{{"kernels", J::array({{{"name", "kf_reduce_dim"}, {"grid", grid}, {"block", {block, 1, 1}}, {"shared_bytes", "0"},
+                                        {"args", {"in:x", "ws:partv", "ws:partv", wi, "sym:outer", "sym:dim", "sym:inner"}}},
+                                       {{"name", "kf_reduce_dim_combine"}, {"grid", {"ceil_div(outer * inner, 256)", 1, 1}}, {"block", {256, 1, 1}},
+                                        {"shared_bytes", "0"}, {"args", {"ws:partv", wi, "out:y", "sym:outer", "sym:dim", "sym:inner"}}}})},
+                 {"workspace", ws}};
+    };
+    return t;
+}
+
+KernelTemplate normOverDim(const std::string &family, int code)
+{
+    std::map<std::string, std::vector<J>> space = {{"bx", {32, 64, 128, 256}}, {"vec", {1, 2, 4, 8}}, {"by", {1, 2, 4, 8}},
+                                                   {"cache", {0, 4, 8, 16, 32, 64}}};
+    if (code <= 1)
+        space["fast_exp"] = {1, 0};
+    auto t = make(family, "strided", "BX x VEC inner columns per block, BY thread rows down dim, the column's dim values in CACHE registers when they fit",
+                  std::move(space));
+    t.valid = [](const J &p, const OperatorCard &card) {
+        const int bx = p.at("bx"), by = p.at("by"), vec = p.at("vec"), cache = p.at("cache");
+        // The cached values, the statistics and the addresses must fit the registers a thread of this
+        // block may have (ptxas spilled 16-bit packs of 8 with 8 cached rows at 512 threads).
+        const int regs = cache * vec + 4 * vec + 40;
+        return fitsVec(p, card) && bx * by <= 1024 && cache * vec <= 64 && regs <= std::min(255, 65536 / (bx * by))
+               && sym(card, "inner") > 1;
+    };
+    t.seed = [code](const OperatorCard &card) {
+        const int64_t dim = sym(card, "dim"), inner = sym(card, "inner");
+        // Packs of at most 4: a 16-bit pack of 8 leaves half the registers for cached rows.
+        const int vec = std::min(4, vecDividing(card, inner));
+        const int bx = pow2AtLeast((inner + vec - 1) / vec, 32, 64);
+        // The fewest thread rows whose registers hold the whole of dim; else re-read with 4 rows.
+        int by = 4, cache = 0;
+        for (int b : {1, 2, 4, 8}) {
+            for (int c : {4, 8, 16, 32, 64})
+                if (c * vec <= 64 && int64_t(b) * c >= dim && bx * b <= 1024) {
+                    cache = c;
+                    break;
+                }
+            if (cache) {
+                by = b;
+                break;
+            }
+        }
+        J p = {{"bx", bx}, {"vec", vec}, {"by", by}, {"cache", cache}};
+        if (code <= 1)
+            p["fast_exp"] = 1;
+        return p;
+    };
+    t.render = [id = t.id, code](const J &p, const OperatorCard &card) {
+        return paramDefines(id, p) + "#define FAMILY " + std::to_string(code) + "\n" + (code >= 2 ? epsDefine(lastDoubleArg(card)) : "")
+               + cudaPrelude(card.inputs.front().dtype) + templateSource("anydim_norm.cu");
+    };
+    t.launch = [](const J &p, const OperatorCard &) {
+        return cudaOneKernelPlan("kf_norm_dim", {"outer * ceil_div(inner, " + cols(p) + ")", 1, 1}, p.at("bx").get<int>() * p.at("by").get<int>(),
+                                 {"in:x", "out:y", "sym:outer", "sym:dim", "sym:inner"});
+    };
+    return t;
+}
+
+KernelTemplate instanceNorm()
+{
+    auto t = make("instance_norm", "split", "each (sample, channel) row cut into SPLIT chunks: chunk statistics, then each chunk merges its row's and normalizes",
+                  {{"block", {256, 512, 1024}}, {"vec", {1, 2, 4, 8}}, {"split", {1, 2, 4, 8, 16, 32, 64}}});
+    t.valid = [](const J &p, const OperatorCard &card) { return fitsVec(p, card); };
+    t.seed = [](const OperatorCard &card) {
+        const int64_t rows = sym(card, "n") * sym(card, "c"), hw = sym(card, "hw");
+        const int vec = vecDividing(card, hw);
+        // Chunks of about 16K elements, and enough of them to fill the device.
+        int split = 1;
+        while (split < 64 && (hw / (split * 2) >= 16384 || rows * split < kFillBlocks) && hw / (split * 2) >= 1024)
+            split *= 2;
+        return J{{"block", 512}, {"vec", vec}, {"split", split}};
+    };
+    t.render = [id = t.id](const J &p, const OperatorCard &card) {
+        return paramDefines(id, p) + epsDefine(lastDoubleArg(card)) + cudaPrelude(card.inputs.front().dtype) + templateSource("anydim_instance_norm.cu");
+    };
+    t.launch = [](const J &p, const OperatorCard &) {
+        const int split = p.at("split");
+        const int block = p.at("block");
+        const std::string blocks = "n * c * " + std::to_string(split);
+        return J{{"kernels", J::array({{{"name", "kf_inorm_stats"}, {"grid", {blocks, 1, 1}}, {"block", {block, 1, 1}}, {"shared_bytes", "0"},
+                                        {"args", {"in:x", "ws:part", "i64:n * c", "sym:hw"}}},
+                                       {{"name", "kf_inorm_apply"}, {"grid", {blocks, 1, 1}}, {"block", {block, 1, 1}}, {"shared_bytes", "0"},
+                                        {"args", {"in:x", "ws:part", "out:y", "i64:n * c", "sym:hw"}}}})},
+                 {"workspace", J::array({{{"name", "part"}, {"bytes", blocks + " * 12"}}})}};
+    };
+    return t;
+}
+
+} // namespace
+
+void addCudaAnyDimTemplates(TemplateLibrary &lib)
+{
+    for (const auto &[family, op] : std::vector<std::pair<std::string, int>>{
+             {"sum_dim", 0}, {"mean_dim", 1}, {"max_dim", 2}, {"min_dim", 3}, {"argmax_dim", 4}, {"argmin_dim", 5}, {"prod_dim", 6}})
+        lib.add(reduction(family, op));
+    for (const auto &[family, code] : std::vector<std::pair<std::string, int>>{
+             {"softmax_dim", 0}, {"log_softmax_dim", 1}, {"rms_norm_dim", 2}, {"l2_norm_dim", 3}})
+        lib.add(normOverDim(family, code));
+    lib.add(instanceNorm());
+}
+
+} // namespace kforge
