@@ -421,6 +421,21 @@ private slots:
         QCOMPARE(made.card->referenceArgs, J::parse(R"([{"input":0},{"double":0.2}])"));
         QCOMPARE(made.card->shape.at("rows"), int64_t(64));
         QCOMPARE(made.card->inputs.at(0).dtype, DType::F16);
+
+        // Integer scalars stay integers in the reference, as the model passes them (the pack's guard
+        // compares kinds), and are numbers in the expression.
+        c.op = "aten::softplus";
+        c.schema = "aten::softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor";
+        CallArg beta, threshold;
+        beta.kind = threshold.kind = "int";
+        beta.value = 1;
+        threshold.value = 20;
+        c.args = {x, beta, threshold};
+        const auto softplus = cardForCall(c, 1, 4);
+        QVERIFY2(softplus.card, softplus.why.c_str());
+        QCOMPARE(softplus.card->family, std::string("softplus"));
+        QCOMPARE(softplus.card->referenceArgs, J::parse(R"([{"input":0},{"int":1},{"int":20}])"));
+        QCOMPARE(softplus.card->expression, std::string("where(x * 1 > 20, x, log1p(exp(x * 1)) / 1)"));
     }
 };
 

@@ -206,6 +206,13 @@ CardOrReason cardForCall(const CapturedCall &c, int tensorReturns, int keyIndex)
         const ShapeBindings shape = {{"rows", rows}, {"cols", x.shape.back()}};
         if (const auto *op = findPointwiseOp(m->family)) {
             card = pointwiseFamilyCard(*op, shape, dt, m->scalars);
+            // A scalar stays the kind the model passed (F.softplus's beta=1 is an int): the pack's guard
+            // compares each call's arguments with the card's, kind and value.
+            for (size_t i = 0; i < op->scalars.size(); ++i) {
+                const auto &a = c.args.at(op->inputs.size() + i);
+                if (a.kind == "int" || a.kind == "double")
+                    card.referenceArgs.at(op->inputs.size() + i) = {{a.kind, a.value}};
+            }
         } else {
             card = makeCard(m->family, shape, dt);
             card.referenceArgs = m->referenceArgs;
