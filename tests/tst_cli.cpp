@@ -17,6 +17,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "ops/operator_card.h"
+#include "pack/selection.h"
 #include "protocol/messages.h"
 #include "store/session_store.h"
 
@@ -662,6 +664,77 @@ private slots:
                                QStringLiteral("--best")});
         QCOMPARE(both.code, 2);
         QVERIFY2(both.err.contains(QStringLiteral("options --best and --node each pick what to show")), qPrintable(both.err));
+    }
+
+    // reverify through the real worker: a wrong kernel a person accepted is revoked (the guard's reject,
+    // naming the failed trial) and leaves the pack's choice; a correct accepted one holds. The new seed
+    // reaches the worker with a verify-only request.
+    void reverifyRevokesAWrongAcceptedKernel()
+    {
+        using namespace kforge;
+        const QString file = m_dir.filePath(QStringLiteral("reverify.kforge"));
+        QFile::remove(file);
+        int64_t sid = 0, good = 0, wrong = 0;
+        {
+            SessionStore s(file.toStdString());
+            sid = s.createSession({0, "reverify", "single operator", "cpu", "list", "finished", {}, 0});
+            const auto card = makeSoftmaxCard(64, 256);
+            const auto op = s.addOperator(sid, card);
+            NodeRecord root;
+            root.sessionId = sid;
+            root.operatorId = op;
+            root.status = "baseline";
+            const auto rootId = s.addNode(root, Candidate{"reference", card.atenSchema, nlohmann::json::object()});
+            NodeRecord n = root;
+            n.parentId = rootId;
+            n.expansion = "improve";
+            n.status = "running";
+            good = s.addNode(n, Candidate{"cpu", fileBytes(QStringLiteral(KFORGE_TEST_KERNELS "/cpu/good_softmax.cpp")), {}});
+            wrong = s.addNode(n, Candidate{"cpu", fileBytes(QStringLiteral(KFORGE_TEST_KERNELS "/cpu/naive_overflow.cpp")), {}});
+            Verdict v;
+            v.status = VerdictStatus::Accepted;
+            v.speedup = 1.5;
+            s.finishNode(good, v, 0.4);
+            s.addDecision(good, "accept", "guard", "accepted: 1.5x");
+            v.status = VerdictStatus::Incorrect;
+            v.speedup = 3.0;
+            s.finishNode(wrong, v, -1);
+            s.addDecision(wrong, "reject", "guard", "incorrect");
+        }
+        const auto decided = cli({QStringLiteral("decide"), QStringLiteral("--session"), file, QStringLiteral("--node"), QString::number(wrong),
+                                  QStringLiteral("--accept"), QStringLiteral("--reason"), QStringLiteral("looks fine to me")});
+        QVERIFY2(decided.code == 0, qPrintable(decided.err));
+        const auto chosenBefore = pack::choosePackNodes(SessionStore(file.toStdString(), SessionStore::Mode::ReadOnly), sid);
+        QCOMPARE(chosenBefore.front().node->node.id, wrong); // a person's accept, and faster
+
+        const auto r = cli({QStringLiteral("reverify"), file, QStringLiteral("--seed"), QStringLiteral("12345")});
+        QVERIFY2(r.code == 1, qPrintable(QStringLiteral("exit %1: %2 %3").arg(r.code).arg(r.out, r.err)));
+        QVERIFY2(r.out.contains(QStringLiteral("node %1 held on re-verification (input seed 12345)").arg(good)), qPrintable(r.out));
+        QVERIFY2(r.out.contains(QStringLiteral("node %1 revoked: revoked on re-verification (input seed 12345): trial '").arg(wrong)),
+                 qPrintable(r.out));
+        QVERIFY2(r.out.contains(QStringLiteral("2 re-verified, 1 revoked")), qPrintable(r.out));
+        {
+            SessionStore reader(file.toStdString(), SessionStore::Mode::ReadOnly);
+            const auto d = reader.nodeDetail(wrong);
+            QCOMPARE(d->decisions.back().actor, std::string("guard"));
+            QCOMPARE(d->decisions.back().decision, std::string("reject"));
+            QVERIFY(isRevocation(d->decisions.back()));
+            QCOMPARE(reader.nodeDetail(good)->decisions.size(), size_t(1)); // held: nothing added
+            const auto chosen = pack::choosePackNodes(reader, sid);
+            QCOMPARE(chosen.front().node->node.id, good);
+        }
+        // Revoked nodes are not accepted any more: a second pass re-verifies the good one only.
+        const auto again = cli({QStringLiteral("reverify"), file, QStringLiteral("--node"), QString::number(wrong)});
+        QCOMPARE(again.code, 2);
+        QVERIFY2(again.err.contains(QStringLiteral("is not accepted")), qPrintable(again.err));
+
+        // What the worker is sent: verify only, with the seed.
+        const auto scripted = cli({QStringLiteral("reverify"), file, QStringLiteral("--node"), QString::number(good), QStringLiteral("--seed"),
+                                   QStringLiteral("77"), QStringLiteral("--worker"), scriptWorker(QString())});
+        QCOMPARE(scripted.code, 1); // the script's failure revokes it
+        const auto request = nlohmann::json::parse(fileBytes(m_dir.filePath(QStringLiteral("request.json"))));
+        QCOMPARE(request.at("options").value("input_seed", 0), 77);
+        QCOMPARE(request.at("options").value("benchmark", true), false);
     }
 };
 

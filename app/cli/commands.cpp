@@ -360,6 +360,8 @@ int searchCommand(const Args &args)
         pool.shutdown();
     store.setSessionStatus(sessionId, prog.stopReason == "stopped" || interrupted ? "stopped" : "finished");
     store.checkpoint();
+    if (!prog.reverified.empty())
+        std::printf("re-verified: %s\n", prog.reverified.c_str());
     std::printf("done (%s): %d evaluated, %d failed, %d accepted; best %.3fx (node %lld) in %.1f s\n", prog.stopReason.c_str(),
                 prog.evaluated, prog.failed, prog.accepted, prog.bestSpeedup, (long long)prog.bestNode, prog.elapsedSeconds);
     if (!prog.lesson.empty())

@@ -31,5 +31,6 @@ int modelCommand(const Args &args);           // app/cli/model_commands.cpp
 int fastpCommand(const Args &args);           // app/cli/model_commands.cpp
 int knowledgeCommand(const Args &args);       // app/cli/knowledge_command.cpp
 void printNode(const SessionStore &store, int64_t nodeId); // app/cli/node_view.cpp: show --node
+int reverifyCommand(const Args &args); // app/cli/reverify_command.cpp
 
 } // namespace kforge::cli

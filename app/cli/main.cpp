@@ -19,6 +19,7 @@ static const char *kUsage =
     "  model    write a built-in model (decoder, diffusion, resnet50) with random weights as a workload\n"
     "  fastp    search imported problems and report fast_0, fast_1, fast_1.5 over eager and torch.compile\n"
     "  decide   accept or reject a node by hand, with the reason\n"
+    "  reverify verify accepted nodes again on inputs of a new seed; revoke those shown wrong\n"
     "  export   write a session's accepted kernels as a kernel pack\n"
     "  run      run a workload with and without a kernel pack (--compare)\n"
     "  check-templates  verify every template's default point on every family and dtype\n"
@@ -56,6 +57,8 @@ int main(int argc, char **argv)
             return kforge::cli::fastpCommand(args);
         if (cmd == "decide")
             return kforge::cli::decideCommand(args);
+        if (cmd == "reverify")
+            return kforge::cli::reverifyCommand(args);
         if (cmd == "export")
             return kforge::cli::exportCommand(args);
         if (cmd == "run")

@@ -18,10 +18,10 @@ bool shippable(const std::string &status)
 
 std::vector<PackChoice> choosePackNodes(const SessionStore &store, int64_t sessionId, const std::vector<std::string> &operatorKeys)
 {
-    std::map<int64_t, const DecisionRecord *> person; // latest decision of a person per node
+    std::map<int64_t, const DecisionRecord *> person; // latest decision of a person (or revocation) per node
     const auto decisions = store.decisions(sessionId); // oldest first
     for (const auto &d : decisions)
-        if (d.actor != "guard")
+        if (d.actor != "guard" || isRevocation(d)) // a node revoked on re-verification is out, whoever accepted it
             person[d.nodeId] = &d;
     const auto nodes = store.nodes(sessionId);
     std::vector<PackChoice> out;

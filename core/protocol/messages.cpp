@@ -34,6 +34,8 @@ void to_json(nlohmann::json &j, const EvalOptions &o)
 {
     j = {{"bench_samples", o.benchSamples}, {"warmup", o.warmup}, {"deadline_ms", o.deadlineMs},
          {"benchmark", o.benchmark}};
+    if (o.inputSeed)
+        j["input_seed"] = o.inputSeed;
 }
 
 void from_json(const nlohmann::json &j, EvalOptions &o)
@@ -42,6 +44,7 @@ void from_json(const nlohmann::json &j, EvalOptions &o)
     o.warmup = j.value("warmup", o.warmup);
     o.deadlineMs = j.value("deadline_ms", o.deadlineMs);
     o.benchmark = j.value("benchmark", o.benchmark);
+    o.inputSeed = j.value("input_seed", o.inputSeed);
 }
 
 nlohmann::json helloRequest()

@@ -44,6 +44,7 @@ struct EvalOptions {
     int warmup = 3;
     int deadlineMs = 60000;  // the pool kills the worker if no answer comes by then
     bool benchmark = true;   // false: verify only
+    uint64_t inputSeed = 0;  // not 0: the worker seeds its generator with it before drawing inputs (a re-verification)
 };
 
 void to_json(nlohmann::json &j, const Candidate &c);

@@ -1,10 +1,12 @@
 #include "search/search_engine.h"
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 
 #include "knowledge/knowledge_base.h"
 #include "knowledge/lessons.h"
+#include "search/reverify.h"
 #include "search/selection_scores.h"
 #include "util/error.h"
 
@@ -287,6 +289,25 @@ SearchProgress SearchEngine::run(int64_t sessionId, int64_t operatorId, const Op
             observer->progress(prog);
     }
     m_pool.setEventSink(nullptr);
+    if (m_options.reverifyBest && !m_stopNow && prog.bestNode) {
+        // The best once more on inputs of its own seed: a kernel right only on the inputs it was
+        // verified on loses its acceptance here, not in someone's model.
+        const auto best = std::find_if(records.begin(), records.end(), [&](const auto &r) { return r.second.id == prog.bestNode; });
+        if (best != records.end() && best->second.status == "accepted") {
+            const auto r = reverifyNode(m_store, m_pool, prog.bestNode, rng() | 1, m_options.eval.deadlineMs);
+            prog.reverified = r.line;
+            if (!r.held) {
+                --prog.accepted;
+                prog.bestSpeedup = 0;
+                prog.bestNode = 0;
+                for (const auto &[t, rec] : records)
+                    if (t > 0 && rec.id != r.nodeId && isCorrectStatus(rec.status) && rec.speedup > prog.bestSpeedup) {
+                        prog.bestSpeedup = rec.speedup;
+                        prog.bestNode = rec.id;
+                    }
+            }
+        }
+    }
     m_store.checkpoint(); // the session file alone is complete, without its -wal
     if (!m_options.lessonsDir.empty() && !arch.empty()) {
         try {

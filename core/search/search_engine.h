@@ -27,6 +27,9 @@ struct SearchOptions {
     // widening allows, so that each first template (the template proposer's seeds come one template
     // at a time) is tried before one early winner takes the budget. 0 or 1: off.
     int roots = 0;
+    // The accepted best is verified again once at the end on inputs of a new seed, and revoked if it
+    // fails (search/reverify.h).
+    bool reverifyBest = true;
     EvalOptions eval;
     // Lessons (knowledge/lessons.h): with a folder (knowledge::userDir() in the CLI), a lesson for this
     // operator signature on the `backend` device's architecture is evaluated first (a warm start), and
@@ -46,6 +49,7 @@ struct SearchProgress {
     std::string stopReason; // set on the final report
     std::string lesson;     // the lesson file the search wrote, "" when none (final report)
     std::string lessonNote; // why no lesson was written or read, when something went wrong
+    std::string reverified; // the final re-verification of the best: held or revoked (final report)
 };
 
 // A stored node still to be evaluated (in flight when its search stopped or was killed), and a node

@@ -16,6 +16,11 @@ double nowSeconds()
     return duration<double>(system_clock::now().time_since_epoch()).count();
 }
 
+bool isRevocation(const DecisionRecord &d)
+{
+    return d.actor == "guard" && d.decision == "reject" && d.reason.rfind(kRevokedPrefix, 0) == 0;
+}
+
 namespace {
 
 // Checks a file before anything may write to it. Returns its schema version (0 for a new, empty file).

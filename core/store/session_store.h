@@ -67,6 +67,11 @@ struct DecisionRecord {
     double createdAt = 0;
 };
 
+// An accepted node shown wrong when verified again (search/reverify.h) gets the guard's `reject`
+// decision with a reason that starts with this; like a person's decision it overrules earlier ones.
+inline constexpr const char *kRevokedPrefix = "revoked on re-verification";
+bool isRevocation(const DecisionRecord &d);
+
 struct NodeDetail {
     NodeRecord node;
     Candidate candidate;
