@@ -144,7 +144,8 @@ std::shared_ptr<const ui::WorkloadProfile> manyCalls(int count)
 {
     WorkloadFile w;
     w.name = "bench";
-    w.model = {"torchscript", "bench.pt"};
+    w.model.kind = "torchscript";
+    w.model.path = "bench.pt";
     std::mt19937_64 rng(11);
     const char *ops[] = {"aten::linear", "aten::gelu", "aten::add", "aten::layer_norm", "aten::softmax", "aten::matmul"};
     double t[2] = {0, 0};

@@ -12,6 +12,8 @@ if(TARGET kforge-cli)
 endif()
 # Campaigns from the window: the plan against core's planner, a campaign through the real worker.
 kforge_add_test(tst_guicampaign LIBS kforge_ui TIMEOUT 600)
+# The timeline before and after a pack: the profile kforge-cli profile --pack writes, opened with its workload.
+kforge_add_test(tst_guiprofile LIBS kforge_ui TIMEOUT 120)
 # The LLM proposer in the window: Settings, keys, the OpenRouter sign-in against tests/oauth_server.py,
 # and a search against tests/llm_server.py through the real worker.
 kforge_add_test(tst_guillm LIBS kforge_ui TIMEOUT 400)

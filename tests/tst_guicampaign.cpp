@@ -38,7 +38,8 @@ void writeWorkload(const QString &path)
 {
     WorkloadFile w;
     w.name = "campaign-test";
-    w.model = {"torchscript", "model.pt"};
+    w.model.kind = "torchscript";
+    w.model.path = "model.pt";
     w.inputs.push_back({{64, 256}, "float32", "randn"});
     auto softmax = makeSoftmaxCard(64, 256);
     softmax.calls = 12;

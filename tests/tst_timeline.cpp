@@ -122,7 +122,8 @@ WorkloadFile threeOps(double geluDur = 20, double softmaxDur = 15)
 {
     WorkloadFile w;
     w.name = "three";
-    w.model = {"torchscript", "three.pt"};
+    w.model.kind = "torchscript";
+    w.model.path = "three.pt";
     double t = 100;
     for (int i = 0; i < 3; ++i) {
         w.calls.push_back(call("aten::gelu", {64, 256}, t, geluDur));
@@ -536,7 +537,8 @@ private slots:
         // 100,000 calls of 1-3 us: fitted, the frame draws a few boxes per pixel column at most.
         WorkloadFile w;
         w.name = "many";
-        w.model = {"torchscript", "many.pt"};
+        w.model.kind = "torchscript";
+        w.model.path = "many.pt";
         double t = 0;
         for (int i = 0; i < 100000; ++i) {
             w.calls.push_back(call(i % 3 ? "aten::add" : "aten::mul", {1024}, t, 1 + i % 3));

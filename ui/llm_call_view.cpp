@@ -1,4 +1,3 @@
-#include "ui/theme.h"
 #include "ui/llm_call_view.h"
 
 #include <QComboBox>
@@ -9,6 +8,8 @@
 #include <QTabWidget>
 #include <QVBoxLayout>
 #include <nlohmann/json.hpp>
+
+#include "ui/theme.h"
 
 namespace kforge::ui {
 

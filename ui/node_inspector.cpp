@@ -1,4 +1,3 @@
-#include "ui/theme.h"
 #include "ui/node_inspector.h"
 
 #include <Qsci/qsciscintilla.h>
@@ -27,6 +26,7 @@
 #include "ui/llm_call_view.h"
 #include "ui/session_context.h"
 #include "ui/status_style.h"
+#include "ui/theme.h"
 #include "ui/verdict_pane.h"
 #include "util/error.h"
 

@@ -1,4 +1,3 @@
-#include "ui/theme.h"
 #include "ui/provider_settings.h"
 
 #include <QComboBox>
@@ -16,6 +15,7 @@
 #include "llm/client.h"
 #include "llm/prices.h"
 #include "ui/keychain.h"
+#include "ui/theme.h"
 
 namespace kforge::ui {
 

@@ -31,7 +31,7 @@ Theme theme(const QPalette &palette)
         t.added = QColor(0x22, 0x4a, 0x2c);
         t.modified = QColor(0x4a, 0x40, 0x1e);
         t.padding = QColor(0x36, 0x36, 0x3a);
-        t.changedChars = QColor(0xe0, 0x9a, 0x20, 150);
+        t.changedChars = QColor(0x9a, 0x62, 0x00, 230); // dark amber: the light text on it stays readable
         t.keyword2 = QColor(0xd0, 0x9c, 0xf0);
     } else {
         t.canvas = QColor(0xfa, 0xfa, 0xf8);

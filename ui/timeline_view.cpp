@@ -1,4 +1,3 @@
-#include "ui/theme.h"
 #include "ui/timeline_view.h"
 
 #include <QFontMetrics>
@@ -13,6 +12,7 @@
 #include <climits>
 #include <cmath>
 
+#include "ui/theme.h"
 #include "ui/workload_context.h"
 
 namespace kforge::ui {

@@ -668,7 +668,8 @@ void TreeView::drawForeground(QPainter *painter, const QRectF &)
                 painter->setPen(QPen(e.colour, 4, Qt::SolidLine, Qt::RoundCap));
                 painter->drawLine(left, y + rowH / 2, left + dot, y + rowH / 2);
             } else {
-                painter->setPen(QPen(e.colour.darker(140), 1));
+                // A fill darker than the box (the baseline's black on a dark palette) gets a light rim.
+                painter->setPen(QPen(e.colour.lightness() < 70 && isDark(palette()) ? colours.mutedInk : e.colour.darker(140), 1));
                 painter->setBrush(e.colour);
                 painter->drawEllipse(QRect(left, y + (rowH - dot) / 2, dot, dot));
             }

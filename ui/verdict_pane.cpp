@@ -1,4 +1,3 @@
-#include "ui/theme.h"
 #include "ui/verdict_pane.h"
 
 #include <QHeaderView>
@@ -8,6 +7,7 @@
 
 #include "store/session_store.h"
 #include "ui/status_style.h"
+#include "ui/theme.h"
 #include "ui/timing_plot.h"
 
 namespace kforge::ui {

@@ -7,6 +7,7 @@
 #include <QFileInfo>
 #include <QMainWindow>
 #include <QMessageBox>
+#include <utility>
 
 #include "ui/operator_table.h"
 #include "ui/timeline_view.h"
@@ -45,7 +46,13 @@ WorkloadPanels::WorkloadPanels(QMainWindow *window, SessionContext *session)
     });
     m_openAfterAction->setToolTip(QStringLiteral("Show a second profile of the same workload, run with a pack, under the first"));
     connect(m_openAfterAction, &QAction::triggered, this, [this] {
-        const QString path = QFileDialog::getOpenFileName(m_window, QStringLiteral("Open the profile run with a pack"), QString(),
+        // Start where kforge-cli profile --pack writes it: beside the workload shown.
+        QString start;
+        if (const auto &p = m_context->profile()) {
+            const QString shown = QString::fromStdString(p->path());
+            start = packProfileBeside(shown).isEmpty() ? QFileInfo(shown).absolutePath() : packProfileBeside(shown);
+        }
+        const QString path = QFileDialog::getOpenFileName(m_window, QStringLiteral("Open the profile run with a pack"), start,
                                                           QStringLiteral("kforge workloads (*.json);;All files (*)"));
         if (!path.isEmpty())
             openAfter(path);
@@ -65,6 +72,8 @@ WorkloadPanels::WorkloadPanels(QMainWindow *window, SessionContext *session)
                          .arg(QString::fromStdString(p->file().name))
                          .arg(p->file().calls.size())
                          .arg(p->file().cards.size()));
+        if (!m_autoAfterFor.isEmpty() && p->path() == m_autoAfterFor.toStdString())
+            openAfter(packProfileBeside(std::exchange(m_autoAfterFor, QString())));
     });
     connect(m_context, &WorkloadContext::comparisonChanged, this, [this, enable] {
         enable();
@@ -104,8 +113,20 @@ void WorkloadPanels::showDocks()
     }
 }
 
+QString WorkloadPanels::packProfileBeside(const QString &workloadPath)
+{
+    QString stem = workloadPath;
+    if (stem.endsWith(QLatin1String(".with-pack.json")))
+        return {}; // that is the second profile itself
+    if (stem.endsWith(QLatin1String(".json")))
+        stem.chop(5);
+    const QString beside = stem + QStringLiteral(".with-pack.json");
+    return QFileInfo(beside).isFile() ? beside : QString();
+}
+
 void WorkloadPanels::open(const QString &path)
 {
+    m_autoAfterFor = packProfileBeside(path).isEmpty() ? QString() : path;
     emit message(QStringLiteral("Reading workload %1…").arg(QFileInfo(path).fileName()));
     m_context->open(path);
 }

@@ -26,6 +26,9 @@ public:
     void openAfter(const QString &path);
     // The same, waiting in a local event loop (the command line, tests): the error, or "".
     QString openAndWait(const QString &path, bool after = false);
+    // W.with-pack.json beside W.json, which `kforge-cli profile W.json --pack P` writes by default: open()
+    // shows it under the workload's own profile at once. "" when there is none.
+    static QString packProfileBeside(const QString &workloadPath);
 
     WorkloadContext *context() const { return m_context; }
     TimelineView *timeline() const { return m_timeline; }
@@ -52,6 +55,7 @@ private:
     QAction *m_openAfterAction;
     QAction *m_clearAfterAction;
     bool m_dialogs = true; // off while openAndWait() answers with the error instead
+    QString m_autoAfterFor; // the workload whose profile with a pack opens once it is shown
 };
 
 } // namespace kforge::ui
