@@ -128,7 +128,8 @@ private slots:
         QTest::addColumn<QString>("dtype");
         for (const auto &f : cardFamilies())
             for (const char *dt : {"float32", "bfloat16"})
-                QTest::newRow((f + " " + dt).c_str()) << QString::fromStdString(f) << QString::fromLatin1(dt);
+                if (f != "prod_dim" || std::string(dt) != "bfloat16") // libtorch 1.13's CPU prod has no bfloat16 kernel
+                    QTest::newRow((f + " " + dt).c_str()) << QString::fromStdString(f) << QString::fromLatin1(dt);
         QTest::newRow("mean of rows of 262144, bfloat16") << QStringLiteral("mean:262144") << QStringLiteral("bfloat16");
     }
     void zerosAreRejectedForEveryFamily()

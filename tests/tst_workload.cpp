@@ -172,6 +172,18 @@ def get_inputs():
 def get_init_inputs():
     return []
 )";
+// KernelBench's sum over a middle dimension (its shape (128, 4096, 4095), here small), keepdim as it has it.
+const char *kSumDimProblem = R"(import torch
+class Model(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+    def forward(self, x):
+        return torch.sum(x, dim=1, keepdim=True)
+def get_inputs():
+    return [torch.randn(4, 33, 17)]
+def get_init_inputs():
+    return []
+)";
 const char *kTanhProblem = R"(import torch
 class Model(torch.nn.Module):
     def __init__(self):
@@ -840,8 +852,15 @@ def get_init_inputs():
         sig.inputs = {tensor({16, 128}).tensors[0]};
         sig.outputs = {tensor({16, 128}).tensors[0]};
         std::set<std::string> families;
+        std::set<std::string> keys;
         for (const auto &c : familyCardsForProblem(sig)) {
             families.insert(c.family);
+            keys.insert(c.key);
+            if (dimFamily(c.family)) {
+                QVERIFY(c.heldOutShapes.empty()); // an [outer, dim, inner] view is not the forward's 2-D shape
+                QCOMPARE(c.shape.at("outer") * c.shape.at("dim") * c.shape.at("inner"), int64_t(16 * 128));
+                continue;
+            }
             QCOMPARE(c.key, "problem.act." + c.family);
             QCOMPARE(c.atenOp, std::string(kModuleReference));
             QCOMPARE(c.referenceArgs, J::parse(R"([{"module":"/abs/act.pt"},{"shapes":[[16,128]]}])"));
@@ -850,9 +869,13 @@ def get_init_inputs():
             QVERIFY(!c.heldOutShapes.empty()); // a 2-D problem keeps the family's held-out shapes
             QVERIFY(isProblemCard(c));
         }
+        // The families over a middle dimension fit too, around dimension 0 (l2 and RMS norm also around 1:
+        // no last-dimension family of theirs takes one input).
         QCOMPARE(families, (std::set<std::string>{"celu", "cumsum", "elu", "gelu", "gelu_tanh", "hardsigmoid", "hardswish", "hardtanh",
-                                                  "leaky_relu", "log_softmax", "mish", "relu", "relu6", "selu", "sigmoid", "silu", "softmax",
-                                                  "softplus", "tanh"}));
+                                                  "l2_norm_dim", "leaky_relu", "log_softmax", "log_softmax_dim", "mish", "relu", "relu6",
+                                                  "rms_norm_dim", "selu", "sigmoid", "silu", "softmax", "softmax_dim", "softplus", "tanh"}));
+        QVERIFY(keys.count("problem.act.softmax_dim.d0") && !keys.count("problem.act.softmax_dim.d1")); // d1: the softmax family's rows
+        QVERIFY(keys.count("problem.act.l2_norm_dim.d1"));
         QVERIFY2(familyMismatch("layer_norm", sig).find("3 inputs, the problem has 1") != std::string::npos, familyMismatch("layer_norm", sig).c_str());
         QVERIFY(familyMismatch("sum", sig).find("output 0 has 16 elements") != std::string::npos);
 
@@ -861,17 +884,74 @@ def get_init_inputs():
         families.clear();
         for (const auto &c : familyCardsForProblem(sig)) {
             families.insert(c.family);
-            QCOMPARE(c.shape.at("rows"), int64_t(32));
+            QCOMPARE(c.shape.count("rows") ? c.shape.at("rows") : c.shape.at("outer"), int64_t(32));
             QVERIFY(c.heldOutShapes.empty()); // a 3-D forward is not handed 2-D held-out shapes
         }
-        QCOMPARE(families, (std::set<std::string>{"max", "mean", "sum"}));
+        // Around the last dimension, min and prod have no family of their own: theirs over dim take it.
+        QCOMPARE(families, (std::set<std::string>{"max", "mean", "min_dim", "prod_dim", "sum"}));
         const auto whole = wholeForwardCard(sig);
         QCOMPARE(whole.key, std::string("problem.act"));
         QCOMPARE(whole.family, std::string());
         QCOMPARE(whole.inputs.at(0).dims, (std::vector<std::string>{"x0_0", "x0_1", "x0_2"}));
+        // Indices (int64) are an argmax's: the argmax family, and the one over dim around the last dimension
+        // is left to it; other integers are refused.
         sig.outputs = {tensor({4, 8}, "int64").tensors[0]};
+        families.clear();
+        for (const auto &c : familyCardsForProblem(sig))
+            families.insert(c.family);
+        QCOMPARE(families, (std::set<std::string>{"argmax", "argmin_dim"}));
+        sig.outputs = {tensor({4, 8}, "int32").tensors[0]};
         QVERIFY(familyCardsForProblem(sig).empty());
-        QVERIFY(problemCardsUnfit(sig).find("output 0 is int64") != std::string::npos);
+        QVERIFY(problemCardsUnfit(sig).find("output 0 is int32") != std::string::npos);
+    }
+
+    // torch.sum(x, dim=1, keepdim=True) on (4, 33, 17) imports to the sum over dim card around dimension 1,
+    // and only there; the CPU template verifies against the whole forward, and the mean template does not.
+    void problemOverAMiddleDimension()
+    {
+        if (m_python.isEmpty())
+            QSKIP("no Python with torch (install python3-torch: packaging/install-deps.sh does)");
+        if (test::workerCommand().empty())
+            QSKIP("kforge-worker is not built");
+        // Its own folder: fastpReport searches every problem in problems/.
+        QVERIFY(QDir(m_dir.path()).mkpath(QStringLiteral("problems-dim")));
+        writeFile(path("problems-dim/sumdim.py"), kSumDimProblem);
+        const auto json = path("problems-dim/sumdim.json");
+        QString err;
+        QCOMPARE(runPython(m_python, {QString::fromLatin1(kHelper), QStringLiteral("problem"), path("problems-dim/sumdim.py"), QStringLiteral("--out"), json},
+                           &err),
+                 0);
+        const auto w = loadWorkloadFile(json.toStdString());
+        const auto reply = pool().request({{"type", "profile_workload"}, {"workload", workloadToJson(w)}, {"dir", w.dir}, {"device", "cpu"},
+                                           {"problem", true}},
+                                          120000);
+        QVERIFY2(reply.value("type", "") == "workload_profile", reply.dump().substr(0, 2000).c_str());
+        const auto p = parseWorkload(reply.at("workload"), "reply");
+        const OperatorCard *card = nullptr;
+        std::set<std::string> dimKeys;
+        for (const auto &c : p.cards) {
+            if (c.family == "sum_dim")
+                dimKeys.insert(c.key);
+            if (c.key == "problem.sumdim.sum_dim.d1")
+                card = &c;
+        }
+        QCOMPARE(dimKeys, (std::set<std::string>{"problem.sumdim.sum_dim.d1"})); // d0 and d2 give 561 and 132 sums, not 68
+        QVERIFY(card);
+        QCOMPARE(card->shape, (ShapeBindings{{"outer", 4}, {"dim", 33}, {"inner", 17}}));
+        QCOMPARE(card->atenOp, std::string(kModuleReference));
+        EvalOptions o;
+        o.benchmark = false;
+        auto verdictOf = [&](const char *templateId) {
+            const auto *t = TemplateLibrary::builtin().find(templateId);
+            return t ? pool().evaluate(*card, TemplateProposer("cpu").render(*t, {{"tile", 16}, {"acc", "float"}}, *card).candidate, o) : Verdict{};
+        };
+        const auto v = verdictOf("cpu.sum_dim.tiles");
+        std::string why = v.summaryLine();
+        for (const auto &r : v.reasons)
+            why += "\n" + r.message;
+        QVERIFY2(v.correct(), why.c_str());
+        // The mean over dim computes another function of the same shape: the guard says so.
+        QVERIFY(!verdictOf("cpu.mean_dim.tiles").correct());
     }
 
     // x * sigmoid(x), imported and searched, gets a correct SiLU template kernel (accepted where it also

@@ -52,9 +52,10 @@ std::string problemCardsUnfit(const ProblemSignature &sig)
     for (size_t i = 0; i < sig.inputs.size(); ++i)
         if (!floating(sig.inputs[i].dtype))
             return "input " + std::to_string(i) + " is " + sig.inputs[i].dtype + ", not a floating tensor";
+    // int64 outputs are indices (argmax, argmin over a dimension), compared exactly.
     for (size_t i = 0; i < sig.outputs.size(); ++i)
-        if (!floating(sig.outputs[i].dtype))
-            return "output " + std::to_string(i) + " is " + sig.outputs[i].dtype + ", not a floating tensor";
+        if (!floating(sig.outputs[i].dtype) && sig.outputs[i].dtype != "int64")
+            return "output " + std::to_string(i) + " is " + sig.outputs[i].dtype + ", not a floating tensor or int64 indices";
     return {};
 }
 
@@ -85,13 +86,35 @@ OperatorCard wholeForwardCard(const ProblemSignature &sig)
     return c;
 }
 
-std::string familyMismatch(const std::string &family, const ProblemSignature &sig)
+namespace {
+
+// The views of the first input a family's card may take: rows x cols (the last dimension), [outer, dim,
+// inner] around each dimension d (the families over a middle dimension, core/ops/operator_card.h), and
+// for rank 3 and more [n, c, hw] (channel first, instance norm). A family takes those with its symbols.
+struct InputView {
+    ShapeBindings shape;
+    std::string keySuffix; // "" or ".d<d>"
+};
+
+std::vector<InputView> inputViews(const TensorMeta &x)
 {
-    if (const auto why = problemCardsUnfit(sig); !why.empty())
-        return why;
+    std::vector<InputView> v = {{rowsCols(x), ""}};
+    for (size_t d = 0; d < x.shape.size(); ++d)
+        v.push_back({dimView(x.shape, d), ".d" + std::to_string(d)});
+    if (x.shape.size() >= 3) {
+        int64_t hw = 1;
+        for (size_t d = 2; d < x.shape.size(); ++d)
+            hw *= x.shape[d];
+        v.push_back({{{"n", x.shape[0]}, {"c", x.shape[1]}, {"hw", hw}}, ""});
+    }
+    return v;
+}
+
+std::string mismatchAt(const std::string &family, const ProblemSignature &sig, const ShapeBindings &view)
+{
     OperatorCard c;
     try {
-        c = makeCard(family, rowsCols(sig.inputs[0]), dtypeFromName(sig.inputs[0].dtype));
+        c = makeCard(family, view, dtypeFromName(sig.inputs[0].dtype));
     } catch (const Error &e) {
         return e.what(); // a family with other shape symbols (group norm's groups, cross entropy's vocab)
     }
@@ -112,26 +135,49 @@ std::string familyMismatch(const std::string &family, const ProblemSignature &si
     return compare(c.outputs, sig.outputs, "output");
 }
 
+} // namespace
+
+std::string familyMismatch(const std::string &family, const ProblemSignature &sig)
+{
+    if (const auto why = problemCardsUnfit(sig); !why.empty())
+        return why;
+    std::string first;
+    for (const auto &v : inputViews(sig.inputs[0])) {
+        const auto why = mismatchAt(family, sig, v.shape);
+        if (why.empty())
+            return why;
+        if (first.empty())
+            first = why;
+    }
+    return first; // why the rows x cols view does not fit
+}
+
 std::vector<OperatorCard> familyCardsForProblem(const ProblemSignature &sig)
 {
     std::vector<OperatorCard> out;
     if (!problemCardsUnfit(sig).empty())
         return out;
-    for (const auto &family : cardFamilies()) {
-        if (!familyMismatch(family, sig).empty())
-            continue;
-        auto c = makeCard(family, rowsCols(sig.inputs[0]), dtypeFromName(sig.inputs[0].dtype));
-        c.key = "problem." + sig.name + "." + family;
-        // A held-out shape reaches the forward as it is, which only a 2-D problem takes for granted; the
-        // worker also runs the forward at each one and drops those it refuses.
-        bool twoD = true;
-        for (const auto &t : sig.inputs)
-            twoD &= t.shape.size() == 2;
-        if (!twoD)
-            c.heldOutShapes.clear();
-        makeModuleReference(c, sig);
-        out.push_back(std::move(c));
-    }
+    for (const auto &family : cardFamilies())
+        for (const auto &view : inputViews(sig.inputs[0])) {
+            if (!mismatchAt(family, sig, view.shape).empty())
+                continue;
+            // Contiguous rows of a family over dim are its last-dimension family's, where that one fits.
+            const bool dim = dimFamily(family);
+            if (dim && view.shape.at("inner") == 1 && mismatchAt(family.substr(0, family.size() - 4), sig, rowsCols(sig.inputs[0])).empty())
+                continue;
+            auto c = makeCard(family, view.shape, dtypeFromName(sig.inputs[0].dtype));
+            c.key = "problem." + sig.name + "." + family + view.keySuffix;
+            // A held-out shape reaches the forward as it is, which only a 2-D problem takes for granted (and
+            // an [outer, dim, inner] view is 3-D whatever the problem's rank); the worker also runs the
+            // forward at each one and drops those it refuses.
+            bool twoD = !dim;
+            for (const auto &t : sig.inputs)
+                twoD &= t.shape.size() == 2;
+            if (!twoD)
+                c.heldOutShapes.clear();
+            makeModuleReference(c, sig);
+            out.push_back(std::move(c));
+        }
     if (auto fused = pointwiseProblemCard(sig))
         out.push_back(std::move(*fused));
     return out;

@@ -4,10 +4,13 @@
 // kernel, an RMSNorm written as five ATen calls is one kernel.
 //
 // The problem is offered to every template family whose signature fits: the family's card at the
-// problem's shape (the first input flattened to rows x cols) must take as many inputs and give as many
-// outputs as the problem, each with the problem's element count and dtype. Each fitting family gets its
-// own card, whose reference is still the whole forward, so `x * sigmoid(x)` meets the SiLU, GELU, ReLU,
-// softmax, ... templates and the guard decides which compute the same function. A generic card (one
+// problem's shape (the first input flattened to rows x cols; for a family over a middle dimension, viewed
+// as [outer, dim, inner] around each of its dimensions in turn; for instance norm, as [n, c, hw]) must take
+// as many inputs and give as many outputs as the problem, each with the problem's element count and dtype.
+// A dim family's card around dimension d is keyed ".d<d>"; at inner 1 it is left to its last-dimension
+// family where that one fits. Each fitting family gets its own card, whose reference is still the whole
+// forward, so `x * sigmoid(x)` meets the SiLU, GELU, ReLU, softmax, ... templates and the guard decides
+// which compute the same function. A generic card (one
 // shape symbol per dimension, no family) is there for the LLM proposer.
 //
 // The reference is "kforge::module" with arguments [{"module": "/abs/problem.pt"}, {"shapes": [[..], ..]}]:
@@ -34,7 +37,8 @@ struct ProblemSignature {
     TracedGraph graph;
 };
 
-// Why the problem cannot have cards ("" when it can): an input or output that is not a floating tensor.
+// Why the problem cannot have cards ("" when it can): an input that is not a floating tensor, or an output
+// neither floating nor int64 indices.
 std::string problemCardsUnfit(const ProblemSignature &sig);
 
 // The generic whole-forward card (family "").

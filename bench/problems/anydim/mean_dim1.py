@@ -1,0 +1,18 @@
+# KernelBench level 1 48 (mean over dim 1), at its shape: the [outer, dim, inner] families (core/ops/cards.cpp).
+import torch
+
+
+class Model(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return torch.mean(x, dim=1)
+
+
+def get_inputs():
+    return [torch.rand(128, 4096, 4095)]
+
+
+def get_init_inputs():
+    return []
