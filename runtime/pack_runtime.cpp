@@ -30,6 +30,7 @@
 
 #include "pack/pack_reader.h"
 #include "runtime/cpu_kernel.h"
+#include "runtime/fused_ops.h"
 #include "runtime/guard.h"
 #include "runtime/kforge_runtime.h"
 #include "util/error.h"
@@ -342,4 +343,15 @@ TORCH_LIBRARY(kforge, m)
     m.def("counters() -> str", [] { return kforge::runtime::countersJson(); });
     m.def("reset_counters() -> ()", [] { kforge::runtime::resetCounters(); });
     m.def("unload_packs() -> ()", [] { kforge::runtime::unloadPacks(); });
+    // The fused patterns (runtime/fused_ops.h): their own implementation is the chain they replace, so a
+    // rewritten program computes the same without a pack, and a pack's kernel stands in front of it.
+    m.def("scaled_softmax(Tensor x, float scale) -> Tensor");
+    m.def("scaled_masked_softmax(Tensor x, float scale, Tensor mask) -> Tensor");
+}
+
+TORCH_LIBRARY_IMPL(kforge, CompositeExplicitAutograd, m)
+{
+    m.impl("scaled_softmax", [](const at::Tensor &x, double scale) { return kforge::runtime::scaledSoftmaxChain(x, scale); });
+    m.impl("scaled_masked_softmax",
+           [](const at::Tensor &x, double scale, const at::Tensor &mask) { return kforge::runtime::scaledMaskedSoftmaxChain(x, scale, mask); });
 }

@@ -265,7 +265,10 @@ extern "C" __global__ void local_array(const float *x, float *y, int k)
             {"min_dim", "outer=2,dim=100000,inner=8"}, {"argmax_dim", "outer=128,dim=4096,inner=4095"}, {"argmin_dim", "outer=1,dim=65536,inner=64"},
             {"prod_dim", "outer=16,dim=256,inner=256"}, {"softmax_dim", "outer=16,dim=64,inner=4096"}, {"log_softmax_dim", "outer=8,dim=5000,inner=512"},
             {"rms_norm_dim", "outer=112,dim=64,inner=262144"}, {"l2_norm_dim", "outer=64,dim=256,inner=1024"},
-            {"instance_norm", "n=112,c=64,hw=262144"}};
+            {"l2_norm_dim", "outer=32768,dim=65535,inner=1"}, {"rms_norm_dim", "outer=4096,dim=4096,inner=1"},
+            {"softmax_dim", "outer=1024,dim=8192,inner=1"}, {"log_softmax_dim", "outer=64,dim=5001,inner=1"},
+            {"instance_norm", "n=112,c=64,hw=262144"}, {"scaled_softmax", "rows=262144,cols=4096"},
+            {"scaled_masked_softmax", "rows=524288,cols=2048,mrows=2048"}};
         for (const auto &[f, shape] : cases)
             QTest::newRow((std::string(f) + " " + shape).c_str()) << QString::fromLatin1(f) << QString::fromLatin1(shape);
     }

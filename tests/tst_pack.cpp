@@ -6,6 +6,7 @@
 // libtorch first: Qt defines `slots`, which ATen's headers use as a name.
 #include <ATen/ATen.h>
 #include <torch/csrc/autograd/autograd.h>
+#include <torch/script.h>
 
 #include <QDir>
 #include <QProcess>
@@ -22,6 +23,7 @@
 #include "ops/launch_comment.h"
 #include "proposers/templates/cuda_prelude.h"
 #include "protocol/cpu_abi.h"
+#include "runtime/fused_ops.h"
 #include "runtime/kforge_runtime.h"
 #include "store/session_store.h"
 #include "workload/profile_compare.h"
@@ -94,6 +96,24 @@ class M(torch.nn.Module):
 
 torch.manual_seed(0)
 torch.jit.script(M()).save(sys.argv[1])
+)";
+
+// Attention scores with a causal mask, the softmax upcast to float32 and cast back, as Llama-style models
+// write it: the chain kforge fuses.
+const char *kAttention = R"(import sys
+import torch
+
+class A(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("mask", torch.full((64, 64), torch.finfo(torch.float32).min).triu(1))
+
+    def forward(self, q, k):
+        s = torch.matmul(q, k.transpose(2, 3)) * 0.25
+        s = s + self.mask
+        return torch.softmax(s.float(), -1).to(q.dtype)
+
+torch.jit.script(A()).save(sys.argv[1])
 )";
 
 // A row sum written for the test: it checks kforge_symbol against its sizes (the runtime answers it
@@ -509,6 +529,89 @@ private slots:
         const auto refused = run(py, {QStringLiteral(KFORGE_SOURCE_DIR "/python/kforge_model_time.py"), QString::fromStdString(path("nosrc.json"))});
         QCOMPARE(refused.code, 1);
         QVERIFY2(refused.out.contains(QStringLiteral("only those carry their source")), qPrintable(refused.out));
+    }
+
+    // Attention's softmax chain in a real TorchScript model: profiled into one fused card, searched on the
+    // CPU, exported, and run with the model rewritten to the fused operator: the outputs match and the
+    // pack's kernel takes the call.
+    void fusedAttentionSoftmax()
+    {
+        const auto py = python();
+        if (py.isEmpty())
+            QSKIP("no Python with torch to make the TorchScript model (install python3-torch)");
+        writeText(path("attn.py"), kAttention);
+        const auto made = run(py, {QString::fromStdString(path("attn.py")), QString::fromStdString(path("attn.pt"))}, 120000);
+        QVERIFY2(made.code == 0, qPrintable(made.err));
+        const nlohmann::json qk = {{"shape", {2, 2, 64, 16}}, {"dtype", "float32"}};
+        writeText(path("attn.json"), nlohmann::json{{"kforge_workload", 1}, {"name", "attn"}, {"model", {{"kind", "torchscript"}, {"path", "attn.pt"}}},
+                                                    {"inputs", {{"seed", 1}, {"tensors", {qk, qk}}}}}
+                                         .dump());
+        const auto worker = QStringLiteral(KFORGE_WORKER_PATH);
+        const auto prof = cli({QStringLiteral("profile"), QString::fromStdString(path("attn.json")), QStringLiteral("--device"), QStringLiteral("cpu"),
+                               QStringLiteral("--worker"), worker});
+        QVERIFY2(prof.code == 0, qPrintable(prof.out + prof.err));
+        const auto w = loadWorkloadFile(path("attn.json"));
+        const OperatorCard *fused = nullptr;
+        for (const auto &c : w.cards)
+            if (c.family == "scaled_masked_softmax")
+                fused = &c;
+        QVERIFY2(fused, qPrintable(prof.out));
+        QCOMPARE(fused->shape.at("rows"), int64_t(2 * 2 * 64));
+        QCOMPARE(fused->shape.at("cols"), int64_t(64));
+        QCOMPARE(fused->shape.at("mrows"), int64_t(64));
+        QCOMPARE(fused->referenceArgs.at(1).at("double").get<double>(), 0.25);
+        QCOMPARE(fused->calls, int64_t(1));
+
+        // The rewrite: the chain in the model's graph becomes the fused operator, in a clone only, and
+        // without a pack the clone computes exactly what the model does.
+        auto module = torch::jit::load(path("attn.pt"));
+        auto clone = module.clone();
+        QCOMPARE(runtime::rewriteFusedPatterns(clone), 1);
+        const auto graphText = [](torch::jit::Module &m) {
+            std::ostringstream os;
+            os << *m.get_method("forward").graph();
+            return os.str();
+        };
+        QVERIFY(graphText(clone).find("kforge::scaled_masked_softmax") != std::string::npos);
+        QVERIFY(graphText(module).find("kforge::scaled_masked_softmax") == std::string::npos);
+        {
+            torch::NoGradGuard noGrad;
+            const auto q = at::randn({2, 2, 64, 16}), k = at::randn({2, 2, 64, 16});
+            QVERIFY(at::equal(module.forward({q, k}).toTensor(), clone.forward({q, k}).toTensor()));
+        }
+
+        const auto session = QString::fromStdString(path("attn.kforge"));
+        const auto camp = cli({QStringLiteral("campaign"), QStringLiteral("--workload"), QString::fromStdString(path("attn.json")), QStringLiteral("--nodes"),
+                               QStringLiteral("6"), QStringLiteral("--session"), session, QStringLiteral("--no-lessons"), QStringLiteral("--worker"), worker});
+        QVERIFY2(camp.code == 0, qPrintable(camp.out + camp.err));
+        QVERIFY2(camp.out.contains(QString::fromStdString(fused->key)), qPrintable(camp.out));
+        // A person accepts the fused card's fastest correct kernel, so the test does not hang on CPU noise.
+        SessionStore store(session.toStdString(), SessionStore::Mode::ReadOnly);
+        const NodeRecord *best = nullptr;
+        std::vector<NodeRecord> nodes;
+        for (const auto &sess : store.sessions())
+            for (const auto &n : store.nodes(sess.id))
+                nodes.push_back(n);
+        for (const auto &n : nodes)
+            if (n.templateId.rfind("cpu.scaled_masked_softmax", 0) == 0 && (n.status == "accepted" || n.status == "not_faster")
+                && (!best || n.speedup > best->speedup))
+                best = &n;
+        QVERIFY2(best, qPrintable(camp.out));
+        if (best->status != "accepted") {
+            const auto d = cli({QStringLiteral("decide"), QStringLiteral("--session"), session, QStringLiteral("--node"), QString::number(best->id),
+                                QStringLiteral("--accept"), QStringLiteral("--reason"), QStringLiteral("correct; the test needs the fused kernel")});
+            QVERIFY2(d.code == 0, qPrintable(d.err));
+        }
+        const auto exp = cli({QStringLiteral("export"), session, QStringLiteral("--out"), QString::fromStdString(path("attn-pack"))});
+        QVERIFY2(exp.code == 0, qPrintable(exp.out + exp.err));
+        const auto r = cli({QStringLiteral("run"), QString::fromStdString(path("attn.json")), QStringLiteral("--pack"), QString::fromStdString(path("attn-pack")),
+                            QStringLiteral("--compare"), QStringLiteral("--iters"), QStringLiteral("3"), QStringLiteral("--json"),
+                            QString::fromStdString(path("attn-run.json")), QStringLiteral("--worker"), worker});
+        QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
+        const auto report = nlohmann::json::parse(readText(path("attn-run.json")));
+        QVERIFY2(report.at("outputs_match").get<bool>(), report.dump().c_str());
+        QCOMPARE(report.at("fused_chains").get<int>(), 1);
+        QCOMPARE(report.at("counters").at("kforge::scaled_masked_softmax").at("taken").get<int64_t>(), int64_t(3));
     }
 
     // kforge-cli run --compare: the worker runs the model without and with the pack, interleaved.

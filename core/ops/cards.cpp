@@ -140,6 +140,39 @@ const std::map<std::string, std::function<OperatorCard(const ShapeBindings &, DT
              c.flopsPerElement = 8;
              return c;
          }},
+        // Attention's softmax chain, fused (runtime/fused_ops.h): softmax((x * scale [+ mask]).float(), -1)
+        // cast back to x's dtype. The scale is the model's (a card from a workload carries its own); the
+        // mask [mrows, cols] is broadcast over the rows, row r taking mask row r % mrows.
+        {"scaled_softmax", [](const ShapeBindings &s, DType dt) {
+             auto c = rowCard("scaled_softmax", s, dt);
+             c.atenSchema = "kforge::scaled_softmax(Tensor x, float scale) -> Tensor";
+             c.atenOp = "kforge::scaled_softmax";
+             c.referenceArgs = J::array({{{"input", 0}}, {{"double", 0.125}}});
+             c.errorModel = ErrorModel::Normalization;
+             c.invariants = {"rows_sum_to_one"};
+             c.specialInputs = {"masked_rows"};
+             c.flopsPerElement = 6;
+             return c;
+         }},
+        {"scaled_masked_softmax", [](const ShapeBindings &s, DType dt) {
+             auto c = rowCard("scaled_masked_softmax", s, dt);
+             const int64_t mrows = need(s, "mrows", "scaled_masked_softmax"), rows = c.shape.at("rows"), cols = c.shape.at("cols");
+             if (mrows < 1 || rows % mrows != 0)
+                 throw Error("a scaled_masked_softmax card needs rows a multiple of mrows (the mask's rows), not rows " + std::to_string(rows)
+                             + " and mrows " + std::to_string(mrows));
+             c.shape["mrows"] = mrows;
+             c.heldOutShapes = {{{"rows", 21}, {"cols", cols + 3}, {"mrows", 7}}, {{"rows", 66}, {"cols", 33}, {"mrows", 33}},
+                                {{"rows", 12}, {"cols", cols}, {"mrows", 1}}};
+             c.inputs.push_back({"mask", {"mrows", "cols"}, dt, "causal_mask"});
+             c.atenSchema = "kforge::scaled_masked_softmax(Tensor x, float scale, Tensor mask) -> Tensor";
+             c.atenOp = "kforge::scaled_masked_softmax";
+             c.referenceArgs = J::array({{{"input", 0}}, {{"double", 0.125}}, {{"input", 1}}});
+             c.errorModel = ErrorModel::Normalization;
+             c.invariants = {"rows_sum_to_one"};
+             c.specialInputs = {"masked_rows"};
+             c.flopsPerElement = 7;
+             return c;
+         }},
         {"sum", [](const ShapeBindings &s, DType dt) {
              auto c = rowCard("sum", s, dt);
              c.outputs = {{"y", {"rows"}, dt}};

@@ -26,6 +26,7 @@ struct TensorSpec {
     // How verification fills it: "randn" (normal, times the trial's scale), "randn_unscaled" (weights),
     // "index:<symbol>" (integers in [0, extent of symbol), e.g. class targets), "lognormal:<symbol>"
     // (random signs, magnitudes exp(N(0, scale^2 / extent)): a product over the symbol stays in range).
+    // "causal_mask" (a 2-D attention mask: 0 on and below the diagonal, the dtype's lowest finite value above).
     std::string init = "randn";
 };
 

@@ -40,9 +40,10 @@ const TemplateLibrary &TemplateLibrary::builtin()
         addCudaClusterTemplates(l);
         addCudaPipeTemplates(l);
         addCudaRowGroupTemplates(l);
+        addPointwiseTemplates(l);
         addCpuAnyDimTemplates(l);
         addCudaAnyDimTemplates(l);
-        addPointwiseTemplates(l);
+        addFusedSoftmaxTemplates(l);
         return l;
     }();
     return lib;

@@ -57,8 +57,9 @@ void addCudaOtherTemplates(TemplateLibrary &lib);
 void addCudaClusterTemplates(TemplateLibrary &lib);
 void addCudaRowGroupTemplates(TemplateLibrary &lib);
 void addCudaPipeTemplates(TemplateLibrary &lib);
+void addPointwiseTemplates(TemplateLibrary &lib);
 void addCpuAnyDimTemplates(TemplateLibrary &lib);
 void addCudaAnyDimTemplates(TemplateLibrary &lib);
-void addPointwiseTemplates(TemplateLibrary &lib);
+void addFusedSoftmaxTemplates(TemplateLibrary &lib);
 
 } // namespace kforge

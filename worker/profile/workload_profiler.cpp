@@ -5,9 +5,11 @@
 #include <ATen/core/dispatch/Dispatcher.h>
 
 #include "protocol/messages.h"
+#include "runtime/fused_ops.h"
 #include "runtime/kforge_runtime.h"
 #include "util/error.h"
 #include "workload/call_cards.h"
+#include "workload/fused_patterns.h"
 #include "workload/problem_cards.h"
 #include "worker/profile/call_recorder.h"
 #include "worker/profile/model_inputs.h"
@@ -117,6 +119,10 @@ void makeCards(WorkloadFile &w, const CallRecorder *recorder, const std::string 
     }
     if (anySample)
         holder.save(samplesPath);
+    // Chains one kernel can do in one pass (attention's softmax with its scale, mask and casts), each a
+    // card of its own beside the cards of its calls.
+    for (auto &card : fusedPatternCards(w.calls, index))
+        w.cards.push_back(std::move(card));
 }
 
 TensorMeta metaOfTensor(const at::Tensor &t)
@@ -219,8 +225,10 @@ nlohmann::json profileWorkloadReply(const nlohmann::json &id, const nlohmann::js
             AsWrittenExecution asWritten;
             // With a pack, the model is profiled with its kernels registered (warm-up included, so the
             // pack's first-call setup is not in the timeline), and the counters say which calls took them.
-            if (!pack.empty())
+            if (!pack.empty()) {
                 packSummary = runtime::loadPack(pack);
+                runtime::rewriteFusedPatterns(module); // the chains the pack may have fused kernels for
+            }
             try {
                 for (int i = 0; i < warmup; ++i)
                     module.forward(inputs);

@@ -3,6 +3,7 @@
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/core/stack.h>
 
+#include "runtime/fused_ops.h"
 #include "util/error.h"
 #include "worker/profile/module_reference.h"
 
@@ -56,6 +57,12 @@ std::vector<at::Tensor> makeInputs(const OperatorCard &card, const ShapeBindings
                             + "', which the shape does not bind");
             const auto mag = at::exp(at::randn(sizes, f32) * (scale / std::sqrt(double(it->second))));
             out.push_back(at::where(at::rand(sizes, f32).lt(0.5), -mag, mag).to(type));
+        } else if (t.init == "causal_mask" && at::isFloatingType(type) && sizes.size() == 2) {
+            const double lowest = type == at::kHalf ? -65504.0 : type == at::kBFloat16 ? -3.3895313892515355e38
+                                : type == at::kDouble ? std::numeric_limits<double>::lowest() : double(std::numeric_limits<float>::lowest());
+            out.push_back(at::full(sizes, lowest, at::TensorOptions().dtype(type == at::kDouble ? at::kDouble : at::kFloat).device(device))
+                              .triu(1)
+                              .to(type));
         } else if (!at::isFloatingType(type)) {
             out.push_back(at::randint(-100, 100, sizes, at::TensorOptions().dtype(type).device(device)));
         } else {
@@ -129,6 +136,18 @@ std::vector<at::Tensor> callComposite(const OperatorCard &card, const std::vecto
     }
     if (name == "add_gelu")
         return {at::gelu(in.at(0).to(computeType) + in.at(1).to(computeType)).to(in[0].scalar_type())};
+    if (name == "scaled_softmax" || name == "scaled_masked_softmax") {
+        // The chain as the model makes it (runtime/fused_ops.h), its upcast in float64 for a float64 reference.
+        const double scale = card.referenceArgs.size() > 1 ? card.referenceArgs[1].value("double", 1.0) : 1.0;
+        const auto compute = in.at(0).scalar_type() == at::kDouble ? at::kDouble : at::kFloat;
+        if (name == "scaled_softmax")
+            return {runtime::scaledSoftmaxChain(in.at(0), scale, compute)};
+        const auto &x = in.at(0), &mask = in.at(1);
+        if (mask.dim() != 2 || x.dim() != 2 || x.size(0) % mask.size(0) != 0)
+            throw Error("scaled_masked_softmax: x [rows, cols] and mask [mrows, cols] with rows a multiple of mrows");
+        const auto y = runtime::scaledMaskedSoftmaxChain(x.view({-1, mask.size(0), x.size(1)}), scale, mask, compute);
+        return {y.view(x.sizes())};
+    }
     if (name == "rms_norm_dim" || name == "l2_norm_dim") {
         // Over dim 1 of [outer, dim, inner], no weight: KernelBench's channel-first RMSNorm
         // x / sqrt(mean(x^2) + eps), and F.normalize's x / max(||x||_2, eps).

@@ -1,0 +1,103 @@
+// Templates for the fused attention-softmax chains (runtime/fused_ops.h): scaled_softmax and
+// scaled_masked_softmax, softmax(x * scale [+ mask]) in float32 with x, the mask and y in the card's
+// dtype. The scale is the card's (its second reference argument), compiled in as SCALE; the pack's
+// guard checks every call's scale against it.
+#include <algorithm>
+#include <cstdio>
+#include <string>
+
+#include "proposers/template_library.h"
+#include "proposers/template_sources.h"
+#include "proposers/templates/cuda_prelude.h"
+
+namespace kforge {
+
+namespace {
+
+using J = nlohmann::json;
+
+bool masked(const std::string &family) { return family == "scaled_masked_softmax"; }
+
+// The scale as a float literal that reads back to the same float.
+std::string scaleDefine(const OperatorCard &card)
+{
+    double scale = 1.0;
+    if (card.referenceArgs.size() > 1 && card.referenceArgs[1].contains("double"))
+        scale = card.referenceArgs[1]["double"].get<double>();
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "#define SCALE %.9gf\n", scale);
+    return buf;
+}
+
+KernelTemplate cpuTemplate(const std::string &family)
+{
+    const std::string id = "cpu." + family + ".rows";
+    KernelTemplate t;
+    t.id = id;
+    t.family = family;
+    t.backend = "cpu";
+    t.description = "per row: scale (and mask) into the output, max, exp with UNROLL partial sums, normalize";
+    t.space = {{"unroll", {1, 2, 4, 8}}};
+    t.valid = [](const J &, const OperatorCard &card) { return card.inputs.front().dtype == DType::F32; };
+    t.render = [id, family](const J &p, const OperatorCard &card) {
+        return paramDefines(id, p) + "#define MASK " + (masked(family) ? "1" : "0") + "\n" + scaleDefine(card)
+               + templateSource("cpu_scaled_softmax.cpp");
+    };
+    t.seed = [](const OperatorCard &) { return J{{"unroll", 4}}; };
+    return t;
+}
+
+KernelTemplate cudaTemplate(const std::string &family)
+{
+    const std::string id = "cuda." + family + ".rows";
+    KernelTemplate t;
+    t.id = id;
+    t.family = family;
+    t.backend = "cuda";
+    t.description = "a block per row held in registers (BLOCK x VEC x REG elements), scale and mask fused into one read, "
+                    "float32 max and sum, one write";
+    t.space = {{"block", {128, 256, 512, 1024}}, {"vec", {1, 2, 4, 8}}, {"reg", {1, 2, 4, 8}}};
+    t.valid = [](const J &p, const OperatorCard &card) {
+        const int block = p.at("block"), vec = p.at("vec"), reg = p.at("reg");
+        const int64_t cols = card.shape.at("cols");
+        // The captured row fits in the registers, without more than one pack per thread to spare; a row
+        // longer than any point holds takes the looping path, with the fewest registers.
+        if (vec * dtypeSize(card.inputs.front().dtype) > 16)
+            return false;
+        if (cols > int64_t(1024) * vec * 8)
+            return reg == 1;
+        return int64_t(block) * vec * reg >= cols && int64_t(block) * vec * (reg - 1) < cols;
+    };
+    t.render = [id, family](const J &p, const OperatorCard &card) {
+        return paramDefines(id, p) + cudaPrelude(card.inputs.front().dtype) + cudaBlockHelpers() + "#define MASK "
+               + (masked(family) ? "1" : "0") + "\n" + scaleDefine(card) + templateSource("scaled_softmax_rows.cu");
+    };
+    t.launch = [family](const J &p, const OperatorCard &) {
+        const J args = masked(family) ? J{"in:x", "in:mask", "out:y", "sym:rows", "sym:cols", "sym:mrows"}
+                                      : J{"in:x", "in:x", "out:y", "sym:rows", "sym:cols", "sym:rows"};
+        return cudaOneKernelPlan("kf_scaled_softmax", {"rows", 1, 1}, p.at("block"), args);
+    };
+    t.seed = [](const OperatorCard &card) {
+        const int vec = cudaVecFor(card);
+        const int64_t cols = card.shape.at("cols");
+        int block = 256;
+        while (block < 1024 && int64_t(block) * vec * 4 < cols)
+            block *= 2;
+        const int64_t need = (cols + int64_t(block) * vec - 1) / (int64_t(block) * vec);
+        const int reg = need > 8 ? 1 : int(std::max<int64_t>(need, 1));
+        return J{{"block", block}, {"vec", vec}, {"reg", reg}};
+    };
+    return t;
+}
+
+} // namespace
+
+void addFusedSoftmaxTemplates(TemplateLibrary &lib)
+{
+    for (const char *f : {"scaled_softmax", "scaled_masked_softmax"}) {
+        lib.add(cpuTemplate(f));
+        lib.add(cudaTemplate(f));
+    }
+}
+
+} // namespace kforge

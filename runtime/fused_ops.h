@@ -1,0 +1,28 @@
+#pragma once
+// Fused patterns: chains of ATen calls that a model makes one after another and one kernel can do in a
+// single pass over memory. Each is an operator of the kforge namespace whose own implementation is the
+// chain itself, in the model's order and dtypes, so a program rewritten to call it computes what it
+// computed before; a pack's kernel for it stands in front of that implementation behind its guard.
+//
+//   kforge::scaled_softmax(Tensor x, float scale) -> Tensor
+//       softmax((x * scale).float(), -1).to(x.dtype)           (attention without a mask)
+//   kforge::scaled_masked_softmax(Tensor x, float scale, Tensor mask) -> Tensor
+//       softmax((x * scale + mask).float(), -1).to(x.dtype)    (mask broadcast over x's leading dims)
+//
+// rewriteFusedPatterns finds the chains in a TorchScript module's graphs and replaces each by its
+// operator (TorchScript's SubgraphRewriter); an eager Python model would need the same done by an FX pass.
+#include <string>
+
+#include <ATen/ATen.h>
+#include <torch/script.h>
+
+namespace kforge::runtime {
+
+// `compute` is the type of the upcast: float32 as the models write it, float64 for the guard's reference.
+at::Tensor scaledSoftmaxChain(const at::Tensor &x, double scale, at::ScalarType compute = at::kFloat);
+at::Tensor scaledMaskedSoftmaxChain(const at::Tensor &x, double scale, const at::Tensor &mask, at::ScalarType compute = at::kFloat);
+
+// Rewrites every method of the module (and its submodules) in place; returns how many chains it replaced.
+int rewriteFusedPatterns(torch::jit::Module &module);
+
+} // namespace kforge::runtime
