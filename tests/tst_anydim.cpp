@@ -230,6 +230,20 @@ private slots:
         p = t->seed(big);
         QVERIFY(t->valid(p, big));
         QCOMPARE(p.at("cache").get<int>(), 0);
+        // Contiguous rows get a block per row: the row in registers where it fits, else read twice with
+        // one 1024-thread block per SM (KernelBench's L2 over 65535).
+        const auto *rows = TemplateLibrary::builtin().find("cuda.l2_norm_dim.rows");
+        QVERIFY(rows);
+        const auto l2 = makeCard("l2_norm_dim", parseShape("outer=32768,dim=65535,inner=1"), DType::F32);
+        QVERIFY(!t->valid(t->seed(l2), l2));
+        p = rows->seed(l2);
+        QVERIFY(rows->valid(p, l2));
+        QCOMPARE(p, J({{"block", 1024}, {"vec", 1}, {"reg", 0}, {"minb", 1}}));
+        const auto short4k = makeCard("l2_norm_dim", parseShape("outer=4096,dim=4096,inner=1"), DType::F32);
+        p = rows->seed(short4k);
+        QCOMPARE(p, J({{"block", 256}, {"vec", 4}, {"reg", 4}, {"minb", 1}}));
+        QCOMPARE(rows->launch(p, short4k).at("kernels")[0].at("grid")[0].get<std::string>(), std::string("outer * inner"));
+        QVERIFY(!rows->valid(p, small)); // inner > 1 is the strided kernel's
     }
 
     // Every CPU template over dim at its default point against ATen, at shapes with inner 1, odd sizes

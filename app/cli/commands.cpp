@@ -822,7 +822,10 @@ int checkTemplatesCommand(const Args &args)
         const bool softmax = family == "softmax" || family == "log_softmax";
         for (DType dt : dtypes) {
             const auto shortCard = makeCard(family, shape, dt);
-            const std::optional<OperatorCard> longCard = softmax ? std::optional(makeCard(family, longShape, dt)) : std::nullopt;
+            // Over a middle dimension, the kernels for contiguous rows (inner 1) get such rows.
+            const std::optional<OperatorCard> longCard = softmax           ? std::optional(makeCard(family, longShape, dt))
+                                                         : dimFamily(family) ? std::optional(makeCard(family, {{"outer", 64}, {"dim", 5001}, {"inner", 1}}, dt))
+                                                                             : std::nullopt;
             const std::optional<OperatorCard> alignedLongCard = softmax ? std::optional(makeCard(family, alignedLongShape, dt)) : std::nullopt;
             auto check = [&](const OperatorCard &card, const Candidate &c, const std::string &id, const std::string &what) {
                 const auto v = pool.evaluate(card, c, eo);

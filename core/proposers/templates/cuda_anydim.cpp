@@ -3,7 +3,7 @@
 // Threads run across inner, so loads are coalesced, and walk dim; a block may also cut dim among BY
 // thread rows, and a reduction may cut it across SPLIT blocks (a second kernel combines them) when
 // outer x inner alone would not fill the device. Contiguous rows (inner 1) are the last-dimension
-// templates' case: these decline them.
+// templates' case, which the reductions decline; the norms have a block-per-row kernel for them.
 #include <algorithm>
 #include <string>
 
@@ -171,6 +171,50 @@ KernelTemplate normOverDim(const std::string &family, int code)
     return t;
 }
 
+// Over the last dimension (inner 1) the strided kernel would give each row one thread: a block per row.
+KernelTemplate normRows(const std::string &family, int code)
+{
+    std::map<std::string, std::vector<J>> space = {{"block", {256, 512, 1024}}, {"vec", {1, 2, 4, 8}}, {"reg", {0, 4, 8, 16, 32}}, {"minb", {1, 2}}};
+    if (code <= 1)
+        space["fast_exp"] = {1, 0};
+    auto t = make(family, "rows", "a block per row of dim (inner 1), the row in REG registers per thread where it fits, else read twice",
+                  std::move(space));
+    auto regsFit = [](int block, int vec, int reg, int minb) {
+        return reg * vec + 2 * vec + 32 <= std::min(255, 65536 / (block * minb));
+    };
+    t.valid = [regsFit](const J &p, const OperatorCard &card) {
+        return fitsVec(p, card) && sym(card, "inner") == 1 && regsFit(p.at("block"), p.at("vec"), p.at("reg"), p.at("minb"));
+    };
+    t.seed = [code, regsFit](const OperatorCard &card) {
+        const int64_t dim = sym(card, "dim");
+        const int vec = std::min(4, vecDividing(card, dim));
+        // The smallest block and register cache that hold the row; else 1024 threads reading it twice,
+        // one block per SM so the rows in flight stay in L2 for the second read.
+        J p = {{"block", 1024}, {"vec", vec}, {"reg", 0}, {"minb", 1}};
+        for (int block : {256, 512, 1024}) {
+            for (int reg : {4, 8, 16, 32})
+                if (int64_t(block) * vec * reg >= dim && regsFit(block, vec, reg, 1)) {
+                    p["block"] = block;
+                    p["reg"] = reg;
+                    break;
+                }
+            if (p.at("reg").get<int>() > 0)
+                break;
+        }
+        if (code <= 1)
+            p["fast_exp"] = 1;
+        return p;
+    };
+    t.render = [id = t.id, code](const J &p, const OperatorCard &card) {
+        return paramDefines(id, p) + "#define FAMILY " + std::to_string(code) + "\n" + (code >= 2 ? epsDefine(lastDoubleArg(card)) : "")
+               + cudaPrelude(card.inputs.front().dtype) + templateSource("anydim_norm_rows.cu");
+    };
+    t.launch = [](const J &p, const OperatorCard &) {
+        return cudaOneKernelPlan("kf_norm_rows", {"outer * inner", 1, 1}, p.at("block"), {"in:x", "out:y", "sym:outer", "sym:dim", "sym:inner"});
+    };
+    return t;
+}
+
 KernelTemplate instanceNorm()
 {
     auto t = make("instance_norm", "split", "each (sample, channel) row cut into SPLIT chunks: chunk statistics, then each chunk merges its row's and normalizes",
@@ -210,7 +254,10 @@ void addCudaAnyDimTemplates(TemplateLibrary &lib)
         lib.add(reduction(family, op));
     for (const auto &[family, code] : std::vector<std::pair<std::string, int>>{
              {"softmax_dim", 0}, {"log_softmax_dim", 1}, {"rms_norm_dim", 2}, {"l2_norm_dim", 3}})
+    {
         lib.add(normOverDim(family, code));
+        lib.add(normRows(family, code));
+    }
     lib.add(instanceNorm());
 }
 
