@@ -107,6 +107,7 @@ private slots:
         QTest::newRow("log_softmax") << "log_softmax_dim" << "aten::_log_softmax" << R"([{"input":0},{"int":1},{"bool":false}])";
         QTest::newRow("rms_norm") << "rms_norm_dim" << "kforge::rms_norm_dim" << R"([{"input":0},{"double":1e-05}])";
         QTest::newRow("l2_norm") << "l2_norm_dim" << "kforge::l2_norm_dim" << R"([{"input":0},{"double":1e-12}])";
+        QTest::newRow("l1_norm") << "l1_norm_dim" << "kforge::l1_norm_dim" << R"([{"input":0}])";
     }
 
     void normCards()

@@ -869,11 +869,12 @@ def get_init_inputs():
             QVERIFY(!c.heldOutShapes.empty()); // a 2-D problem keeps the family's held-out shapes
             QVERIFY(isProblemCard(c));
         }
-        // The families over a middle dimension fit too, around dimension 0 (l2 and RMS norm also around 1:
-        // no last-dimension family of theirs takes one input).
+        // The families over a middle dimension fit too, around dimension 0 (the L1, L2 and RMS norms also
+        // around 1: no last-dimension family of theirs takes one input).
         QCOMPARE(families, (std::set<std::string>{"celu", "cumsum", "elu", "gelu", "gelu_tanh", "hardsigmoid", "hardswish", "hardtanh",
-                                                  "l2_norm_dim", "leaky_relu", "log_softmax", "log_softmax_dim", "mish", "relu", "relu6",
-                                                  "rms_norm_dim", "selu", "sigmoid", "silu", "softmax", "softmax_dim", "softplus", "tanh"}));
+                                                  "l1_norm_dim", "l2_norm_dim", "leaky_relu", "log_softmax", "log_softmax_dim", "mish", "relu",
+                                                  "relu6", "rms_norm_dim", "scaled_softmax", "selu", "sigmoid", "silu", "softmax", "softmax_dim",
+                                                  "softplus", "tanh"}));
         QVERIFY(keys.count("problem.act.softmax_dim.d0") && !keys.count("problem.act.softmax_dim.d1")); // d1: the softmax family's rows
         QVERIFY(keys.count("problem.act.l2_norm_dim.d1"));
         QVERIFY2(familyMismatch("layer_norm", sig).find("3 inputs, the problem has 1") != std::string::npos, familyMismatch("layer_norm", sig).c_str());

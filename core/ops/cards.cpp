@@ -315,6 +315,15 @@ const std::map<std::string, std::function<OperatorCard(const ShapeBindings &, DT
              c.errorModel = ErrorModel::Normalization;
              return c;
          }},
+        {"l1_norm_dim", [](const ShapeBindings &s, DType dt) {
+             // KernelBench's L1 normalization: x / mean(|x| over dim), no eps.
+             auto c = dimCard("l1_norm_dim", s, dt, false);
+             c.atenSchema = "l1_norm_dim(Tensor x) -> Tensor  (x / mean(|x|, dim 1))";
+             c.atenOp = "kforge::l1_norm_dim";
+             c.referenceArgs = J::array({{{"input", 0}}});
+             c.errorModel = ErrorModel::Normalization;
+             return c;
+         }},
         {"instance_norm", [](const ShapeBindings &s, DType dt) {
              // Per (sample, channel) over the spatial extent, no affine and no running statistics
              // (nn.InstanceNorm's defaults): rows n * c of hw elements each.

@@ -1,7 +1,7 @@
 // cpu.<family>_dim.tiles: softmax, log-softmax, RMS norm and L2 normalization over the middle dimension
 // of [outer, dim, inner]. For each outer index and TILE inner columns: the statistics of every column
 // down dim (one accumulator per column, contiguous loads), then the outputs. FAMILY: 0 softmax,
-// 1 log-softmax, 2 RMS norm (x / sqrt(mean(x^2) + EPS)), 3 L2 (x / max(||x||, EPS)).
+// 1 log-softmax, 2 RMS norm (x / sqrt(mean(x^2) + EPS)), 3 L2 (x / max(||x||, EPS)), 4 L1 (x / mean(|x|)).
 extern "C" int kforge_entry(const kf_tensor *inputs, int n_inputs, kf_tensor *outputs, int n_outputs)
 {
     DIM_PROLOGUE()
@@ -38,13 +38,19 @@ extern "C" int kforge_entry(const kf_tensor *inputs, int n_inputs, kf_tensor *ou
 #else
             for (int64_t d = 0; d < dim; ++d)
                 for (int64_t i = 0; i < n; ++i)
+#if FAMILY == 4
+                    s[i] += (ACC)std::fabs(xo[d * inner + i]);
+#else
                     s[i] += (ACC)xo[d * inner + i] * (ACC)xo[d * inner + i];
+#endif
             for (int64_t i = 0; i < n; ++i) {
 #if FAMILY == 2
                 m[i] = (float)(1.0 / std::sqrt((double)(s[i] / (ACC)dim) + EPS));
-#else
+#elif FAMILY == 3
                 const double norm = std::sqrt((double)s[i]);
                 m[i] = (float)(1.0 / (norm > EPS ? norm : EPS));
+#else
+                m[i] = (float)((double)dim / (double)s[i]);
 #endif
             }
             for (int64_t d = 0; d < dim; ++d)

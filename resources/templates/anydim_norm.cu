@@ -1,11 +1,17 @@
-// Softmax (FAMILY 0), log-softmax (1), RMS norm x / sqrt(mean(x^2) + EPS) (2) and L2 normalization
-// x / max(||x||, EPS) (3) over the middle dimension of [outer, dim, inner]. A block covers COLS = BX * VEC
+// Softmax (FAMILY 0), log-softmax (1), RMS norm x / sqrt(mean(x^2) + EPS) (2), L2 normalization
+// x / max(||x||, EPS) (3) and L1 normalization x / mean(|x|) (4) over the middle dimension of [outer, dim, inner]. A block covers COLS = BX * VEC
 // inner columns of one outer index; thread (tx, ty) takes dims ty, ty + BY, ... of its VEC columns, so a
 // warp's loads are 32 * VEC consecutive elements. When dim <= CACHE * BY each thread keeps its values in
 // registers and x is read once; otherwise the statistics pass is online and the output pass reads x
 // again (from L2 while the block's rows are still there). The BY partial statistics meet in shared memory.
 #define COLS (BX * VEC)
 #define PAD (FAMILY <= 1 ? -KF_INF : 0.f)
+// What the norms sum: squares, or magnitudes for L1.
+#if FAMILY == 4
+#define TERM(v) fabsf(v)
+#else
+#define TERM(v) ((v) * (v))
+#endif
 
 __device__ __forceinline__ float kexp(float v)
 {
@@ -92,7 +98,7 @@ kf_norm_dim(const T *__restrict__ x, T *__restrict__ y, long long outer, long lo
 #if FAMILY <= 1
                 m[j] = fmaxf(m[j], c[k][j]);
 #else
-                s[j] += c[k][j] * c[k][j];
+                s[j] += TERM(c[k][j]);
 #endif
             }
 #if FAMILY <= 1
@@ -112,7 +118,7 @@ kf_norm_dim(const T *__restrict__ x, T *__restrict__ y, long long outer, long lo
 #if FAMILY <= 1
                 ms_merge(m[j], s[j], f[j], 1.f);
 #else
-                s[j] += f[j] * f[j];
+                s[j] += TERM(f[j]);
 #endif
             }
         }
@@ -138,8 +144,10 @@ kf_norm_dim(const T *__restrict__ x, T *__restrict__ y, long long outer, long lo
         kk[j] = logf(s[j]);
 #elif FAMILY == 2
         kk[j] = 1.f / sqrtf(s[j] / (float)dim + EPS);
-#else
+#elif FAMILY == 3
         kk[j] = 1.f / fmaxf(sqrtf(s[j]), EPS);
+#else
+        kk[j] = (float)dim / s[j];
 #endif
     }
 #if CACHE > 0

@@ -1,10 +1,15 @@
-// The norms over dim (FAMILY as anydim_norm.cu: 0 softmax, 1 log-softmax, 2 RMS norm, 3 L2) when dim is
+// The norms over dim (FAMILY as anydim_norm.cu: 0 softmax, 1 log-softmax, 2 RMS norm, 3 L2, 4 L1) when dim is
 // the last dimension (inner 1): a block of BLOCK threads per row of dim elements (per column of dim, a
 // stride of inner apart, for the held-out shapes with inner > 1: correct, not fast). Each thread keeps REG
 // packs of VEC elements in registers when the row fits (BLOCK * VEC * REG >= dim) and x is read once;
 // otherwise the statistics stream by and the output pass reads the row again, from L2 while the block's
 // row is still there (MINB blocks per SM bound how many rows are in flight).
 #define PAD (FAMILY <= 1 ? -KF_INF : 0.f)
+#if FAMILY == 4
+#define TERM(v) fabsf(v)
+#else
+#define TERM(v) ((v) * (v))
+#endif
 
 __device__ __forceinline__ float kexp(float v)
 {
@@ -41,7 +46,7 @@ __device__ __forceinline__ void accumulate(float &m, float &s, float v)
 #if FAMILY <= 1
     ms_merge(m, s, v, 1.f);
 #else
-    s += v * v;
+    s += TERM(v);
 #endif
 }
 
@@ -86,7 +91,7 @@ kf_norm_rows(const T *__restrict__ x, T *__restrict__ y, long long outer, long l
 #pragma unroll
         for (int k = 0; k < REG; ++k)
 #pragma unroll
-            for (int j = 0; j < VEC; ++j) s += c[k][j] * c[k][j];
+            for (int j = 0; j < VEC; ++j) s += TERM(c[k][j]);
 #endif
     } else
 #endif
@@ -121,8 +126,10 @@ kf_norm_rows(const T *__restrict__ x, T *__restrict__ y, long long outer, long l
     const float k = logf(s);
 #elif FAMILY == 2
     const float k = 1.f / sqrtf(s / (float)dim + EPS);
-#else
+#elif FAMILY == 3
     const float k = 1.f / fmaxf(sqrtf(s), EPS);
+#else
+    const float k = (float)dim / s;
 #endif
 #if REG > 0
     if (cached) {

@@ -157,6 +157,10 @@ std::vector<at::Tensor> callComposite(const OperatorCard &card, const std::vecto
         const auto y = name == "rms_norm_dim" ? x / at::sqrt(ss / double(x.size(1)) + eps) : x / at::clamp_min(at::sqrt(ss), eps);
         return {y.to(in[0].scalar_type())};
     }
+    if (name == "l1_norm_dim") { // KernelBench's x / mean(|x|, dim 1), no eps
+        const auto x = in.at(0).to(computeType);
+        return {(x / x.abs().mean({1}, true)).to(in[0].scalar_type())};
+    }
     throw Error("the composite reference " + card.atenOp + " is not known to this worker");
 }
 

@@ -61,7 +61,7 @@ void addCpuAnyDimTemplates(TemplateLibrary &lib)
         lib.add(dimTemplate(family, "tiles", "TILE inner columns at a time, one accumulator each running down dim (contiguous loads)",
                             std::move(space), "#define OP " + std::to_string(op) + "\n", "anydim_reduce.cpp"));
     }
-    const std::vector<std::pair<std::string, int>> norms = {{"softmax_dim", 0}, {"log_softmax_dim", 1}, {"rms_norm_dim", 2}, {"l2_norm_dim", 3}};
+    const std::vector<std::pair<std::string, int>> norms = {{"softmax_dim", 0}, {"log_softmax_dim", 1}, {"rms_norm_dim", 2}, {"l2_norm_dim", 3}, {"l1_norm_dim", 4}};
     for (const auto &[family, code] : norms) {
         const int c = code;
         KernelTemplate t = dimTemplate(family, "tiles", "TILE inner columns at a time: statistics down dim, then the outputs",

@@ -161,7 +161,7 @@ KernelTemplate normOverDim(const std::string &family, int code)
         return p;
     };
     t.render = [id = t.id, code](const J &p, const OperatorCard &card) {
-        return paramDefines(id, p) + "#define FAMILY " + std::to_string(code) + "\n" + (code >= 2 ? epsDefine(lastDoubleArg(card)) : "")
+        return paramDefines(id, p) + "#define FAMILY " + std::to_string(code) + "\n" + (code == 2 || code == 3 ? epsDefine(lastDoubleArg(card)) : "")
                + cudaPrelude(card.inputs.front().dtype) + templateSource("anydim_norm.cu");
     };
     t.launch = [](const J &p, const OperatorCard &) {
@@ -206,7 +206,7 @@ KernelTemplate normRows(const std::string &family, int code)
         return p;
     };
     t.render = [id = t.id, code](const J &p, const OperatorCard &card) {
-        return paramDefines(id, p) + "#define FAMILY " + std::to_string(code) + "\n" + (code >= 2 ? epsDefine(lastDoubleArg(card)) : "")
+        return paramDefines(id, p) + "#define FAMILY " + std::to_string(code) + "\n" + (code == 2 || code == 3 ? epsDefine(lastDoubleArg(card)) : "")
                + cudaPrelude(card.inputs.front().dtype) + templateSource("anydim_norm_rows.cu");
     };
     t.launch = [](const J &p, const OperatorCard &) {
@@ -253,7 +253,7 @@ void addCudaAnyDimTemplates(TemplateLibrary &lib)
              {"sum_dim", 0}, {"mean_dim", 1}, {"max_dim", 2}, {"min_dim", 3}, {"argmax_dim", 4}, {"argmin_dim", 5}, {"prod_dim", 6}})
         lib.add(reduction(family, op));
     for (const auto &[family, code] : std::vector<std::pair<std::string, int>>{
-             {"softmax_dim", 0}, {"log_softmax_dim", 1}, {"rms_norm_dim", 2}, {"l2_norm_dim", 3}})
+             {"softmax_dim", 0}, {"log_softmax_dim", 1}, {"rms_norm_dim", 2}, {"l2_norm_dim", 3}, {"l1_norm_dim", 4}})
     {
         lib.add(normOverDim(family, code));
         lib.add(normRows(family, code));
