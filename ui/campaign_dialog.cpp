@@ -50,6 +50,7 @@ CampaignDialog::CampaignDialog(const QString &workloadPath, const QString &worke
     m_table->horizontalHeader()->setSectionResizeMode(Operator, QHeaderView::ResizeToContents);
     m_table->horizontalHeader()->setStretchLastSection(true);
     m_table->setSelectionMode(QAbstractItemView::NoSelection);
+    m_table->setWordWrap(false); // a long note is cut at the edge; its tooltip holds all of it
     m_bound->setWordWrap(true);
     m_start = m_buttons->addButton(QStringLiteral("Start campaign"), QDialogButtonBox::AcceptRole);
     m_start->setEnabled(false);
@@ -65,7 +66,7 @@ CampaignDialog::CampaignDialog(const QString &workloadPath, const QString &worke
     layout->addWidget(m_table, 1);
     layout->addWidget(m_bound);
     layout->addWidget(m_buttons);
-    resize(820, 420);
+    resize(1100, 480);
 
     connect(m_nodes, &QSpinBox::valueChanged, this, &CampaignDialog::replan);
     connect(m_minNodes, &QSpinBox::valueChanged, this, &CampaignDialog::replan);
@@ -112,8 +113,12 @@ void CampaignDialog::replan()
         m_table->setItem(i, Floor, cell(r.floorMs >= 0 ? QString::number(r.floorMs, 'f', 3) : QStringLiteral("—")));
         m_table->setItem(i, Headroom, cell(r.headroom > 0 ? QStringLiteral("%1x").arg(r.headroom, 0, 'f', 1) : QStringLiteral("—")));
         m_table->setItem(i, Nodes, cell(QString::number(r.nodes)));
-        m_table->setItem(i, Note, cell(r.note, false));
+        auto *note = cell(r.note, false);
+        note->setToolTip(r.note);
+        m_table->setItem(i, Note, note);
     }
+    for (int c = Time; c < Note; ++c)
+        m_table->resizeColumnToContents(c);
     m_bound->setText(QStringLiteral("%1 of %2 nodes planned. If every planned operator reached its roofline the workload would run %3x "
                                     "faster (Amdahl).")
                          .arg(m_plan.nodes)

@@ -292,8 +292,15 @@ void TimelineView::paintEvent(QPaintEvent *)
             const QString name = m_laneBy == LaneBy::Thread ? QStringLiteral("t%1 d%2").arg(lane.tid).arg(lane.depth)
                                                             : QStringLiteral("d%1").arg(lane.depth);
             const int y = laneTop(t, int(l));
-            if (y >= kRuler)
-                p.drawText(QRect(area.width() - 56, y, 52, kLane), Qt::AlignVCenter | Qt::AlignRight, name);
+            if (y >= kRuler) {
+                // On a backing of the canvas colour: the name sits over the boxes of its lane.
+                const QRect at(area.width() - 56, y, 52, kLane);
+                const int w = fm.horizontalAdvance(name) + 6;
+                QColor backing = colours.canvas;
+                backing.setAlpha(200);
+                p.fillRect(QRect(at.right() - w + 3, at.top() + 2, w, kLane - 4), backing);
+                p.drawText(at, Qt::AlignVCenter | Qt::AlignRight, name);
+            }
         }
     }
 

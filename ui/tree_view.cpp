@@ -250,7 +250,9 @@ void TreeView::buildItems(int budgetMs)
         m_pending.clear();
         m_pendingNext = 0;
         setViewportUpdateMode(QGraphicsView::FullViewportUpdate);
+        viewport()->update(); // whatever moved the view while its own repaints were off
         emit built();
+        return;
     }
     // The overview is drawn from the snapshot, so new items change nothing in it: no repaint for them.
     if (!drawsOverview())
@@ -348,6 +350,7 @@ void TreeView::fitTree()
     if (transform().m11() > kMaxFitScale)
         setTransform(QTransform::fromScale(kMaxFitScale, kMaxFitScale));
     centerOn(sceneRect().center());
+    viewport()->update(); // also while a large tree's items are made and the scene repaints nothing
 }
 
 void TreeView::showSelection(qint64 id)
@@ -376,6 +379,14 @@ void TreeView::zoomBy(qreal factor)
         return;
     m_follow = false;
     scale(target / current, target / current);
+    viewport()->update();
+}
+
+void TreeView::scrollContentsBy(int dx, int dy)
+{
+    QGraphicsView::scrollContentsBy(dx, dy);
+    if (viewportUpdateMode() == QGraphicsView::NoViewportUpdate)
+        viewport()->update(); // a pan while a large tree's items are made (the view's own repaints are off)
 }
 
 void TreeView::wheelEvent(QWheelEvent *event)

@@ -66,6 +66,7 @@ protected:
     void resizeEvent(QResizeEvent *event) override;
     void drawForeground(QPainter *painter, const QRectF &rect) override;
     void paintEvent(QPaintEvent *event) override;
+    void scrollContentsBy(int dx, int dy) override;
 
 public:
     // True while nodes are too small to draw one by one (see NodeItem::kMinDetailPx): the view then
