@@ -227,7 +227,7 @@ int searchCommand(const Args &args)
                            {"--proposer", true}, {"--base-url", true}, {"--budget-usd", true}, {"--no-lessons", false},
                            {"--resume", false}, {"--card", true}, {"--exploration", true}, {"--widen-k", true},
                            {"--widen-alpha", true}, {"--max-repairs", true}, {"--prune-margin", true}, {"--prune-min-visits", true},
-                           {"--roots", true}});
+                           {"--roots", true}, {"--best-backup", false}});
     if (o.has("--help")) {
         std::puts("usage: kforge-cli search [options]\n\n"
                   "Searches kernels for an operator of the built-in demo workload with the offline template\n"
@@ -261,6 +261,8 @@ int searchCommand(const Args &args)
                   "  --prune-margin M --prune-min-visits V  a subtree whose every leaf failed or had nothing more\n"
                   "                     to offer, after V evaluations, with a best reward M below a sibling's is no longer\n"
                   "                     selected (rewards are log speedups; default 1 and 3; margin 0: never)\n"
+                  "  --best-backup      UCT ranks a subtree by its best reward rather than its mean (a search for\n"
+                  "                     the single fastest kernel; kept for --resume)\n"
                   "  --roots N          the baseline's first N children are made before UCT descends, so each\n"
                   "                     template's first try gets its turn (default: off)\n"
                   "  --proposer P       templates (default, offline) or llm:PROVIDER/MODEL, e.g. llm:anthropic/claude-sonnet-4-5,\n"
@@ -303,6 +305,7 @@ int searchCommand(const Args &args)
     so.mcts.pruneMargin = o.real("--prune-margin", defaults.mcts.pruneMargin, 0, 100);
     so.mcts.pruneMinVisits = o.count("--prune-min-visits", defaults.mcts.pruneMinVisits, 1, 1000000);
     so.roots = o.count("--roots", defaults.roots, 0, 1000);
+    so.mcts.bestBackup = o.has("--best-backup") || defaults.mcts.bestBackup;
     const auto backend = resume ? was.session.backend : o.choice("--backend", "cpu", kBackends);
     so.backend = backend;
     if (!o.has("--no-lessons"))
@@ -815,6 +818,7 @@ int checkTemplatesCommand(const Args &args)
                                   : family == "cross_entropy" ? ShapeBindings{{"rows", 64}, {"vocab", 32000}}
                                   : dimFamily(family)          ? ShapeBindings{{"outer", 8}, {"dim", 300}, {"inner", 1000}}
                                   : family == "instance_norm"  ? ShapeBindings{{"n", 4}, {"c", 16}, {"hw", 4096}}
+                                  : family == "scaled_masked_softmax" ? ShapeBindings{{"rows", 256}, {"cols", 4096}, {"mrows", 64}}
                                                               : ShapeBindings{{"rows", 200}, {"cols", 4096}};
         // Templates only for rows too long for one block (the row-group ones) get a long, ragged row.
         const ShapeBindings longShape = {{"rows", 16}, {"cols", 150001}};

@@ -26,7 +26,9 @@ CampaignSource campaignSource(const WorkloadFile &workload, double copyBytesPerS
         cards += c.workloadMs;
         s.inputs.push_back(in);
     }
-    s.workloadMs = std::max(top, cards);
+    // The calls' top-level time is the workload's; cards overlap where a fused chain's card covers the
+    // cards of its calls, so their sum is only the fallback for a workload without calls.
+    s.workloadMs = top > 0 ? top : cards;
     return s;
 }
 
