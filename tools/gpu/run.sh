@@ -9,8 +9,8 @@
 # compute-sanitizer runs with --report-api-errors no: the worker probes kernel parameters with
 # cuFuncGetParamInfo until it fails, which memcheck would list as API errors.
 #
-# Usage: tools/gpu/run.sh [all|build|tests|bench|check|templates|variants|study|placement|inductor|ncu|guardroom|session|workloads|profile|sanitizer]...   (default: all)
-# (study, placement, inductor, ncu, guardroom, session and workloads are run only when named)
+# Usage: tools/gpu/run.sh [all|build|tests|bench|check|templates|variants|study|placement|inductor|ncu|guardroom|session|workloads|sweep|profile|sanitizer]...   (default: all)
+# (study, placement, inductor, ncu, guardroom, session, workloads and sweep are run only when named)
 # Output: $OUT/gpu-tests.log, $OUT/bench.log, and every log in $OUT/logs.tgz.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -196,6 +196,24 @@ if asked guardroom; then
   note "guard room searches ($(( $(date +%s) - t0 )) s)"
 fi
 
+if asked sweep; then
+  # MCTS against an exhaustive sweep of each CUDA template family (at most 12 points per family: each
+  # parameter cut to evenly spaced values, the seed's kept), replayed with 10 seeds (bench/mcts_sweep_bench.cpp);
+  # then the time from `kforge-cli search` to its first accepted softmax kernel (bench/RESULTS-search.md).
+  t0=$(date +%s)
+  ninja -C "$build" -j"$jobs" kforge-mcts-sweep-bench > "$out/build-sweep.log" 2>&1 || { grep -E -A3 "error|FAILED" "$out/build-sweep.log" | head -30; note "sweep bench build FAILED"; }
+  timeout 300 "$build/app/kforge-mcts-sweep-bench" --backend cuda --max-points ${KFORGE_SWEEP_POINTS:-12} --seeds 10 --samples 10 \
+    --worker "$worker" > "$out/sweep.md" 2> "$out/sweep.err"
+  note "sweep: rc=$? in $(( $(date +%s) - t0 )) s: $(tail -1 "$out/sweep.md")"
+  summary+=("$(cat "$out/sweep.md")")
+  cp "$out/sweep.md" "$final/"
+  rm -f "$out/first.kforge"; s0=$(date +%s.%N)
+  timeout 200 "$build/app/kforge-cli" search --backend cuda --family softmax --shape rows=4096,cols=4096 --nodes 8 --no-lessons \
+    --session "$out/first.kforge" --worker "$worker" 2>&1 | while IFS= read -r line; do echo "$(date +%s.%N) $line"; done > "$out/first-accept.log"
+  first=$(awk '$2 == "node" && $5 == "accepted" {print $1; exit}' "$out/first-accept.log")
+  note "time to the first accepted softmax kernel (kforge-cli search --backend cuda, 4096x4096 float32): $(python3 -c "print('%.1f s' % ($first - $s0))" 2>/dev/null || echo none)"
+fi
+
 if asked workloads; then
   # Real models in, packs out: the built-in decoder block and diffusion block at the H200 sizes,
   # profiled with device events, their operators searched with the templates (a campaign), the
@@ -206,14 +224,14 @@ if asked workloads; then
   K=$build/app/kforge-cli
   (
     cd "$w" || exit 1
-    for m in decoder diffusion; do
+    for m in ${KFORGE_MODELS-decoder diffusion}; do
       "$K" model $m --preset=h200 --out $m.json --worker "$worker" > model-$m.log 2>&1 || tail -5 model-$m.log
       s0=$(date +%s)
       timeout 120 "$K" profile $m.json --device cuda --trace $m.trace.json --worker "$worker" > profile-$m.log 2>&1
       echo "== profile $m: rc=$? in $(( $(date +%s) - s0 )) s"; grep -E "profiled on|^ +[0-9]+ " profile-$m.log | head -14
     done
     s0=$(date +%s)
-    for m in ${KFORGE_CAMPAIGNS:-decoder}; do
+    for m in ${KFORGE_CAMPAIGNS-decoder}; do
       s0=$(date +%s)
       timeout 330 "$K" campaign --workload $m.json --backend cuda --nodes ${KFORGE_CAMPAIGN_NODES:-20} --worker "$worker" \
         --session $m.kforge --no-lessons > campaign-$m.log 2>&1
@@ -236,13 +254,15 @@ if asked workloads; then
       python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print({k: (r[k]['median_ms'], r[k]['min_ms'], r[k]['max_ms']) for k in ('eager','eager_pack','compile') if isinstance(r.get(k), dict) and 'median_ms' in r[k]}, 'compile_s', r.get('compile_seconds'), 'counters', r.get('counters'), 'pack_max_diff', r.get('pack_max_diff'), r.get('why',''), r.get('compile',''))" time-$m.json 2>&1 | tail -3
     done
     pack=$(ls -d *-pack 2>/dev/null | head -1)
-    timeout 120 "$build/runtime/kforge-pack-guard-bench" "$pack" > guard-bench.log 2>&1
+    [[ -n $pack ]] && timeout 120 "$build/runtime/kforge-pack-guard-bench" "$pack" > guard-bench.log 2>&1
     echo "== guard check cost (rc=$?)"; tail -8 guard-bench.log
     timeout 60 python3 -c "import torch,sys; torch.ops.load_library(sys.argv[1]); torch.ops.kforge.load_pack(sys.argv[2]); print('python', torch.__version__, 'loaded the pack:', torch.ops.kforge.counters())" \
       "$build/runtime/libkforge_runtime.so" "$pack" 2>&1 | tail -3
     if [[ -n ${KFORGE_FASTP:-} ]]; then
       # KernelBench-style problems, each one card, searched and set beside eager and torch.compile.
-      mkdir -p problems && cp "$root"/bench/problems/*.py problems/
+      # KFORGE_PROBLEMS: files or globs under bench/problems (default: its top level, *.py).
+      mkdir -p problems
+      (cd "$root/bench/problems" && cp ${KFORGE_PROBLEMS:-*.py} "$w/problems/")
       s0=$(date +%s)
       timeout 150 "$K" import problems --python python3 > import.log 2>&1; echo "== import: rc=$?"; tail -4 import.log
       timeout 420 "$K" fastp problems --backend cuda --nodes ${KFORGE_FASTP_NODES:-8} --out problems-fastp --python python3 --worker "$worker" > fastp.log 2>&1
