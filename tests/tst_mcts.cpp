@@ -203,6 +203,20 @@ private slots:
             QVERIFY2(std::abs(*s->runnerUpUct - runnerUp) < 1e-12, qPrintable(QString::number(*s->runnerUpUct)));
     }
 
+    // Best backup: a subtree with one great node and a failed child ranks by the great one.
+    void bestBackupRanksByTheBestReward()
+    {
+        const auto t = buildTree(specs({"0:0.9", "0:0.3", "1:-1:f"}));
+        MctsParams p;
+        p.exploration = 0.1;
+        p.widenAlpha = 0;
+        QCOMPARE(t.select(p).value_or(-1), 2); // mean: node 1 is at -0.05
+        p.bestBackup = true;
+        const auto s = t.selectScored(p);
+        QCOMPARE(s->node, 1);
+        QCOMPARE(s->mean, 0.9);
+    }
+
     // The sentence the CLI and the inspector show, from the stored JSON.
     void selectionExplained()
     {

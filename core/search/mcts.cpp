@@ -31,6 +31,7 @@ void MctsTree::complete(int node, double reward, bool failed)
     for (int i = node; i >= 0; i = m_nodes[size_t(i)].parent) {
         m_nodes[size_t(i)].visits += 1;
         m_nodes[size_t(i)].totalReward += reward;
+        m_nodes[size_t(i)].bestReward = std::max(m_nodes[size_t(i)].bestReward, reward);
     }
 }
 
@@ -47,7 +48,8 @@ double MctsTree::uct(int node, const MctsParams &p) const
 {
     const auto &n = m_nodes[size_t(node)];
     const double logN = std::log(double(m_nodes[size_t(n.parent)].visits) + 1.0);
-    return n.mean() + p.exploration * std::sqrt(logN / double(std::max(1, n.visits)));
+    const double value = p.bestBackup && n.visits ? n.bestReward : n.mean();
+    return value + p.exploration * std::sqrt(logN / double(std::max(1, n.visits)));
 }
 
 std::optional<Selection> MctsTree::selectFrom(int node, int depth, const MctsParams &p) const
@@ -79,7 +81,7 @@ std::optional<Selection> MctsTree::selectFrom(int node, int depth, const MctsPar
             const auto &ch = m_nodes[size_t(r->node)];
             r->viaUct = true;
             r->parentVisits = n.visits;
-            r->mean = ch.mean();
+            r->mean = p.bestBackup && ch.visits ? ch.bestReward : ch.mean();
             r->uct = order[i].first;
             r->explorationTerm = r->uct - r->mean;
             for (size_t j = 0; j < order.size(); ++j)

@@ -15,6 +15,9 @@ struct MctsParams {
     double widenK = 2.0;      // a node may have floor(widenK * visits^widenAlpha) children
     double widenAlpha = 0.5;
     int maxRepairs = 2;       // children of a failed node are repairs; at most this many
+    // UCT's exploitation term: the subtree's mean reward, or (bestBackup) its best one, which suits a
+    // search for the single fastest kernel rather than a good average.
+    bool bestBackup = false;
     // Dead-end pruning: a subtree with nothing in flight whose every leaf failed or is exhausted, that
     // has had at least pruneMinVisits evaluations, and whose best reward is at least pruneMargin below
     // a sibling subtree's best, is passed over by selection. pruneMargin 0: never prune.
@@ -28,6 +31,7 @@ struct MctsNode {
     int visits = 0;
     double totalReward = 0;
     double reward = 0; // its own evaluation's
+    double bestReward = -1e300; // the best in its subtree
     bool inFlight = false;
     bool failed = false;
     bool exhausted = false; // the proposer had nothing new to offer from it

@@ -13,7 +13,8 @@ nlohmann::json resumeOptions(const SearchOptions &options, int workers, const st
                         {"samples", options.eval.benchSamples}, {"deadline_ms", options.eval.deadlineMs}, {"roots", options.roots},
                         {"mcts", {{"exploration", options.mcts.exploration}, {"widen_k", options.mcts.widenK},
                                   {"widen_alpha", options.mcts.widenAlpha}, {"max_repairs", options.mcts.maxRepairs},
-                                  {"prune_margin", options.mcts.pruneMargin}, {"prune_min_visits", options.mcts.pruneMinVisits}}}};
+                                  {"prune_margin", options.mcts.pruneMargin}, {"prune_min_visits", options.mcts.pruneMinVisits},
+                                  {"best_backup", options.mcts.bestBackup}}}};
     if (!baseUrl.empty())
         j["base_url"] = baseUrl;
     if (budgetUsd > 0)
@@ -46,6 +47,7 @@ ResumableSearch lastSearch(const SessionStore &store)
         p.maxRepairs = m->value("max_repairs", p.maxRepairs);
         p.pruneMargin = m->value("prune_margin", p.pruneMargin);
         p.pruneMinVisits = m->value("prune_min_visits", p.pruneMinVisits);
+        p.bestBackup = m->value("best_backup", p.bestBackup);
     }
     r.workers = std::max(1, was.value("workers", 1));
     r.proposerSpec = was.value("proposer_spec", r.session.proposer == "templates" ? std::string("templates") : std::string());

@@ -36,6 +36,8 @@ nlohmann::json selectionJson(const Selection &s, const MctsParams &p, int64_t ex
         j["exploration"] = s.explorationTerm;
         j["uct"] = s.uct;
         j["c"] = p.exploration;
+        if (p.bestBackup)
+            j["backup"] = "best";
         j["runner_up_uct"] = s.runnerUpUct ? nlohmann::json(*s.runnerUpUct) : nlohmann::json();
     }
     return j;
@@ -70,7 +72,7 @@ std::string explainSelection(const nlohmann::json &j)
     const auto runnerUp = j.find("runner_up_uct");
     const std::string beat = runnerUp == j.end() || runnerUp->is_null() ? "with no sibling to beat"
                                                                         : "over the runner-up's " + num(runnerUp->get<double>());
-    return "Chosen because " + who + " won UCT " + num(j.value("uct", 0.0)) + " = mean reward " + num(j.value("mean", 0.0))
+    return "Chosen because " + who + " won UCT " + num(j.value("uct", 0.0)) + " = " + (j.value("backup", "") == "best" ? "best reward " : "mean reward ") + num(j.value("mean", 0.0))
          + " + exploration " + num(j.value("exploration", 0.0)) + " (c " + num(j.value("c", 0.0)) + ", "
          + visits(j.value("parent_visits", 0)) + " of "
          + nodeName(j.value("parent", int64_t(0)), j.value("depth", 0) <= 1) + ") " + beat + ", and " + widening + ".";
