@@ -9,7 +9,10 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include "ops/operator_card.h"
+#include "ui/operator_table.h"
 #include "ui/session_context.h"
+#include "ui/theme.h"
 #include "ui/timeline_view.h"
 #include "ui/workload_context.h"
 #include "ui/workload_panels.h"
@@ -47,6 +50,10 @@ void writeProfile(const QString &path, double geluUs)
             t += dur + 1;
             w.calls.push_back(c);
         }
+    auto gelu = makeCard("gelu", {{"rows", 64}, {"cols", 1024}}); // the card of the GELU pattern
+    gelu.calls = 20;
+    gelu.workloadMs = 20 * geluUs / 1000;
+    w.cards = {gelu};
     saveWorkloadFile(w, path.toStdString());
 }
 
@@ -125,6 +132,15 @@ private slots:
         QImage image(timeline->viewport()->size(), QImage::Format_ARGB32_Premultiplied);
         timeline->viewport()->render(&image);
         QVERIFY2(timeline->lastFrame().markers >= 2, qPrintable(QString::number(timeline->lastFrame().markers)));
+
+        // The operator table says the same: GELU's card with its time with the pack, marked faster.
+        auto *model = panels.table()->model();
+        QCOMPARE(model->rowCount(), 1);
+        const auto cell = model->index(0, int(OperatorColumn::WithPack));
+        QVERIFY2(cell.data().toString().endsWith(QStringLiteral("(2.00x)")), qPrintable(cell.data().toString()));
+        QCOMPARE(cell.data(Qt::ForegroundRole).value<QColor>(), theme().good);
+        QVERIFY(model->rows().front().changed);
+        QCOMPARE(model->rows().front().afterUs, 400.0);
     }
 
     // Without a profile with the pack beside it, a workload is shown alone.
@@ -139,6 +155,7 @@ private slots:
         QVERIFY(!compared.wait(500));
         QVERIFY(!panels.context()->comparison());
         QVERIFY(!panels.clearAfterAction()->isEnabled());
+        QCOMPARE(panels.table()->model()->index(0, int(OperatorColumn::WithPack)).data().toString(), QStringLiteral("—"));
     }
 };
 

@@ -1,5 +1,6 @@
 #include "ui/operator_table.h"
 
+#include <QFont>
 #include <QHeaderView>
 #include <QItemSelectionModel>
 #include <QLabel>
@@ -7,6 +8,7 @@
 #include <QVBoxLayout>
 
 #include "ui/session_context.h"
+#include "ui/theme.h"
 #include "ui/workload_context.h"
 
 namespace kforge::ui {
@@ -47,7 +49,7 @@ QVariant OperatorTableModel::headerData(int section, Qt::Orientation orientation
 {
     if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
         return {};
-    static const char *names[] = {"Operator", "Shape", "Calls", "Total", "Share", "Headroom", "Search"};
+    static const char *names[] = {"Operator", "Shape", "Calls", "Total", "Share", "With pack", "Headroom", "Search"};
     return section >= 0 && section < int(OperatorColumn::Count) ? QVariant(QString::fromLatin1(names[section])) : QVariant();
 }
 
@@ -61,9 +63,23 @@ QVariant OperatorTableModel::data(const QModelIndex &index, int role) const
         return text(r.key);
     if (role == Qt::TextAlignmentRole)
         return col == OperatorColumn::Calls || col == OperatorColumn::Total || col == OperatorColumn::Share || col == OperatorColumn::Headroom
+                       || col == OperatorColumn::WithPack
                    ? QVariant(int(Qt::AlignRight | Qt::AlignVCenter))
                    : QVariant();
+    if (role == Qt::ForegroundRole && col == OperatorColumn::WithPack && r.changed) // as the timeline marks it
+        return QColor(r.afterUs < r.totalUs ? theme().good : theme().bad);
+    if (role == Qt::FontRole && col == OperatorColumn::WithPack && r.changed) {
+        QFont bold;
+        bold.setBold(true);
+        return bold;
+    }
     if (role == Qt::ToolTipRole) {
+        if (col == OperatorColumn::WithPack)
+            return r.afterUs < 0 ? QStringLiteral("Open the profile run with a pack (File > Open workload profile with a pack)")
+                   : r.changed   ? QStringLiteral("Changed by more than 5% of itself and 0.1% of the profile: %1 before, %2 with the pack")
+                                     .arg(text(formatDuration(r.totalUs)), text(formatDuration(r.afterUs)))
+                                 : QStringLiteral("Within the noise: %1 before, %2 with the pack")
+                                     .arg(text(formatDuration(r.totalUs)), text(formatDuration(r.afterUs)));
         if (col == OperatorColumn::Headroom)
             return r.headroom > 0 ? QStringLiteral("A call takes %1x the least time its bytes need at the session's copy rate").arg(r.headroom, 0, 'f', 1)
                                   : QStringLiteral("Unknown: open a session searched on the device this workload ran on; its roofline floors give "
@@ -78,6 +94,9 @@ QVariant OperatorTableModel::data(const QModelIndex &index, int role) const
     case OperatorColumn::Calls: return QString::number(r.calls);
     case OperatorColumn::Total: return text(formatDuration(r.totalUs));
     case OperatorColumn::Share: return QStringLiteral("%1%").arg(100.0 * r.share, 0, 'f', 1);
+    case OperatorColumn::WithPack:
+        return r.afterUs < 0 ? QStringLiteral("—")
+                             : QStringLiteral("%1 (%2x)").arg(text(formatDuration(r.afterUs))).arg(r.afterUs > 0 ? r.totalUs / r.afterUs : 0.0, 0, 'f', 2);
     case OperatorColumn::Headroom: return r.headroom > 0 ? QStringLiteral("%1x").arg(r.headroom, 0, 'f', r.headroom < 10 ? 1 : 0) : QStringLiteral("—");
     case OperatorColumn::Search: return text(r.search);
     case OperatorColumn::Count: break;
@@ -111,6 +130,7 @@ OperatorTable::OperatorTable(WorkloadContext *workload, SessionContext *session,
             m_session->select(rows[size_t(index.row())].bestNode);
     });
     connect(workload, &WorkloadContext::profileLoaded, this, &OperatorTable::refresh);
+    connect(workload, &WorkloadContext::comparisonChanged, this, &OperatorTable::refresh);
     connect(workload, &WorkloadContext::cardSelected, this, &OperatorTable::showSelection);
     connect(session, &SessionContext::sessionLoaded, this, &OperatorTable::refresh);
     connect(session, &SessionContext::nodesChanged, this, &OperatorTable::refresh);
@@ -122,7 +142,7 @@ void OperatorTable::refresh()
 {
     const ProfilePtr profile = m_workload ? m_workload->profile() : nullptr;
     const SessionSnapshot *snap = m_session && m_session->snapshot() ? m_session->snapshot().get() : nullptr;
-    m_model->setRows(profile ? operatorRows(*profile, snap) : std::vector<OperatorRow>{});
+    m_model->setRows(profile ? operatorRows(*profile, snap, m_workload->comparison()) : std::vector<OperatorRow>{});
     m_view->resizeColumnsToContents();
     if (m_workload)
         showSelection(m_workload->selectedCard());

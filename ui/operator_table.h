@@ -18,7 +18,7 @@ namespace kforge::ui {
 class SessionContext;
 class WorkloadContext;
 
-enum class OperatorColumn { Operator, Shape, Calls, Total, Share, Headroom, Search, Count };
+enum class OperatorColumn { Operator, Shape, Calls, Total, Share, WithPack, Headroom, Search, Count };
 
 class OperatorTableModel : public QAbstractTableModel {
     Q_OBJECT

@@ -206,7 +206,7 @@ std::string searchStatus(const OperatorRecord &op, const SessionSnapshot &s, int
 
 } // namespace
 
-std::vector<OperatorRow> operatorRows(const WorkloadProfile &profile, const SessionSnapshot *session)
+std::vector<OperatorRow> operatorRows(const WorkloadProfile &profile, const SessionSnapshot *session, const ProfileComparison *withPack)
 {
     std::vector<OperatorRow> rows;
     const auto &w = profile.file();
@@ -223,6 +223,10 @@ std::vector<OperatorRow> operatorRows(const WorkloadProfile &profile, const Sess
             r.calls = int64_t(g.calls.size());
             r.totalUs = g.totalUs;
             r.shapes = callShapes(w.calls.at(g.calls.front()));
+            if (const OperatorChange *o = withPack ? withPack->find(g.signature) : nullptr; o && o->afterCalls > 0) {
+                r.afterUs = o->afterUs;
+                r.changed = o->changed;
+            }
         } else {
             r.calls = card.calls;
             r.totalUs = card.workloadMs * 1000.0;

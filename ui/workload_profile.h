@@ -90,6 +90,10 @@ struct OperatorRow {
     double headroom = 0;
     std::string search;    // "not searched", "accepted 2.40x (#12)", "searched: 30 nodes, none faster", ...
     int64_t bestNode = 0;  // the session's best node for this card, 0: none
+    // The same call pattern in the profile run with a pack: its total, -1 without one (or when the
+    // pattern is not in it), and whether its time moved (compareProfiles()' thresholds).
+    double afterUs = -1;
+    bool changed = false;
 };
 
 // The session operator a card was searched as: the same key, else the same ATen operator at the
@@ -101,6 +105,7 @@ const OperatorRecord *sessionOperatorFor(const OperatorCard &card, const Session
 double sessionBandwidth(const SessionSnapshot &session, const OperatorRecord *preferred = nullptr);
 
 // Ranked by total time, largest first.
-std::vector<OperatorRow> operatorRows(const WorkloadProfile &profile, const SessionSnapshot *session);
+std::vector<OperatorRow> operatorRows(const WorkloadProfile &profile, const SessionSnapshot *session,
+                                      const ProfileComparison *withPack = nullptr);
 
 } // namespace kforge::ui
