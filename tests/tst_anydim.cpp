@@ -186,6 +186,7 @@ private slots:
         QTest::newRow("mean (16,256,256)") << "mean_dim" << "outer=16,dim=256,inner=256" << 4 << 8;
         QTest::newRow("argmax (1,65536,64): few columns") << "argmax_dim" << "outer=1,dim=65536,inner=64" << 4 << 64;
         QTest::newRow("max (2,100000,8)") << "max_dim" << "outer=2,dim=100000,inner=8" << 4 << 64;
+        QTest::newRow("argmax (4,1024,4096): few blocks, wide packs") << "argmax_dim" << "outer=4,dim=1024,inner=4096" << 4 << 32;
     }
 
     void reductionSeeds()

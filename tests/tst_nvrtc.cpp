@@ -268,6 +268,7 @@ extern "C" __global__ void local_array(const float *x, float *y, int k)
             {"l2_norm_dim", "outer=32768,dim=65535,inner=1"}, {"rms_norm_dim", "outer=4096,dim=4096,inner=1"},
             {"softmax_dim", "outer=1024,dim=8192,inner=1"}, {"log_softmax_dim", "outer=64,dim=5001,inner=1"},
             {"l1_norm_dim", "outer=32768,dim=65535,inner=1"}, {"l1_norm_dim", "outer=16,dim=64,inner=4096"},
+            {"argmax_dim", "outer=4,dim=1024,inner=4096"}, {"sum_dim", "outer=64,dim=512,inner=8192"},
             {"instance_norm", "n=112,c=64,hw=262144"}, {"scaled_softmax", "rows=262144,cols=4096"},
             {"scaled_masked_softmax", "rows=524288,cols=2048,mrows=2048"}};
         for (const auto &[f, shape] : cases)

@@ -82,21 +82,30 @@ KernelTemplate reduction(const std::string &family, int op)
     auto t = make(family, "strided", "BX x VEC inner columns per block, BY thread rows and SPLIT blocks down dim, shared-memory then workspace combine",
                   {{"bx", {32, 64, 128, 256}}, {"vec", {1, 2, 4, 8}}, {"by", {1, 2, 4, 8}}, {"split", {1, 2, 4, 8, 16, 32, 64}},
                    {"unroll", {1, 4, 8}}});
-    t.valid = [arg](const J &p, const OperatorCard &card) {
+    // The thread rows' partials in shared memory (48 KiB static at most), and UNROLL x VEC loads in flight
+    // beside the accumulators within the registers a thread of the block may have.
+    auto smemFits = [arg](int bx, int by, int vec) { return (by > 1 ? int64_t(by) * bx * vec * (arg ? 12 : 4) : 0) <= 48 * 1024; };
+    auto regsFit = [arg](int bx, int by, int vec, int unroll) { return unroll * vec + vec * (arg ? 3 : 1) + 40 <= std::min(255, 65536 / (bx * by)); };
+    t.valid = [smemFits, regsFit](const J &p, const OperatorCard &card) {
         const int bx = p.at("bx"), by = p.at("by"), vec = p.at("vec"), split = p.at("split");
-        const int64_t smem = by > 1 ? int64_t(by) * bx * vec * (arg ? 12 : 4) : 0;
-        return fitsVec(p, card) && bx * by <= 1024 && smem <= 48 * 1024 && sym(card, "inner") > 1 && split <= std::max<int64_t>(1, sym(card, "dim") / by);
+        return fitsVec(p, card) && bx * by <= 1024 && smemFits(bx, by, vec) && regsFit(bx, by, vec, p.at("unroll")) && sym(card, "inner") > 1
+               && split <= std::max<int64_t>(1, sym(card, "dim") / by);
     };
-    t.seed = [](const OperatorCard &card) {
+    t.seed = [smemFits, regsFit](const OperatorCard &card) {
         const int64_t outer = sym(card, "outer"), dim = sym(card, "dim"), inner = sym(card, "inner");
         const int vec = vecDividing(card, inner);
         const int bx = pow2AtLeast((inner + vec - 1) / vec, 32, 256);
         const int64_t blocks = outer * ((inner + int64_t(bx) * vec - 1) / (int64_t(bx) * vec));
-        const int by = blocks >= kFillBlocks ? 2 : 4;
+        int by = blocks >= kFillBlocks ? 2 : 4;
+        while (by > 1 && !smemFits(bx, by, vec))
+            by /= 2;
+        int unroll = 8;
+        while (unroll > 1 && !regsFit(bx, by, vec, unroll))
+            unroll = unroll == 8 ? 4 : 1;
         int split = 1;
         while (split < 64 && blocks * split < kFillBlocks && int64_t(split) * 2 * by * 8 <= dim)
             split *= 2;
-        return J{{"bx", bx}, {"vec", vec}, {"by", by}, {"split", split}, {"unroll", 8}};
+        return J{{"bx", bx}, {"vec", vec}, {"by", by}, {"split", split}, {"unroll", unroll}};
     };
     t.render = [id = t.id, op](const J &p, const OperatorCard &card) {
         return paramDefines(id, p) + "#define OP " + std::to_string(op) + "\n" + cudaPrelude(card.inputs.front().dtype)
