@@ -1113,7 +1113,9 @@ def get_init_inputs():
             if (family == "silu")
                 QVERIFY2(row.at("correct").get<bool>(), row.dump().c_str());
         }
-        QCOMPARE(searched, (std::set<std::string>{"silu", "softmax"}));
+        // The hottest is attention's fused softmax chain (scale, mask, casts and softmax in one card).
+        QCOMPARE(searched.size(), size_t(2));
+        QVERIFY2(searched.count("scaled_masked_softmax"), m.out.toUtf8().constData());
     }
 };
 
