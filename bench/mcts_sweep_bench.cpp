@@ -45,6 +45,8 @@ ShapeBindings benchShape(const std::string &family, const std::string &backend)
         return {{"n", 4}, {"c", 16}, {"hw", gpu ? 4096 : 256}};
     if (family == "cross_entropy")
         return {{"rows", gpu ? 256 : 32}, {"vocab", gpu ? 32000 : 2048}};
+    if (family == "scaled_masked_softmax") // the mask has mrows rows, broadcast over the rows
+        return {{"rows", gpu ? 4096 : 128}, {"cols", gpu ? 4096 : 512}, {"mrows", gpu ? 64 : 16}};
     if (dimFamily(family))
         return {{"outer", 8}, {"dim", gpu ? 300 : 64}, {"inner", gpu ? 1000 : 128}};
     return {{"rows", gpu ? 4096 : 128}, {"cols", gpu ? 4096 : 512}};
