@@ -4,6 +4,7 @@
 #include <QtTest>
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "ops/workload.h"
@@ -194,6 +195,46 @@ private slots:
             }
         QCOMPARE(children, rootChildren);
         QCOMPARE(int(rootTemplates.size()), templates);
+    }
+
+    // Dead ends through the engine: two failing children of the root, far below a working sibling,
+    // are stored as pruned with the reason; the working one is not.
+    void deadEndsAreStoredAsPruned()
+    {
+        const auto file = m_dir.filePath(QStringLiteral("pruned.kforge")).toStdString();
+        const auto card = demoWorkload(64, 256).operators.front();
+        const auto &lib = TemplateLibrary::builtin();
+        const auto *vector = lib.find("cpu.softmax.vector");
+        QVERIFY(vector && vector->seed);
+        Proposal fast = TemplateProposer("cpu").render(*vector, vector->seed(card), card);
+        Proposal overflow{"overflow", nlohmann::json::object(), test::cpuKernel("naive_overflow.cpp"), "no max subtraction"};
+        Proposal broken{"broken", nlohmann::json::object(), test::cpuKernel("compile_error.cpp"), "does not compile"};
+        ListProposer proposer({fast, overflow, broken});
+        SessionStore store(file);
+        const auto sid = store.createSession({0, "t", "demo-attention", "cpu", "list", "running", {}, 0});
+        const auto op = store.addOperator(sid, card);
+        WorkerPool pool({test::workerCommand(), 1});
+        pool.start();
+        SearchOptions so;
+        so.maxNodes = 3;
+        so.eval.benchSamples = 5;
+        so.eval.warmup = 1;
+        so.mcts.pruneMinVisits = 1;
+        so.reverifyBest = false;
+        SearchEngine engine(store, pool, proposer, so);
+        QCOMPARE(engine.run(sid, op, card).evaluated, 3);
+        std::map<std::string, NodeRecord> byTemplate;
+        for (const auto &n : store.nodes(sid))
+            byTemplate[n.templateId] = n;
+        QVERIFY2(isCorrectStatus(byTemplate["cpu.softmax.vector"].status), byTemplate["cpu.softmax.vector"].summary.c_str());
+        QVERIFY2(byTemplate["cpu.softmax.vector"].reward > 0, byTemplate["cpu.softmax.vector"].summary.c_str());
+        QVERIFY(byTemplate["cpu.softmax.vector"].pruned.empty());
+        for (const char *dead : {"overflow", "broken"}) {
+            const auto &n = byTemplate[dead];
+            QVERIFY2(!isCorrectStatus(n.status), n.summary.c_str());
+            QVERIFY2(n.pruned.rfind("dead end: ", 0) == 0, n.pruned.c_str());
+            QVERIFY2(n.pruned.find("below sibling #" + std::to_string(byTemplate["cpu.softmax.vector"].id)) != std::string::npos, n.pruned.c_str());
+        }
     }
 
     void crashingCandidateIsMarkedOnItsNode()
