@@ -31,21 +31,7 @@ namespace {
 
 const char *kHelper = KFORGE_SOURCE_DIR "/python/kforge_capture.py";
 
-// A Python that imports torch ($KFORGE_PYTHON, python3, /usr/bin/python3), or "".
-QString torchPython()
-{
-    QStringList tries;
-    if (qEnvironmentVariableIsSet("KFORGE_PYTHON"))
-        tries << qEnvironmentVariable("KFORGE_PYTHON");
-    tries << QStringLiteral("python3") << QStringLiteral("/usr/bin/python3");
-    for (const auto &py : tries) {
-        QProcess p;
-        p.start(py, {QStringLiteral("-c"), QStringLiteral("import torch")});
-        if (p.waitForFinished(60000) && p.exitStatus() == QProcess::NormalExit && p.exitCode() == 0)
-            return py;
-    }
-    return {};
-}
+using test::torchPython; // a Python that imports torch, or ""
 
 // Runs python; returns exit code, stderr in `err`.
 int runPython(const QString &py, const QStringList &args, QString *err = nullptr)

@@ -719,18 +719,12 @@ int profileCommand(const Args &args)
     const auto detail = store.nodeDetail(nodeId);
     if (!detail)
         throw Error("the session has no node " + std::to_string(nodeId));
-    const OperatorCard *card = nullptr;
-    const auto ops = store.operators(detail->node.sessionId);
-    for (const auto &op : ops)
-        if (op.id == detail->node.operatorId)
-            card = &op.card;
-    if (!card)
-        throw Error("node " + std::to_string(nodeId) + " names an operator the session does not have");
+    const auto card = store.cardOf(detail->node);
     PoolOptions po;
     po.command = o.get("--worker", defaultWorkerCommand());
     WorkerPool pool(po);
     pool.start();
-    auto req = profileRequest(*card, detail->candidate);
+    auto req = profileRequest(card, detail->candidate);
     req["timeout_s"] = timeout;
     const auto reply = pool.request(req, (timeout + 30) * 1000);
     pool.shutdown();

@@ -30,18 +30,12 @@ Reverification reverifyNode(SessionStore &store, WorkerPool &pool, int64_t nodeI
     const auto detail = store.nodeDetail(nodeId);
     if (!detail)
         throw Error("'" + store.path() + "' has no node " + std::to_string(nodeId));
-    const OperatorCard *card = nullptr;
-    const auto ops = store.operators(detail->node.sessionId);
-    for (const auto &op : ops)
-        if (op.id == detail->node.operatorId)
-            card = &op.card;
-    if (!card)
-        throw Error("node " + std::to_string(nodeId) + " names an operator the session does not have");
+    const auto card = store.cardOf(detail->node);
     EvalOptions eo;
     eo.benchmark = false;
     eo.deadlineMs = deadlineMs;
     eo.inputSeed = inputSeed;
-    const Verdict v = pool.evaluate(*card, detail->candidate, eo);
+    const Verdict v = pool.evaluate(card, detail->candidate, eo);
     Reverification r;
     r.nodeId = nodeId;
     r.held = v.correct();

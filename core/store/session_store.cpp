@@ -366,6 +366,14 @@ std::vector<NodeRecord> SessionStore::nodes(int64_t sessionId, int64_t afterId) 
     return out;
 }
 
+OperatorCard SessionStore::cardOf(const NodeRecord &node) const
+{
+    for (const auto &op : operators(node.sessionId))
+        if (op.id == node.operatorId)
+            return op.card;
+    throw Error("node " + std::to_string(node.id) + " names an operator the session does not have");
+}
+
 std::optional<NodeDetail> SessionStore::nodeDetail(int64_t nodeId) const
 {
     NodeDetail d;

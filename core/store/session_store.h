@@ -130,6 +130,8 @@ public:
     std::vector<OperatorRecord> operators(int64_t sessionId) const;
     std::vector<NodeRecord> nodes(int64_t sessionId, int64_t afterId = 0) const;
     std::optional<NodeDetail> nodeDetail(int64_t nodeId) const;
+    // The operator card a node was made for; throws Error when the session does not hold its operator.
+    OperatorCard cardOf(const NodeRecord &node) const;
     std::vector<WorkerEventRecord> workerEvents(int64_t sessionId) const;
     // Every decision on the session's nodes, oldest first (the guard's and people's).
     std::vector<DecisionRecord> decisions(int64_t sessionId) const;
