@@ -418,10 +418,7 @@ int campaignCommand(const Args &args)
         so.lessonsDir = knowledge::userDir();
     std::string sessionPath = o.get("--session");
     if (sessionPath.empty()) {
-        sessionPath = o.get("--workload");
-        if (sessionPath.size() > 5 && sessionPath.compare(sessionPath.size() - 5, 5, ".json") == 0)
-            sessionPath.resize(sessionPath.size() - 5);
-        sessionPath += ".campaign.kforge";
+        sessionPath = withoutJson(o.get("--workload")) + ".campaign.kforge";
     }
 
     PoolOptions po;

@@ -67,13 +67,6 @@ std::string baseName(const std::string &p)
     return slash == std::string::npos ? p : p.substr(slash + 1);
 }
 
-std::string withoutJson(std::string p)
-{
-    if (p.size() > 5 && p.compare(p.size() - 5, 5, ".json") == 0)
-        p.resize(p.size() - 5);
-    return p;
-}
-
 // Value options (--name value) and flags; anything else is an error naming it.
 std::map<std::string, std::string> parseOptions(const Args &args, size_t from, const std::map<std::string, bool> &known,
                                                 std::vector<std::string> *positional = nullptr)

@@ -105,9 +105,7 @@ ProfiledWorkload profileThroughWorker(WorkerPool &pool, const WorkloadFile &w, c
         throw Error("workload " + path + " names a " + w.model.kind + " model and has no captured calls: import it with "
                     "kforge-cli import (or python/kforge_capture.py problem) first");
     const auto dir = absolutePath(w.dir.empty() ? "." : w.dir);
-    std::string stem = path;
-    if (stem.size() > 5 && stem.compare(stem.size() - 5, 5, ".json") == 0)
-        stem.resize(stem.size() - 5);
+    const std::string stem = withoutJson(path);
     nlohmann::json req = {{"type", "profile_workload"}, {"workload", workloadToJson(w)}, {"dir", dir}, {"runs", r.runs},
                           {"warmup", r.warmup}, {"calls_only", callsOnly}, {"device", r.device},
                           {"problem", !w.problem.empty() && !callsOnly}};
@@ -162,10 +160,7 @@ namespace {
 
 std::string withPackPath(const std::string &workloadPath)
 {
-    std::string stem = workloadPath;
-    if (stem.size() > 5 && stem.compare(stem.size() - 5, 5, ".json") == 0)
-        stem.resize(stem.size() - 5);
-    return stem + ".with-pack.json";
+    return withoutJson(workloadPath) + ".with-pack.json";
 }
 
 void writeTrace(const WorkloadFile &w, const std::string &path)

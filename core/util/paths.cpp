@@ -90,4 +90,11 @@ std::string absolutePath(const std::string &path)
     return ::getcwd(buf, sizeof buf) ? std::string(buf) + "/" + path : path;
 }
 
+std::string withoutJson(std::string path)
+{
+    if (path.size() > 5 && path.compare(path.size() - 5, 5, ".json") == 0)
+        path.resize(path.size() - 5);
+    return path;
+}
+
 } // namespace kforge

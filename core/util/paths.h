@@ -19,6 +19,8 @@ bool isDir(const std::string &path);
 bool isFile(const std::string &path); // a regular file
 // `path` against the working directory when it is relative.
 std::string absolutePath(const std::string &path);
+// `path` without a trailing ".json": the stem a workload's companion files are named after.
+std::string withoutJson(std::string path);
 // GPUs on this host as nvidia-smi lists them (honouring CUDA_VISIBLE_DEVICES); 0 without a driver.
 int localGpuCount();
 
