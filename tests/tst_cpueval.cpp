@@ -142,7 +142,7 @@ private slots:
         const ShapeBindings shape = name == "group_norm" ? ShapeBindings{{"n", 2}, {"c", 8}, {"hw", 64}, {"groups", 2}}
                                   : name == "cross_entropy" ? ShapeBindings{{"rows", 16}, {"vocab", 500}}
                                   : dimFamily(name)          ? ShapeBindings{{"outer", 4}, {"dim", 33}, {"inner", cols / 16 + 1}}
-                                  : name == "instance_norm"  ? ShapeBindings{{"n", 2}, {"c", 8}, {"hw", cols}}
+                                  : nchwFamily(name)         ? ShapeBindings{{"n", 2}, {"c", 8}, {"hw", cols}}
                                   : name == "scaled_masked_softmax" ? ShapeBindings{{"rows", 16}, {"cols", cols}, {"mrows", 8}}
                                                             : ShapeBindings{{"rows", 16}, {"cols", cols}};
         const auto card = makeCard(name, shape, dtypeFromName(dtype.toStdString()));

@@ -270,6 +270,9 @@ extern "C" __global__ void local_array(const float *x, float *y, int k)
             {"l1_norm_dim", "outer=32768,dim=65535,inner=1"}, {"l1_norm_dim", "outer=16,dim=64,inner=4096"},
             {"argmax_dim", "outer=4,dim=1024,inner=4096"}, {"sum_dim", "outer=64,dim=512,inner=8192"},
             {"instance_norm", "n=112,c=64,hw=262144"}, {"scaled_softmax", "rows=262144,cols=4096"},
+            {"batch_norm", "n=64,c=64,hw=262144"}, {"batch_norm_affine", "n=8,c=3,hw=1001"}, {"batch_norm_eval", "n=64,c=64,hw=262144"},
+            {"batch_norm", "n=4096,c=16,hw=1"}, {"frobenius_norm", "rows=7168,cols=262144"}, {"frobenius_norm", "rows=33,cols=1001"},
+            {"layer_norm", "rows=16,cols=4194304"}, {"rms_norm", "rows=64,cols=262147"},
             {"scaled_masked_softmax", "rows=524288,cols=2048,mrows=2048"}};
         for (const auto &[f, shape] : cases)
             QTest::newRow((std::string(f) + " " + shape).c_str()) << QString::fromLatin1(f) << QString::fromLatin1(shape);

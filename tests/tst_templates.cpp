@@ -26,7 +26,7 @@ ShapeBindings smallShape(const std::string &family)
         return {{"rows", 16}, {"vocab", 500}};
     if (dimFamily(family))
         return {{"outer", 4}, {"dim", 33}, {"inner", 17}};
-    if (family == "instance_norm")
+    if (nchwFamily(family))
         return {{"n", 2}, {"c", 3}, {"hw", 300}};
     if (family == "scaled_masked_softmax")
         return {{"rows", 16}, {"cols", 300}, {"mrows", 8}};
@@ -124,8 +124,10 @@ private slots:
                     QTest::newRow((f + " " + shape).c_str()) << QString::fromStdString(f) << QString::fromLatin1(shape);
                 continue;
             }
-            if (f == "instance_norm") {
-                QTest::newRow("instance_norm 112x64x262144") << QString::fromStdString(f) << QStringLiteral("n=112,c=64,hw=262144");
+            if (nchwFamily(f)) {
+                // KernelBench's instance and batch norms, and a BatchNorm1d (hw 1) of few channels.
+                for (const char *shape : {"n=112,c=64,hw=262144", "n=64,c=64,hw=262144", "n=4096,c=16,hw=1"})
+                    QTest::newRow((f + " " + shape).c_str()) << QString::fromStdString(f) << QString::fromLatin1(shape);
                 continue;
             }
             for (const char *shape : {"rows=65536,cols=512", "rows=16384,cols=4096", "rows=4096,cols=8192", "rows=64,cols=262144"})

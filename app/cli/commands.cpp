@@ -808,7 +808,7 @@ int checkTemplatesCommand(const Args &args)
         const ShapeBindings shape = family == "group_norm" ? ShapeBindings{{"n", 4}, {"c", 64}, {"hw", 1024}, {"groups", 8}}
                                   : family == "cross_entropy" ? ShapeBindings{{"rows", 64}, {"vocab", 32000}}
                                   : dimFamily(family)          ? ShapeBindings{{"outer", 8}, {"dim", 300}, {"inner", 1000}}
-                                  : family == "instance_norm"  ? ShapeBindings{{"n", 4}, {"c", 16}, {"hw", 4096}}
+                                  : nchwFamily(family)         ? ShapeBindings{{"n", 4}, {"c", 16}, {"hw", 4096}}
                                   : family == "scaled_masked_softmax" ? ShapeBindings{{"rows", 256}, {"cols", 4096}, {"mrows", 64}}
                                                               : ShapeBindings{{"rows", 200}, {"cols", 4096}};
         // Templates only for rows too long for one block (the row-group ones) get a long, ragged row.
@@ -846,10 +846,17 @@ int checkTemplatesCommand(const Args &args)
                 check(*card, candidate, t->id, point->dump());
                 // Over a middle dimension the seed is another kernel path at this shape (dim cut across
                 // blocks, or held in registers): it too.
-                if ((dimFamily(family) || family == "instance_norm") && t->seed) {
+                if ((dimFamily(family) || nchwFamily(family) || family == "frobenius_norm") && t->seed) {
                     const auto seed = t->seed(*card);
                     if (seed != *point && t->valid(seed, *card))
                         check(*card, proposer.render(*t, seed, *card).candidate, t->id, "seed " + seed.dump());
+                }
+                // Layer and RMS norm cut across blocks: their seed on a long row, vector paths included.
+                if (t->id.find(".split") != std::string::npos && (family == "layer_norm" || family == "rms_norm")) {
+                    const auto longRow = makeCard(family, alignedLongShape, dt);
+                    const auto seed = t->seed(longRow);
+                    if (t->valid(seed, longRow))
+                        check(longRow, proposer.render(*t, seed, longRow).candidate, t->id, "seed " + seed.dump());
                 }
                 // Kernels whose blocks wait for each other: also their seed on a long row the vector
                 // paths serve, once as it is and once with no waiting at all, so that the path where a

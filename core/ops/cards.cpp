@@ -76,6 +76,37 @@ OperatorCard dimReduction(const std::string &family, const ShapeBindings &s, DTy
     return c;
 }
 
+OperatorCard batchNormCard(const std::string &family, const ShapeBindings &s, DType dt, bool affine, bool training)
+{
+    OperatorCard c;
+    c.family = family;
+    c.key = family + ".nchw." + dtypeName(dt);
+    c.shape = {{"n", need(s, "n", family)}, {"c", need(s, "c", family)}, {"hw", need(s, "hw", family)}};
+    // Held out: one sample (statistics over hw alone), odd channel and spatial extents, hw 1 (BatchNorm1d).
+    c.heldOutShapes = {{{"n", 1}, {"c", 3}, {"hw", 49}}, {{"n", 3}, {"c", 5}, {"hw", c.shape["hw"] + 3}}, {{"n", 9}, {"c", 7}, {"hw", 1}}};
+    c.inputs = {{"x", {"n", "c", "hw"}, dt}};
+    if (affine) {
+        c.inputs.push_back({"weight", {"c"}, dt, "randn_unscaled"});
+        c.inputs.push_back({"bias", {"c"}, dt, "randn_unscaled"});
+    }
+    if (!training) {
+        c.inputs.push_back({"running_mean", {"c"}, dt, "randn_unscaled"});
+        c.inputs.push_back({"running_var", {"c"}, dt, "positive"});
+    }
+    c.outputs = {{"y", {"n", "c", "hw"}, dt}};
+    c.atenSchema = "aten::batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps, bool cudnn_enabled) -> Tensor";
+    c.atenOp = "aten::batch_norm";
+    const J none = {{"none", true}};
+    c.referenceArgs = J::array({{{"input", 0}}, affine ? J{{"input", 1}} : none, affine ? J{{"input", 2}} : none,
+                                training ? none : J{{"input", 3}}, training ? none : J{{"input", 4}}, {{"bool", training}},
+                                {{"double", 0.1}}, {{"double", 1e-5}}, {{"bool", true}}});
+    // With running statistics it is a per-channel scale and shift of x: no statistics to carry, and the
+    // affine-magnitude rule (inputs after x taken as |w|, +-|b|) would negate the running variance.
+    c.errorModel = training ? ErrorModel::Normalization : ErrorModel::Pointwise;
+    c.flopsPerElement = training ? 7 : 2;
+    return c;
+}
+
 const std::map<std::string, std::function<OperatorCard(const ShapeBindings &, DType)>> &factories()
 {
     static const std::map<std::string, std::function<OperatorCard(const ShapeBindings &, DType)>> f = [] {
@@ -342,6 +373,24 @@ const std::map<std::string, std::function<OperatorCard(const ShapeBindings &, DT
              c.flopsPerElement = 7;
              return c;
          }},
+        // BatchNorm over [n, c, hw] (a channel's statistics over n and hw, biased variance). Training mode
+        // (what KernelBench runs) uses the batch's statistics: `batch_norm` without affine (a module's
+        // default weight 1 and bias 0, so a one-input problem fits it), `batch_norm_affine` with them; the
+        // running statistics a training call also updates are not the card's output, so its reference
+        // passes none. `batch_norm_eval` uses running statistics (inputs in the call's order).
+        {"batch_norm", [](const ShapeBindings &s, DType dt) { return batchNormCard("batch_norm", s, dt, false, true); }},
+        {"batch_norm_affine", [](const ShapeBindings &s, DType dt) { return batchNormCard("batch_norm_affine", s, dt, true, true); }},
+        {"batch_norm_eval", [](const ShapeBindings &s, DType dt) { return batchNormCard("batch_norm_eval", s, dt, true, false); }},
+        // x / ||x||_F over the whole tensor (KernelBench's x / torch.norm(x, p='fro')), viewed as rows x cols.
+        {"frobenius_norm", [](const ShapeBindings &s, DType dt) {
+             auto c = rowCard("frobenius_norm", s, dt);
+             c.atenSchema = "frobenius_norm(Tensor x) -> Tensor  (x / torch.norm(x), the norm over every element)";
+             c.atenOp = "kforge::frobenius_norm";
+             c.referenceArgs = J::array({{{"input", 0}}});
+             c.errorModel = ErrorModel::Normalization;
+             c.flopsPerElement = 3;
+             return c;
+         }},
     };
     // The pointwise activations come from one table (core/ops/pointwise_ops.h), each with its expression.
     for (const auto &op : pointwiseOps())
@@ -377,6 +426,11 @@ OperatorCard makeCard(const std::string &family, const ShapeBindings &shape, DTy
 bool dimFamily(const std::string &family)
 {
     return family.size() > 4 && family.compare(family.size() - 4, 4, "_dim") == 0 && factories().count(family);
+}
+
+bool nchwFamily(const std::string &family)
+{
+    return family == "instance_norm" || family.rfind("batch_norm", 0) == 0;
 }
 
 ShapeBindings dimView(const std::vector<int64_t> &shape, size_t d)

@@ -27,6 +27,7 @@ struct TensorSpec {
     // "index:<symbol>" (integers in [0, extent of symbol), e.g. class targets), "lognormal:<symbol>"
     // (random signs, magnitudes exp(N(0, scale^2 / extent)): a product over the symbol stays in range).
     // "causal_mask" (a 2-D attention mask: 0 on and below the diagonal, the dtype's lowest finite value above).
+    // "positive" (uniform in [0.5, 1.5): a variance).
     std::string init = "randn";
 };
 
@@ -91,6 +92,9 @@ OperatorCard rowwiseCard(const std::string &family, const ShapeBindings &shape, 
 // reduce or normalize along dim; dimView gives that view of a tensor around its dimension d.
 bool dimFamily(const std::string &family);
 ShapeBindings dimView(const std::vector<int64_t> &shape, size_t d);
+// Families over [n, c, hw] with no other symbol (instance norm, the batch norms): statistics per row
+// n * c or per channel c.
+bool nchwFamily(const std::string &family);
 // "rows=4096,cols=1024" -> bindings; throws Error saying what is malformed.
 ShapeBindings parseShape(const std::string &text);
 OperatorCard makeSoftmaxCard(int64_t rows, int64_t cols, DType dtype = DType::F32);

@@ -44,6 +44,7 @@ const TemplateLibrary &TemplateLibrary::builtin()
         addCpuAnyDimTemplates(l);
         addCudaAnyDimTemplates(l);
         addFusedSoftmaxTemplates(l);
+        addSplitNormTemplates(l);
         return l;
     }();
     return lib;

@@ -61,5 +61,6 @@ void addPointwiseTemplates(TemplateLibrary &lib);
 void addCpuAnyDimTemplates(TemplateLibrary &lib);
 void addCudaAnyDimTemplates(TemplateLibrary &lib);
 void addFusedSoftmaxTemplates(TemplateLibrary &lib);
+void addSplitNormTemplates(TemplateLibrary &lib);
 
 } // namespace kforge

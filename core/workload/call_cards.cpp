@@ -1,5 +1,6 @@
 #include "workload/call_cards.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -90,7 +91,38 @@ struct FamilyMatch {
     J referenceArgs = J::array();
     // A pointwise family's scalar arguments (its card's reference arguments follow from them).
     std::vector<double> scalars = {};
+    // The card's shape where it is not the input flattened to rows x cols (batch norm's [n, c, hw]).
+    ShapeBindings shape = {};
 };
+
+// aten::batch_norm on [n, c, ...] in training mode (the batch's statistics; without affine or with both
+// weight and bias) or with running statistics, weight and bias. A training call also updates running
+// statistics the card does not output, so its reference passes none; native_batch_norm returns the saved
+// statistics too and gets no family.
+std::optional<FamilyMatch> matchBatchNorm(const CapturedCall &c, const TensorMeta &x)
+{
+    if (c.qualifiedName() != "aten::batch_norm" || c.args.size() != 9 || x.shape.size() < 2 || c.args[5].kind != "bool"
+        || c.args[6].kind != "double" || c.args[7].kind != "double" || c.args[8].kind != "bool")
+        return std::nullopt;
+    const auto perChannel = [&](size_t i) { return c.args[i].kind == "tensor" && c.args[i].tensors[0].shape == std::vector<int64_t>{x.shape[1]}; };
+    const bool training = c.args[5].value.get<bool>();
+    const bool affine = perChannel(1) && perChannel(2);
+    if (!affine && (c.args[1].kind != "none" || c.args[2].kind != "none"))
+        return std::nullopt;
+    if (!training && !(affine && perChannel(3) && perChannel(4)))
+        return std::nullopt;
+    if (training && ((c.args[3].kind != "none" && !perChannel(3)) || (c.args[4].kind != "none" && !perChannel(4))))
+        return std::nullopt;
+    const std::string family = !training ? "batch_norm_eval" : affine ? "batch_norm_affine" : "batch_norm";
+    int64_t hw = 1;
+    for (size_t d = 2; d < x.shape.size(); ++d)
+        hw *= x.shape[d];
+    auto args = makeCard(family, {{"n", 1}, {"c", 1}, {"hw", 1}}).referenceArgs;
+    args[6] = {{"double", c.args[6].value}};
+    args[7] = {{"double", c.args[7].value}};
+    args[8] = {{"bool", c.args[8].value}};
+    return FamilyMatch{family, args, {}, {{"n", x.shape[0]}, {"c", x.shape[1]}, {"hw", hw}}};
+}
 
 // Row-wise families: the first argument is the input, reduced or normalized along its last dimension.
 std::optional<FamilyMatch> matchFamily(const CapturedCall &c)
@@ -110,15 +142,30 @@ std::optional<FamilyMatch> matchFamily(const CapturedCall &c)
     const auto name = c.qualifiedName();
     const auto lastDim = [&](size_t i) { return i < n && dimOf(c.args[i], rank) == last; };
     const J in0 = {{"input", 0}};
+    if (auto bn = matchBatchNorm(c, x))
+        return bn;
     if ((name == "aten::_softmax" || name == "aten::_log_softmax") && n == 3 && lastDim(1) && isFalse(c.args[2]))
         return FamilyMatch{name == "aten::_softmax" ? "softmax" : "log_softmax", J::array({in0, {{"int", -1}}, {{"bool", false}}})};
     if ((name == "aten::softmax.int" || name == "aten::log_softmax.int") && n == 3 && lastDim(1) && c.args[2].kind == "none")
         return FamilyMatch{name == "aten::softmax.int" ? "softmax" : "log_softmax", J::array({in0, {{"int", -1}}, {{"none", true}}})};
-    if (name == "aten::layer_norm" && n == 6 && c.args[1].kind == "int_list" && c.args[1].value == J::array({x.shape[last]})
-        && c.args[2].kind == "tensor" && c.args[3].kind == "tensor" && c.args[4].kind == "double" && c.args[5].kind == "bool"
-        && c.args[2].tensors[0].shape == std::vector<int64_t>{x.shape[last]} && c.args[3].tensors[0].shape == std::vector<int64_t>{x.shape[last]})
-        return FamilyMatch{"layer_norm", J::array({in0, {{"sym_list", {"cols"}}}, {{"input", 1}}, {{"input", 2}}, {{"double", c.args[4].value}},
-                                                   {{"bool", c.args[5].value}}})};
+    // A layer norm over the last k dimensions (nn.LayerNorm((64, 256, 256)) included) is rows x cols with cols
+    // their product: the same statistics over the same contiguous elements, weight and bias flattened.
+    if (name == "aten::layer_norm" && n == 6 && c.args[1].kind == "int_list" && !c.args[1].value.empty()
+        && c.args[1].value.size() <= x.shape.size() && c.args[2].kind == "tensor" && c.args[3].kind == "tensor" && c.args[4].kind == "double"
+        && c.args[5].kind == "bool") {
+        const std::vector<int64_t> normalized = c.args[1].value.get<std::vector<int64_t>>();
+        const std::vector<int64_t> tail(x.shape.end() - int64_t(normalized.size()), x.shape.end());
+        if (tail == normalized && c.args[2].tensors[0].shape == normalized && c.args[3].tensors[0].shape == normalized) {
+            int64_t cols = 1;
+            for (int64_t d : normalized)
+                cols *= d;
+            FamilyMatch m{"layer_norm", J::array({in0, {{"sym_list", {"cols"}}}, {{"input", 1}}, {{"input", 2}}, {{"double", c.args[4].value}},
+                                                  {{"bool", c.args[5].value}}})};
+            if (normalized.size() > 1)
+                m.shape = {{"rows", x.numel() / std::max<int64_t>(1, cols)}, {"cols", cols}};
+            return m;
+        }
+    }
     // Pointwise activations (core/ops/pointwise_ops.h), their scalar arguments into the card's expression.
     std::vector<PointwiseArg> args;
     for (const auto &a : c.args)
@@ -132,8 +179,8 @@ std::optional<FamilyMatch> matchFamily(const CapturedCall &c)
         return FamilyMatch{"max", J::array({in0, {{"int_list", {-1}}}, {{"bool", false}}})};
     if (name == "aten::argmax" && n == 3 && lastDim(1) && isFalse(c.args[2]) && rank >= 2)
         return FamilyMatch{"argmax", J::array({in0, {{"int", -1}}, {{"bool", false}}})};
-    if (name == "aten::cumsum" && n == 3 && lastDim(1) && c.args[2].kind == "none")
-        return FamilyMatch{"cumsum", J::array({in0, {{"int", -1}}, {{"none", true}}})};
+    if ((name == "aten::cumsum" || name == "aten::cumprod") && n == 3 && lastDim(1) && c.args[2].kind == "none")
+        return FamilyMatch{name.substr(6), J::array({in0, {{"int", -1}}, {{"none", true}}})};
     return std::nullopt;
 }
 
@@ -203,7 +250,7 @@ CardOrReason cardForCall(const CapturedCall &c, int tensorReturns, int keyIndex)
         int64_t rows = 1;
         for (size_t d = 0; d + 1 < x.shape.size(); ++d)
             rows *= x.shape[d];
-        const ShapeBindings shape = {{"rows", rows}, {"cols", x.shape.back()}};
+        const ShapeBindings shape = m->shape.empty() ? ShapeBindings{{"rows", rows}, {"cols", x.shape.back()}} : m->shape;
         if (const auto *op = findPointwiseOp(m->family)) {
             card = pointwiseFamilyCard(*op, shape, dt, m->scalars);
             // A scalar stays the kind the model passed (F.softplus's beta=1 is an int): the pack's guard

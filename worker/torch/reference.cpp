@@ -63,6 +63,8 @@ std::vector<at::Tensor> makeInputs(const OperatorCard &card, const ShapeBindings
             out.push_back(at::full(sizes, lowest, at::TensorOptions().dtype(type == at::kDouble ? at::kDouble : at::kFloat).device(device))
                               .triu(1)
                               .to(type));
+        } else if (t.init == "positive" && at::isFloatingType(type)) { // a variance, away from zero
+            out.push_back((at::rand(sizes, f32) + 0.5).to(type));
         } else if (!at::isFloatingType(type)) {
             out.push_back(at::randint(-100, 100, sizes, at::TensorOptions().dtype(type).device(device)));
         } else {
@@ -157,6 +159,8 @@ std::vector<at::Tensor> callComposite(const OperatorCard &card, const std::vecto
         const auto y = name == "rms_norm_dim" ? x / at::sqrt(ss / double(x.size(1)) + eps) : x / at::clamp_min(at::sqrt(ss), eps);
         return {y.to(in[0].scalar_type())};
     }
+    if (name == "frobenius_norm") // KernelBench's x / torch.norm(x, p='fro'), in x's own dtype as a program runs it
+        return {in.at(0) / at::norm(in.at(0))};
     if (name == "l1_norm_dim") { // KernelBench's x / mean(|x|, dim 1), no eps
         const auto x = in.at(0).to(computeType);
         return {(x / x.abs().mean({1}, true)).to(in[0].scalar_type())};
