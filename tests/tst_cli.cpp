@@ -629,6 +629,93 @@ private slots:
         QCOMPARE(points.size(), size_t(6));
     }
 
+    // A campaign over two operators killed with SIGKILL while its first operator's nodes are in flight:
+    // `search --resume` goes on with both operators of the plan, each to its share, in the same session;
+    // no node lost or duplicated, nothing left running, and --nodes cannot change a campaign's shares.
+    void killedCampaignResumesEveryOperator()
+    {
+        const QString w = m_dir.filePath(QStringLiteral("killed.json"));
+        auto r = cli({QStringLiteral("model"), QStringLiteral("decoder"), QStringLiteral("--out"), w}, m_dir.path());
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        r = cli({QStringLiteral("profile"), w, QStringLiteral("--device"), QStringLiteral("cpu")}, m_dir.path());
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        const QString file = m_dir.filePath(QStringLiteral("killed.campaign.kforge"));
+        QFile::remove(file);
+        const QStringList common{QStringLiteral("--no-lessons"), QStringLiteral("--samples"), QStringLiteral("5")};
+        QProcess p;
+        p.start(QStringLiteral(KFORGE_CLI_PATH), QStringList{QStringLiteral("campaign"), QStringLiteral("--workload"), w, QStringLiteral("--nodes"),
+                                                             QStringLiteral("4"), QStringLiteral("--min-nodes"), QStringLiteral("2"),
+                                                             QStringLiteral("--session"), file} + common);
+        QVERIFY(p.waitForStarted());
+        // Kill it once the first operator has a candidate, before the second has any.
+        QElapsedTimer timer;
+        timer.start();
+        int candidates = 0;
+        while (candidates < 1 && timer.elapsed() < 90000 && p.state() == QProcess::Running) {
+            QThread::msleep(50);
+            try {
+                kforge::SessionStore reader(file.toStdString(), kforge::SessionStore::Mode::ReadOnly);
+                candidates = 0;
+                for (const auto &s : reader.sessions())
+                    for (const auto &n : reader.nodes(s.id))
+                        candidates += n.parentId.has_value();
+            } catch (const std::exception &) {
+            }
+        }
+        QVERIFY2(candidates >= 1 && p.state() == QProcess::Running, "the campaign made no candidate, or finished, before the kill");
+        ::kill(pid_t(p.processId()), SIGKILL);
+        QVERIFY(p.waitForFinished(30000));
+        std::map<std::string, int> planned;
+        {
+            kforge::SessionStore reader(file.toStdString(), kforge::SessionStore::Mode::ReadOnly);
+            const auto session = reader.sessions().back();
+            QCOMPARE(session.status, std::string("running")); // a kill leaves what it had
+            for (const auto &step : session.options.at("campaign_plan"))
+                planned[step.at("key").get<std::string>()] = step.at("nodes").get<int>();
+            QCOMPARE(int(planned.size()), 2);
+            QCOMPARE(reader.operators(session.id).size(), size_t(2)); // every planned operator up front
+            int made = 0;
+            for (const auto &n : reader.nodes(session.id))
+                made += n.parentId.has_value();
+            QVERIFY2(made < 4, qPrintable(QString::number(made)));
+        }
+        r = cli(QStringList{QStringLiteral("search"), QStringLiteral("--resume"), QStringLiteral("--session"), file, QStringLiteral("--nodes"),
+                            QStringLiteral("9")} + common);
+        QCOMPARE(r.code, 2);
+        QVERIFY2(r.err.contains(QStringLiteral("holds a campaign: its plan gives each operator its nodes")), qPrintable(r.err));
+
+        QProcess resumed;
+        resumed.start(QStringLiteral(KFORGE_CLI_PATH), QStringList{QStringLiteral("search"), QStringLiteral("--resume"), QStringLiteral("--session"), file} + common);
+        QVERIFY(resumed.waitForFinished(180000));
+        const QString said = QString::fromUtf8(resumed.readAllStandardOutput()) + QString::fromUtf8(resumed.readAllStandardError());
+        QVERIFY2(resumed.exitStatus() == QProcess::NormalExit && resumed.exitCode() == 0, qPrintable(said));
+        QVERIFY2(said.contains(QStringLiteral("resuming campaign")) && said.contains(QStringLiteral("campaign done")), qPrintable(said));
+        QVERIFY(!QFile::exists(file + QStringLiteral("-wal")) || QFileInfo(file + QStringLiteral("-wal")).size() == 0);
+        kforge::SessionStore reader(file.toStdString(), kforge::SessionStore::Mode::ReadOnly);
+        const auto sessions = reader.sessions();
+        QCOMPARE(sessions.size(), size_t(1));
+        QCOMPARE(sessions[0].status, std::string("finished"));
+        std::map<int64_t, std::string> keyOf;
+        for (const auto &op : reader.operators(sessions[0].id))
+            keyOf[op.id] = op.card.key;
+        std::map<std::string, int> made, roots;
+        std::set<std::string> points;
+        for (const auto &n : reader.nodes(sessions[0].id)) {
+            QVERIFY2(n.status != "running" && n.status != "interrupted", n.summary.c_str());
+            if (!n.parentId) {
+                ++roots[keyOf[n.operatorId]];
+                continue;
+            }
+            ++made[keyOf[n.operatorId]];
+            points.insert(keyOf[n.operatorId] + n.templateId + n.params.dump());
+        }
+        for (const auto &[key, nodes] : planned) {
+            QCOMPARE(made[key], nodes);
+            QCOMPARE(roots[key], 1);
+        }
+        QCOMPARE(int(points.size()), 4);
+    }
+
     // show --node says why the search made a node: the scores of the selection that expanded its
     // parent, as stored with it, and the search's MCTS constants come from the command line.
     void showNodeSaysWhyItWasChosen()

@@ -4,6 +4,7 @@
 #include <QtTest>
 
 #include <algorithm>
+#include <filesystem>
 #include <map>
 #include <set>
 
@@ -11,9 +12,11 @@
 #include "pool/worker_pool.h"
 #include "proposers/list_proposer.h"
 #include "proposers/template_proposer.h"
+#include "search/resume.h"
 #include "search/search_engine.h"
 #include "store/session_store.h"
 #include "test_support.h"
+#include "util/error.h"
 
 using namespace kforge;
 
@@ -235,6 +238,91 @@ private slots:
             QVERIFY2(n.pruned.rfind("dead end: ", 0) == 0, n.pruned.c_str());
             QVERIFY2(n.pruned.find("below sibling #" + std::to_string(byTemplate["cpu.softmax.vector"].id)) != std::string::npos, n.pruned.c_str());
         }
+    }
+
+    // What a resume reads off a session (search/resume.h): a campaign's steps from its stored plan, in
+    // the plan's order, each with the candidates it has and those left in flight; a single search as one
+    // step of its node budget; plans that cannot be followed are refused by name.
+    void resumeReadsEveryStepOfACampaign_data()
+    {
+        QTest::addColumn<QString>("plan");    // the session's campaign_plan as JSON, "none" for a single search
+        QTest::addColumn<bool>("flagged");    // options.campaign
+        QTest::addColumn<QString>("expected"); // "key:nodes:made:unfinished:done ..." or "error: TEXT"
+        const auto softmax = makeSoftmaxCard(32, 256).key, relu = makeCard("relu", {{"rows", 32}, {"cols", 256}}).key;
+        const auto plan = [&](int a, int b) {
+            return QString::fromStdString(nlohmann::json::array({{{"key", relu}, {"nodes", a}}, {{"key", softmax}, {"nodes", b}}}).dump());
+        };
+        // The session holds softmax with 3 candidates (one running, one interrupted) and relu with 2 finished.
+        QTest::newRow("a campaign, the first operator done") << plan(2, 4) << true
+                                                             << QString::fromStdString(relu + ":2:2:0:1 " + softmax + ":4:3:2:0");
+        QTest::newRow("a campaign whose plan grew") << plan(3, 3) << true << QString::fromStdString(relu + ":3:2:0:0 " + softmax + ":3:3:2:0");
+        QTest::newRow("a single search") << QStringLiteral("none") << false << QString::fromStdString(softmax + ":6:3:2:0");
+        QTest::newRow("a plan naming an operator not held")
+            << QStringLiteral(R"([{"key":"nope","nodes":2}])") << true << QStringLiteral("error: plans operator 'nope', which the session does not hold");
+        QTest::newRow("a plan that is not a list") << QStringLiteral(R"({"key":"x"})") << true << QStringLiteral("error: is not a list of operators and nodes");
+        QTest::newRow("a step without nodes") << QString::fromStdString(R"([{"key":")" + relu + R"("}])") << true
+                                              << QStringLiteral("error: is not a list of operators and nodes");
+        QTest::newRow("an empty plan") << QStringLiteral("[]") << true << QStringLiteral("error: plans no operator");
+        QTest::newRow("a campaign without its plan") << QStringLiteral("none") << true << QStringLiteral("error: was written without its plan");
+    }
+
+    void resumeReadsEveryStepOfACampaign()
+    {
+        QFETCH(QString, plan);
+        QFETCH(bool, flagged);
+        QFETCH(QString, expected);
+        const auto file = m_dir.filePath(QStringLiteral("steps-%1.kforge").arg(QString::fromUtf8(QTest::currentDataTag()).replace(QLatin1Char(' '), QLatin1Char('-')))).toStdString();
+        std::filesystem::remove(file);
+        SearchOptions so;
+        so.maxNodes = 6;
+        auto options = resumeOptions(so, 1, "templates", "", 0);
+        if (plan != QStringLiteral("none"))
+            options["campaign_plan"] = nlohmann::json::parse(plan.toStdString());
+        if (flagged)
+            options["campaign"] = true;
+        SessionStore store(file);
+        const auto sid = store.createSession({0, "t", "demo", "cpu", "templates", "running", options, 0});
+        const auto softmax = store.addOperator(sid, makeSoftmaxCard(32, 256));
+        const auto relu = store.addOperator(sid, makeCard("relu", {{"rows", 32}, {"cols", 256}}));
+        Verdict finished;
+        finished.status = VerdictStatus::NotFaster;
+        const auto grow = [&](int64_t op, const std::vector<std::string> &statuses) {
+            NodeRecord root;
+            root.sessionId = sid;
+            root.operatorId = op;
+            root.status = "baseline";
+            const auto rootId = store.addNode(root, Candidate{"reference", "", nlohmann::json::object()});
+            for (size_t i = 0; i < statuses.size(); ++i) {
+                NodeRecord n = root;
+                n.parentId = rootId;
+                n.status = "running";
+                n.params = {{"i", i}};
+                const auto id = store.addNode(n, Candidate{"cpu", "// " + std::to_string(i), nlohmann::json::object()});
+                if (statuses[i] == "finished")
+                    store.finishNode(id, finished, 0);
+                else if (statuses[i] != "running")
+                    store.setNodeStatus(id, statuses[i]);
+            }
+        };
+        grow(softmax, {"finished", "running", "interrupted"});
+        grow(relu, {"finished", "finished"});
+        if (expected.startsWith(QStringLiteral("error: "))) {
+            try {
+                lastSearch(store);
+                QFAIL("a plan that cannot be followed was read");
+            } catch (const Error &e) {
+                QVERIFY2(QString::fromUtf8(e.what()).contains(expected.mid(7)), e.what());
+            }
+            return;
+        }
+        const auto was = lastSearch(store);
+        QCOMPARE(was.campaign, flagged);
+        QString got;
+        for (const auto &st : was.steps)
+            got += QStringLiteral("%1%2:%3:%4:%5:%6").arg(got.isEmpty() ? QString() : QStringLiteral(" "), QString::fromStdString(st.op.card.key)).arg(st.nodes).arg(st.made)
+                       .arg(st.unfinished).arg(int(st.done()));
+        QCOMPARE(got, expected);
+        QCOMPARE(was.op.id, was.steps.front().op.id);
     }
 
     void crashingCandidateIsMarkedOnItsNode()

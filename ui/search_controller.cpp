@@ -96,28 +96,13 @@ SearchRequest SearchRequest::resumeOf(const QString &sessionPath)
     r.workloadName = QString::fromStdString(was.session.workload);
     r.backend = QString::fromStdString(was.session.backend);
     r.workers = was.workers;
-    r.options.maxNodes = was.options.maxNodes;
-    r.options.seed = was.options.seed;
-    r.options.eval.benchSamples = was.options.eval.benchSamples;
-    r.options.eval.deadlineMs = was.options.eval.deadlineMs;
+    r.options = was.options; // nodes, seed, samples, deadline, roots and the MCTS constants as it ran
     r.proposer.spec = was.proposerSpec;
     r.proposer.baseUrl = was.baseUrl;
     r.proposer.budget = was.budgetUsd;
-    // A campaign's steps: its plan, matched to the session's operators by key.
-    const auto &o = was.session.options;
-    const auto plan = o.is_object() && o.contains("campaign_plan") ? o["campaign_plan"] : nlohmann::json();
-    if (plan.is_array()) {
-        const auto ops = SessionStore(sessionPath.toStdString(), SessionStore::Mode::ReadOnly).operators(was.session.id);
-        for (const auto &step : plan) {
-            if (!step.is_object())
-                throw Error("the campaign plan in '" + sessionPath.toStdString() + "' is not a list of operators and nodes");
-            const auto key = step.value("key", std::string());
-            const auto op = std::find_if(ops.begin(), ops.end(), [&](const OperatorRecord &o) { return o.card.key == key; });
-            if (op == ops.end())
-                throw Error("the campaign in '" + sessionPath.toStdString() + "' plans operator '" + key + "', which the session does not hold");
-            r.campaign.push_back({op->card, step.value("nodes", 0)});
-        }
-    }
+    if (was.campaign) // its plan's steps, matched to the session's operators by key
+        for (const auto &step : was.steps)
+            r.campaign.push_back({step.op.card, step.nodes});
     return r;
 }
 
@@ -299,10 +284,10 @@ void SearchController::runJob(std::shared_ptr<Job> job, SearchRequest r)
             // What a resume needs to go on with the same search (the keys kforge-cli search writes).
             info.options = resumeOptions(r.options, pool.size(), r.proposer.spec, r.proposer.baseUrl, r.proposer.budget);
             if (!r.campaign.empty()) {
-                info.options["campaign"] = true;
-                auto &plan = info.options["campaign_plan"] = nlohmann::json::array();
+                std::vector<std::pair<std::string, int>> plan;
                 for (const auto &step : r.campaign)
-                    plan.push_back({{"key", step.card.key}, {"nodes", step.nodes}});
+                    plan.push_back({step.card.key, step.nodes});
+                setCampaignPlan(info.options, plan);
             }
             info.createdAt = nowSeconds();
             info.id = store.createSession(info);

@@ -186,11 +186,13 @@ OperatorCard chosenCard(const Options &o)
 
 SearchEngine *g_engine = nullptr;
 std::atomic<int> g_interrupts{0}; // lock-free, so a signal handler may touch it
+std::atomic<bool> g_stopSignal{false}; // any stop signal, also one between two operators of a campaign
 
 // Ctrl-C: no new candidates, the ones in flight finish. A second Ctrl-C, or SIGTERM: stop now, the
 // nodes in flight marked interrupted for `search --resume`. Only flags and write(2) here.
 void onStopSignal(int sig)
 {
+    g_stopSignal = true;
     const bool now = sig == SIGTERM || ++g_interrupts > 1;
     if (g_engine)
         g_engine->requestStopFromSignal(now);
@@ -216,6 +218,67 @@ public:
     }
 };
 
+// A campaign's operators searched in turn in one session, each to its step's nodes (a resumed step's
+// stored nodes count: only what is left is spent, its unfinished nodes evaluated again). A stop, a signal
+// included, ends it between two operators too. Returns the best accepted speedup per operator searched
+// (1 where none was accepted) and whether it was stopped.
+struct StepsRun {
+    std::vector<std::pair<std::string, double>> best;
+    bool stopped = false, interrupted = false;
+};
+
+StepsRun runSteps(SessionStore &store, WorkerPool &pool, Proposer &proposer, SearchOptions so, int64_t sessionId,
+                  const std::vector<ResumeStep> &steps)
+{
+    StepsRun run;
+    std::signal(SIGINT, onStopSignal);
+    std::signal(SIGTERM, onStopSignal);
+    for (const auto &step : steps) {
+        if (step.nodes == 0)
+            continue;
+        if (g_stopSignal) {
+            run.stopped = true;
+            run.interrupted = run.interrupted || g_interrupts > 1;
+            break;
+        }
+        if (step.done()) {
+            std::printf("== %s: done before (%d of %d nodes)\n", step.op.card.key.c_str(), step.made, step.nodes);
+            continue;
+        }
+        so.maxNodes = step.nodes;
+        SearchEngine engine(store, pool, proposer, so);
+        g_engine = &engine;
+        if (step.made > 0)
+            std::printf("== %s: %d nodes, %d made before (%d of them evaluated again)\n", step.op.card.key.c_str(), step.nodes, step.made,
+                        step.unfinished);
+        else
+            std::printf("== %s: %d nodes\n", step.op.card.key.c_str(), step.nodes);
+        std::fflush(stdout);
+        PrintingObserver obs;
+        const auto prog = engine.run(sessionId, step.op.id, step.op.card, &obs);
+        g_engine = nullptr;
+        std::printf("   %s: best %.3fx (node %lld)\n", prog.stopReason.c_str(), prog.bestSpeedup, (long long)prog.bestNode);
+        // Only what the guard accepted counts toward the workload.
+        double accepted = 1.0;
+        for (const auto &n : store.nodes(sessionId))
+            if (n.operatorId == step.op.id && n.status == "accepted")
+                accepted = std::max(accepted, n.speedup);
+        run.best.push_back({step.op.card.key, accepted});
+        run.interrupted = run.interrupted || prog.stopReason == "interrupted";
+        if (prog.stopReason == "interrupted" || prog.stopReason == "stopped" || g_stopSignal) {
+            run.stopped = true;
+            break;
+        }
+    }
+    if (run.interrupted)
+        pool.abort();
+    else
+        pool.shutdown();
+    store.setSessionStatus(sessionId, run.stopped ? "stopped" : "finished");
+    store.checkpoint();
+    return run;
+}
+
 } // namespace
 
 int searchCommand(const Args &args)
@@ -235,7 +298,9 @@ int searchCommand(const Args &args)
                   "  --session FILE     session file to write (default kforge-session.kforge)\n"
                   "  --resume           go on with the last search in --session where it stopped (a stop, Ctrl-C or a\n"
                   "                     kill): its operator, backend, proposer and options; nodes left in flight are\n"
-                  "                     evaluated again; --nodes is then the total for the operator\n"
+                  "                     evaluated again; --nodes is then the total for the operator. A campaign\n"
+                  "                     (kforge-cli campaign, or the window's) goes on with every operator of its plan\n"
+                  "                     that has nodes left, each to its share\n"
                   "  --nodes N          candidates to evaluate (default 24)\n"
                   "  --seconds S        wall-time budget (default: none)\n"
                   "  --stall N          stop after N results without a new best (default: never)\n"
@@ -289,6 +354,8 @@ int searchCommand(const Args &args)
     // Read first, write later: a bad option must leave the file as it was. The defaults of a resumed
     // search are what it ran with.
     const ResumableSearch was = resume ? lastSearch(SessionStore(path, SessionStore::Mode::ReadOnly)) : ResumableSearch{};
+    if (was.campaign && o.has("--nodes"))
+        throw Error("'" + path + "' holds a campaign: its plan gives each operator its nodes, so --nodes cannot change them");
     const SearchOptions defaults = resume ? was.options : SearchOptions{};
     const auto card = resume ? was.op.card : chosenCard(o);
     SearchOptions so;
@@ -323,6 +390,8 @@ int searchCommand(const Args &args)
         po.workers = backend == "cuda" ? std::max(1, localGpuCount()) : 1;
     else if (o.has("--workers"))
         po.workers = int(parseInteger("--workers", o.get("--workers"), 1, kMaxWorkers, "auto"));
+    else if (resume)
+        po.workers = was.workers;
     SessionStore store(path);
     ProposerChoice choice;
     choice.spec = proposerSpec;
@@ -345,6 +414,15 @@ int searchCommand(const Args &args)
         opId = store.addOperator(sessionId, card);
     } else {
         store.setSessionStatus(sessionId, "running");
+    }
+    if (was.campaign) {
+        std::printf("resuming campaign %s (%zu operators) with %d worker(s); session %s\n", was.session.workload.c_str(), was.steps.size(),
+                    pool.size(), path.c_str());
+        const auto run = runSteps(store, pool, *proposer, so, sessionId, was.steps);
+        std::printf("campaign %s; session %s\n", run.stopped ? "stopped" : "done", path.c_str());
+        if (llmProposer)
+            printLlmTotals(store, sessionId);
+        return run.stopped ? 130 : 0;
     }
 
     SearchEngine engine(store, pool, *proposer, so);
@@ -455,43 +533,26 @@ int campaignCommand(const Args &args)
     info.workload = workload.name;
     info.backend = backend;
     info.proposer = proposer->name();
-    info.options = {{"nodes", total}, {"seed", so.seed}, {"proposer_spec", proposerSpec}, {"samples", so.eval.benchSamples},
-                    {"deadline_ms", so.eval.deadlineMs}, {"campaign", true}};
+    // What `search --resume` needs to go on with it: the options and the plan, every planned operator
+    // added up front (as the window's campaign does).
+    so.maxNodes = plan.nodes;
+    info.options = resumeOptions(so, pool.size(), proposerSpec, choice.baseUrl, choice.budget);
+    std::vector<std::pair<std::string, int>> planned;
+    for (const auto &it : plan.items)
+        if (it.nodes > 0)
+            planned.push_back({it.key, it.nodes});
+    setCampaignPlan(info.options, planned);
     const auto sessionId = store.createSession(info);
-    std::vector<std::pair<std::string, double>> best;
-    bool interrupted = false;
-    for (const auto &it : plan.items) {
-        if (it.nodes == 0 || interrupted)
-            continue;
-        const auto card = std::find_if(workload.cards.begin(), workload.cards.end(), [&](const OperatorCard &c) { return c.key == it.key; });
-        const auto opId = store.addOperator(sessionId, *card);
-        so.maxNodes = it.nodes;
-        SearchEngine engine(store, pool, *proposer, so);
-        g_engine = &engine;
-        std::signal(SIGINT, onStopSignal);
-        std::signal(SIGTERM, onStopSignal);
-        std::printf("== %s: %d nodes\n", it.key.c_str(), it.nodes);
-        PrintingObserver obs;
-        const auto prog = engine.run(sessionId, opId, *card, &obs);
-        g_engine = nullptr;
-        std::printf("   %s: best %.3fx (node %lld)\n", prog.stopReason.c_str(), prog.bestSpeedup, (long long)prog.bestNode);
-        // Only what the guard accepted counts toward the workload.
-        double accepted = 1.0;
-        for (const auto &n : store.nodes(sessionId))
-            if (n.operatorId == opId && n.status == "accepted")
-                accepted = std::max(accepted, n.speedup);
-        best.push_back({it.key, accepted});
-        interrupted = prog.stopReason == "interrupted" || prog.stopReason == "stopped" || g_interrupts > 0;
+    std::vector<ResumeStep> steps;
+    for (const auto &[key, nodes] : planned) {
+        const auto card = std::find_if(workload.cards.begin(), workload.cards.end(), [&](const OperatorCard &c) { return c.key == key; });
+        steps.push_back({{store.addOperator(sessionId, *card), sessionId, *card}, nodes});
     }
-    if (interrupted)
-        pool.abort();
-    else
-        pool.shutdown();
-    store.setSessionStatus(sessionId, interrupted ? "stopped" : "finished");
-    store.checkpoint();
-    std::printf("campaign %s: accepted kernels give %.3fx for the workload by Amdahl's law (at most %.3fx at the roofline); session %s\n",
-                interrupted ? "stopped" : "done", amdahlSpeedup(plan, best), amdahlBound(plan), sessionPath.c_str());
-    return interrupted ? 130 : 0;
+    const auto run = runSteps(store, pool, *proposer, so, sessionId, steps);
+    std::printf("campaign %s: accepted kernels give %.3fx for the workload by Amdahl's law (at most %.3fx at the roofline); session %s%s\n",
+                run.stopped ? "stopped" : "done", amdahlSpeedup(plan, run.best), amdahlBound(plan), sessionPath.c_str(),
+                run.stopped ? (" (kforge-cli search --resume --session " + sessionPath + " goes on with it)").c_str() : "");
+    return run.stopped ? 130 : 0;
 }
 
 int evalCommand(const Args &args)

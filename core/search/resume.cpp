@@ -22,6 +22,42 @@ nlohmann::json resumeOptions(const SearchOptions &options, int workers, const st
     return j;
 }
 
+void setCampaignPlan(nlohmann::json &options, const std::vector<std::pair<std::string, int>> &steps)
+{
+    options["campaign"] = true;
+    auto &plan = options["campaign_plan"] = nlohmann::json::array();
+    for (const auto &[key, nodes] : steps)
+        plan.push_back({{"key", key}, {"nodes", nodes}});
+}
+
+namespace {
+
+// A campaign's steps from its stored plan, matched to the session's operators by key; each step counts
+// the candidates it has.
+std::vector<ResumeStep> planSteps(const SessionStore &store, const SessionInfo &session, const std::vector<OperatorRecord> &ops,
+                                  const nlohmann::json &plan)
+{
+    std::vector<ResumeStep> steps;
+    for (const auto &step : plan) {
+        if (!step.is_object() || !step.contains("key") || !step["key"].is_string() || !step.value("nodes", nlohmann::json()).is_number_integer())
+            throw Error("the campaign plan in '" + store.path() + "' is not a list of operators and nodes: " + step.dump());
+        const auto key = step["key"].get<std::string>();
+        const auto op = std::find_if(ops.begin(), ops.end(), [&](const OperatorRecord &o) { return o.card.key == key; });
+        if (op == ops.end())
+            throw Error("the campaign in '" + store.path() + "' plans operator '" + key + "', which the session does not hold");
+        steps.push_back({*op, std::max(0, step["nodes"].get<int>())});
+    }
+    for (const auto &n : store.nodes(session.id))
+        for (auto &s : steps)
+            if (n.operatorId == s.op.id && n.parentId) {
+                ++s.made;
+                s.unfinished += isUnfinished(n.status);
+            }
+    return steps;
+}
+
+} // namespace
+
 ResumableSearch lastSearch(const SessionStore &store)
 {
     const auto sessions = store.sessions();
@@ -56,6 +92,21 @@ ResumableSearch lastSearch(const SessionStore &store)
                     + "', which this session file does not say how to rebuild");
     r.baseUrl = was.value("base_url", std::string());
     r.budgetUsd = was.value("budget_usd", 0.0);
+    r.campaign = was.value("campaign", false);
+    if (const auto plan = was.find("campaign_plan"); plan != was.end()) {
+        if (!plan->is_array())
+            throw Error("the campaign plan in '" + store.path() + "' is not a list of operators and nodes");
+        r.steps = planSteps(store, r.session, ops, *plan);
+        r.campaign = true;
+    } else if (r.campaign) {
+        throw Error("the campaign in '" + store.path() + "' was written without its plan, so what is left of it is not known: "
+                    "start it again (kforge-cli campaign)");
+    } else {
+        r.steps = planSteps(store, r.session, ops, nlohmann::json::array({{{"key", r.op.card.key}, {"nodes", r.options.maxNodes}}}));
+    }
+    if (r.steps.empty())
+        throw Error("the campaign in '" + store.path() + "' plans no operator");
+    r.op = r.steps.front().op;
     return r;
 }
 

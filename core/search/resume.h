@@ -3,6 +3,8 @@
 // `kforge-cli search --resume` and the window's Resume both use.
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -11,9 +13,22 @@
 
 namespace kforge {
 
+// One operator of the search to go on with: a campaign's step, or the one operator of a search.
+struct ResumeStep {
+    OperatorRecord op;
+    int nodes = 0;      // its budget: the campaign plan's share, or the search's node budget
+    int made = 0;       // candidates stored for it (the baseline not counted), unfinished ones included
+    int unfinished = 0; // of those, left in flight by a stop or a kill: evaluated again under their ids
+    // Nothing left to do: the budget is made and nothing is in flight. SearchEngine::run counts the
+    // stored nodes against `nodes`, so running a step that is not done spends only what is left.
+    bool done() const { return made >= nodes && unfinished == 0; }
+};
+
 struct ResumableSearch {
     SessionInfo session; // the file's last search
-    OperatorRecord op;   // its operator
+    OperatorRecord op;   // its first operator (a campaign's first step)
+    bool campaign = false;
+    std::vector<ResumeStep> steps; // in the order they run: a campaign's plan, else the one operator
     SearchOptions options; // nodes, seed, samples and deadline as it ran
     int workers = 1;
     std::string proposerSpec, baseUrl;
@@ -23,7 +38,11 @@ struct ResumableSearch {
 // The options to store with a new search (SessionInfo::options).
 nlohmann::json resumeOptions(const SearchOptions &options, int workers, const std::string &proposerSpec, const std::string &baseUrl,
                              double budgetUsd);
-// The file's last search; throws Error when it has none, no operator, or a proposer it cannot rebuild.
+// A campaign's plan, stored with its session's options (campaign_plan): the operators by card key, in the
+// order they run, with the nodes each gets. Write it with every step's operator added to the session.
+void setCampaignPlan(nlohmann::json &options, const std::vector<std::pair<std::string, int>> &steps);
+// The file's last search; throws Error when it has none, no operator, a proposer it cannot rebuild, or
+// a campaign whose plan names an operator the session does not hold.
 ResumableSearch lastSearch(const SessionStore &store);
 
 } // namespace kforge
