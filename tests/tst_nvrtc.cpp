@@ -273,7 +273,10 @@ extern "C" __global__ void local_array(const float *x, float *y, int k)
             {"batch_norm", "n=64,c=64,hw=262144"}, {"batch_norm_affine", "n=8,c=3,hw=1001"}, {"batch_norm_eval", "n=64,c=64,hw=262144"},
             {"batch_norm", "n=4096,c=16,hw=1"}, {"frobenius_norm", "rows=7168,cols=262144"}, {"frobenius_norm", "rows=33,cols=1001"},
             {"layer_norm", "rows=16,cols=4194304"}, {"rms_norm", "rows=64,cols=262147"},
-            {"scaled_masked_softmax", "rows=524288,cols=2048,mrows=2048"}};
+            {"scaled_masked_softmax", "rows=524288,cols=2048,mrows=2048"},
+            {"mse_loss", "rows=32768,cols=32768"}, {"smooth_l1_loss", "rows=32768,cols=32768"}, {"huber_loss", "rows=4096,cols=4095"},
+            {"kl_div", "rows=16384,cols=16384"}, {"soft_margin_loss", "rows=32768,cols=32768"}, {"soft_margin_loss", "rows=7,cols=33"},
+            {"triplet_margin_loss", "rows=32768,cols=8192"}, {"triplet_margin_loss", "rows=65536,cols=33"}};
         for (const auto &[f, shape] : cases)
             QTest::newRow((std::string(f) + " " + shape).c_str()) << QString::fromLatin1(f) << QString::fromLatin1(shape);
     }
@@ -337,6 +340,76 @@ extern "C" __global__ void local_array(const float *x, float *y, int k)
             QVERIFY(findKernel(build, "kf_pointwise"));
             resolveLaunchPlan(plan, card.shape);
         }
+    }
+
+    // The fused loss cards of KernelBench's problems (hinge's targets one row broadcast over the rows, KL's
+    // batchmean) compile in every dtype at the corners of the reduce template's space without local memory,
+    // and their plans resolve; so does the triplet row kernel at every threads-per-row.
+    void lossTemplatesCompileAcrossTheirSpace_data()
+    {
+        QTest::addColumn<QString>("family");
+        QTest::addColumn<QString>("expression");
+        QTest::addColumn<bool>("perColumnTarget");
+        QTest::newRow("hinge") << "loss_mean" << "max(1 - x0 * x1, 0)" << true;
+        QTest::newRow("kl batchmean") << "loss_batchmean" << "where(x1 == 0, 0, x1 * log(x1)) - x1 * log(x0)" << false;
+        QTest::newRow("mse sum") << "loss_sum" << "pow(x0 - x1, 2)" << false;
+        QTest::newRow("triplet") << "triplet_margin_loss" << "max(0.5 + positive - negative, 0)" << false;
+    }
+
+    void lossTemplatesCompileAcrossTheirSpace()
+    {
+        QFETCH(QString, family);
+        QFETCH(QString, expression);
+        QFETCH(bool, perColumnTarget);
+        NvrtcCompiler nv(m_cache.path().toStdString());
+        const bool triplet = family == QStringLiteral("triplet_margin_loss");
+        std::vector<nlohmann::json> points;
+        if (triplet)
+            for (int tpr : {32, 64, 256, 1024})
+                for (const char *acc : {"double", "float"})
+                    points.push_back({{"tpr", tpr}, {"rpb", tpr == 1024 ? 1 : 2}, {"vec", 8}, {"acc", acc}});
+        else
+            for (int unroll : {1, 4})
+                for (int vec : {1, 8})
+                    for (const char *acc : {"double", "float"})
+                        points.push_back({{"block", unroll == 4 ? 1024 : 128}, {"vec", vec}, {"unroll", unroll}, {"bps", 2}, {"acc", acc}});
+        int compiled = 0;
+        std::string spills;
+        for (DType dt : {DType::F32, DType::F16, DType::BF16}) {
+            auto card = makeCard(triplet ? "triplet_margin_loss" : "mse_loss", {{"rows", 4096}, {"cols", 4095}}, dt);
+            card.family = family.toStdString();
+            card.expression = expression.toStdString();
+            if (!triplet) {
+                card.inputs[0].name = "x0";
+                card.inputs[1].name = "x1";
+                if (perColumnTarget)
+                    card.inputs[1].dims = {"cols"};
+            }
+            const auto templates = TemplateLibrary::builtin().forFamily(card.family, "cuda");
+            QCOMPARE(templates.size(), size_t(1));
+            const auto *t = templates.front();
+            for (const auto &p : points) {
+                if (!t->valid(p, card))
+                    continue;
+                const std::string what = t->id + " " + p.dump() + " " + dtypeName(dt);
+                const auto build = nv.compile(t->render(p, card), "sm_90");
+                QVERIFY2(build.report.ok, (what + "\n" + build.report.log + describeFindings(build.findings)).c_str());
+                const auto plan = parseLaunchPlan(t->launch(p, card), card);
+                QCOMPARE(plan.kernels.size(), size_t(2));
+                for (const auto &k : plan.kernels) {
+                    const auto *res = findKernel(build, k.name);
+                    QVERIFY2(res, (what + ": no kernel " + k.name).c_str());
+                    if (res->spillStores > 0 || res->stackBytes > 0)
+                        spills += what + ": " + k.name + " uses local memory\n";
+                }
+                resolveLaunchPlan(plan, card.shape);
+                for (const auto &held : card.heldOutShapes)
+                    resolveLaunchPlan(plan, held);
+                ++compiled;
+            }
+        }
+        QVERIFY2(spills.empty(), spills.c_str());
+        QVERIFY(compiled >= 12);
     }
 
     void templatesPassTheStaticChecks()

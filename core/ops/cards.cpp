@@ -4,6 +4,7 @@
 #include <cmath>
 #include <functional>
 
+#include "ops/loss_ops.h"
 #include "ops/operator_card.h"
 #include "ops/pointwise_ops.h"
 #include "util/error.h"
@@ -395,6 +396,10 @@ const std::map<std::string, std::function<OperatorCard(const ShapeBindings &, DT
     // The pointwise activations come from one table (core/ops/pointwise_ops.h), each with its expression.
     for (const auto &op : pointwiseOps())
         m[op.family] = [&op](const ShapeBindings &s, DType dt) { return pointwiseFamilyCard(op, s, dt); };
+    // And the losses that reduce to a scalar (core/ops/loss_ops.h).
+    for (const auto &op : lossOps())
+        m[op.family] = [&op](const ShapeBindings &s, DType dt) { return lossFamilyCard(op, s, dt); };
+    m[kTripletFamily] = [](const ShapeBindings &s, DType dt) { return tripletCard(s, dt); };
     return m;
     }();
     return f;

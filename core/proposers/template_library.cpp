@@ -44,6 +44,7 @@ const TemplateLibrary &TemplateLibrary::builtin()
         addCpuAnyDimTemplates(l);
         addCudaAnyDimTemplates(l);
         addFusedSoftmaxTemplates(l);
+        addLossTemplates(l);
         addSplitNormTemplates(l);
         return l;
     }();

@@ -61,6 +61,7 @@ void addPointwiseTemplates(TemplateLibrary &lib);
 void addCpuAnyDimTemplates(TemplateLibrary &lib);
 void addCudaAnyDimTemplates(TemplateLibrary &lib);
 void addFusedSoftmaxTemplates(TemplateLibrary &lib);
+void addLossTemplates(TemplateLibrary &lib);
 void addSplitNormTemplates(TemplateLibrary &lib);
 
 } // namespace kforge

@@ -1,7 +1,10 @@
 #include "workload/problem_cards.h"
 
+#include <algorithm>
+
 #include "ops/pointwise_ops.h"
 #include "util/error.h"
+#include "workload/loss_patterns.h"
 
 namespace kforge {
 
@@ -180,6 +183,13 @@ std::vector<OperatorCard> familyCardsForProblem(const ProblemSignature &sig)
         }
     if (auto fused = pointwiseProblemCard(sig))
         out.push_back(std::move(*fused));
+    // A forward that reduces to one loss: its fused card, unless a family card above is the same kernel.
+    for (auto loss : {lossProblemCard(sig), tripletProblemCard(sig)}) {
+        if (!loss || std::any_of(out.begin(), out.end(), [&](const OperatorCard &c) { return sameLossKernel(c, *loss); }))
+            continue;
+        makeModuleReference(*loss, sig);
+        out.push_back(std::move(*loss));
+    }
     return out;
 }
 
