@@ -16,7 +16,13 @@ As a library (works with PyTorch 1.13 and later):
     capture_workload(model, [x], "w.json", name="my-model")
 
 Where the model traces, the problem importer also writes W.pt (TorchScript, which kforge's worker
-profiles itself) and W.inputs.pt (the inputs, buffers i0, i1, ... of a TorchScript module).
+profiles itself) and W.inputs.pt (the inputs, buffers i0, i1, ... of a TorchScript module). Inputs larger
+than --max-input-mib together (KernelBench's are gigabytes) are described instead, each by its shape,
+dtype and how it looks drawn (uniform [0, 1), normal, 0/1 or an integer range), and the worker draws them.
+
+A problem runs on CUDA when this Python's torch sees a GPU (--device), in the mode its file leaves the
+model in: KernelBench runs its models as built, in training mode, so a BatchNorm normalizes by the
+batch's statistics.
 """
 
 import argparse
@@ -91,8 +97,9 @@ def _arg(value, name):
 class CallCapture(TorchDispatchMode):
     """Records every ATen call made under it: operator, schema, arguments in schema order, CPU time."""
 
-    def __init__(self):
+    def __init__(self, sync=False):
         super().__init__()
+        self.sync = sync
         self.calls = []
         self._t0 = time.perf_counter_ns()
 
@@ -110,8 +117,12 @@ class CallCapture(TorchDispatchMode):
             else:
                 v = None
             full.append(_arg(v, a.name))
+        if self.sync:  # CUDA calls return before they finish: each call's time is its own only when waited for
+            torch.cuda.synchronize()
         start = time.perf_counter_ns()
         out = func(*args, **kwargs)
+        if self.sync:
+            torch.cuda.synchronize()
         end = time.perf_counter_ns()
         self.calls.append({"op": schema.name, "overload": schema.overload_name, "schema": str(schema), "args": full,
                            "start_us": (start - self._t0) / 1e3, "dur_us": (end - start) / 1e3, "depth": 0, "tid": 0})
@@ -121,7 +132,7 @@ class CallCapture(TorchDispatchMode):
 def capture_calls(model, inputs):
     with torch.no_grad():
         model(*inputs)  # warm-up: one-time work (lazy initialization, allocator growth) stays out of the record
-        with CallCapture() as cap:
+        with CallCapture(sync=any(isinstance(t, torch.Tensor) and t.is_cuda for t in inputs)) as cap:
             model(*inputs)
     return cap.calls
 
@@ -139,6 +150,21 @@ class _Inputs(torch.nn.Module):
 def save_inputs(tensors, path):
     """Saves tensors as buffers i0, i1, ... of a TorchScript module, which libtorch reads with torch::jit::load."""
     torch.jit.script(_Inputs(tensors)).save(path)
+
+
+def input_spec(t):
+    """How a workload file describes an input the worker draws: its shape, dtype and a draw that looks like it."""
+    spec = {"shape": list(t.shape), "dtype": _DTYPES.get(t.dtype, str(t.dtype).replace("torch.", ""))}
+    if t.numel() == 0:
+        spec["init"] = "zeros"
+    elif t.dtype == torch.bool:
+        spec["init"] = "randint:0:2"
+    elif not t.is_floating_point():
+        spec["init"] = "randint:%d:%d" % (int(t.min()), int(t.max()) + 1)
+    else:
+        lo, hi = float(t.min()), float(t.max())
+        spec["init"] = "zeros" if lo == hi == 0 else "ones" if lo == hi == 1 else "rand" if 0 <= lo and hi <= 1 else "randn"
+    return spec
 
 
 def workload_json(name, model_kind, model_path, calls, inputs_captured=None, input_specs=None, seed=0):
@@ -165,7 +191,23 @@ def capture_workload(model, inputs, out, name=None, model_kind="problem", model_
     return w
 
 
-def import_problem(path, out):
+class _no_context:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def pick_device(device):
+    if device == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if device == "cuda" and not torch.cuda.is_available():
+        raise RuntimeError("--device cuda: this Python's torch %s sees no CUDA device" % torch.__version__)
+    return device
+
+
+def import_problem(path, out, device="cpu", max_input_mib=1024):
     """A KernelBench-style problem file as a workload: its calls, and TorchScript where the model traces."""
     name = os.path.splitext(os.path.basename(path))[0]
     spec = importlib.util.spec_from_file_location("kforge_problem_" + name, path)
@@ -182,8 +224,11 @@ def import_problem(path, out):
                                % (path, needed))
     try:
         torch.manual_seed(0)
-        model = module.Model(*module.get_init_inputs()).eval()
-        inputs = list(module.get_inputs())
+        # Made where they run (PyTorch 2 makes factory calls under a device context there): drawing a
+        # KernelBench input on the CPU first takes seconds.
+        with torch.device(device) if device != "cpu" and hasattr(torch, "set_default_device") else _no_context():
+            model = module.Model(*module.get_init_inputs()).to(device)
+            inputs = [t.to(device) if isinstance(t, torch.Tensor) else t for t in module.get_inputs()]
     except Exception as e:
         raise RuntimeError("the problem %s raised while building its model or inputs: %s: %s"
                            % (path, type(e).__name__, e)) from e
@@ -192,21 +237,24 @@ def import_problem(path, out):
     except Exception as e:
         raise RuntimeError("the problem %s raised while running its model: %s: %s" % (path, type(e).__name__, e)) from e
     stem = os.path.splitext(out)[0]
-    captured = None
-    if inputs and all(isinstance(t, torch.Tensor) for t in inputs):
-        save_inputs(inputs, stem + ".inputs.pt")
+    captured, specs = None, None
+    tensors = bool(inputs) and all(isinstance(t, torch.Tensor) for t in inputs)
+    if tensors and sum(t.numel() * t.element_size() for t in inputs) > max_input_mib * (1 << 20):
+        specs = [input_spec(t) for t in inputs]
+    elif tensors:
+        save_inputs([t.cpu() for t in inputs], stem + ".inputs.pt")
         captured = os.path.basename(stem) + ".inputs.pt"
     kind, model_path = "problem", os.path.relpath(os.path.abspath(path), os.path.dirname(os.path.abspath(out)))
-    if captured:
+    if tensors:
         try:
             with torch.no_grad():
                 traced = torch.jit.trace(model, tuple(inputs), check_trace=False)
-            traced.save(stem + ".pt")
+            traced.cpu().save(stem + ".pt")
             kind, model_path = "torchscript", os.path.basename(stem) + ".pt"
         except Exception as e:  # eager-only models keep the calls captured here
             print("kforge_capture: %s does not trace (%s: %s); its calls are kept from the eager run"
                   % (path, type(e).__name__, str(e).splitlines()[0] if str(e) else ""), file=sys.stderr)
-    w = workload_json(name, kind, model_path, calls, captured)
+    w = workload_json(name, kind, model_path, calls, captured, specs)
     w["problem"] = os.path.basename(path)
     with open(out, "w") as f:
         json.dump(w, f, indent=1)
@@ -219,15 +267,20 @@ def main(argv=None):
     pp = sub.add_parser("problem", help="import a KernelBench-style problem file (Model, get_inputs, get_init_inputs)")
     pp.add_argument("file")
     pp.add_argument("--out", required=True, help="the workload file to write (W.json)")
+    pp.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"],
+                    help="where the forward runs while its calls are captured (auto: CUDA when there is one)")
+    pp.add_argument("--max-input-mib", type=float, default=1024,
+                    help="inputs larger than this together are described (shape, dtype, draw), not saved")
     args = p.parse_args(argv)
     try:
-        w = import_problem(args.file, args.out)
+        w = import_problem(args.file, args.out, pick_device(args.device), args.max_input_mib)
     except Exception as e:
         print("kforge_capture: %s" % e, file=sys.stderr)
         if os.environ.get("KFORGE_CAPTURE_DEBUG"):
             traceback.print_exc()
         return 1
-    print("kforge_capture: %s: %d ATen calls -> %s (%s)" % (args.file, len(w["calls"]), args.out, w["model"]["kind"]))
+    print("kforge_capture: %s: %d ATen calls -> %s (%s%s)" % (args.file, len(w["calls"]), args.out, w["model"]["kind"],
+                                                          ", inputs described" if "tensors" in w["inputs"] else ""))
     return 0
 
 

@@ -44,7 +44,9 @@ const char *kFastpUsage =
     "fast_0, fast_1 and fast_1.5 over both. A workload that is a model, not a problem, has its --top N\n"
     "(default 5) hottest cards of a template family searched instead, each one a row of the report\n"
     "(torch.compile is not measured for them). Every search is written to one session (--session).\n\n"
-    "  --nodes N       candidates per card (default 8)\n"
+    "  --nodes N       candidates per card (default 8); a problem's cards are first screened with one node\n"
+    "                  each, and only those that computed its forward (or, when none did, those that\n"
+    "                  failed for another reason than a wrong answer) go on to N\n"
     "  --backend B     cpu (default) or cuda\n"
     "  --out STEM      writes STEM.md and STEM.json (default fastp-report)\n"
     "  --json          also prints the JSON report\n"
@@ -93,19 +95,6 @@ std::map<std::string, std::string> parseOptions(const Args &args, size_t from, c
         }
     }
     return o;
-}
-
-int wholeNumber(const std::map<std::string, std::string> &o, const std::string &k, int def, int min, int max)
-{
-    auto it = o.find(k);
-    if (it == o.end())
-        return def;
-    const auto &t = it->second;
-    char *end = nullptr;
-    const long v = std::strtol(t.c_str(), &end, 10);
-    if (t.empty() || *end != '\0' || v < min || v > max)
-        throw Error("option " + k + " takes a whole number from " + std::to_string(min) + " to " + std::to_string(max) + ", not '" + t + "'");
-    return int(v);
 }
 
 std::string workerCommand(const std::map<std::string, std::string> &o)
@@ -211,6 +200,19 @@ std::optional<double> compileRatio(const std::string &python, const std::string 
 }
 
 } // namespace
+
+int wholeNumber(const std::map<std::string, std::string> &o, const std::string &k, int def, int min, int max)
+{
+    auto it = o.find(k);
+    if (it == o.end())
+        return def;
+    const auto &t = it->second;
+    char *end = nullptr;
+    const long v = std::strtol(t.c_str(), &end, 10);
+    if (t.empty() || *end != '\0' || v < min || v > max)
+        throw Error("option " + k + " takes a whole number from " + std::to_string(min) + " to " + std::to_string(max) + ", not '" + t + "'");
+    return int(v);
+}
 
 WorkloadFile writeBuiltinWorkload(WorkerPool &pool, const std::string &name, const std::map<std::string, std::string> &options,
                                   const std::string &out)
@@ -327,6 +329,14 @@ int fastpCommand(const Args &args)
     if (python.empty())
         run.compileNote = "no Python with torch found (set --python or KFORGE_PYTHON)";
 
+    auto writeReport = [&] {
+        for (const auto &[path, text] : {std::pair{stem + ".json", fastpJson(run).dump(1) + "\n"}, std::pair{stem + ".md", fastpMarkdown(run)}}) {
+            std::ofstream f(path);
+            f << text;
+            if (!f)
+                throw Error("cannot write the report " + path);
+        }
+    };
     WorkerPool pool(PoolOptions{workerCommand(o), 1});
     pool.start();
     ProfileRequest pr;
@@ -360,43 +370,83 @@ int fastpCommand(const Args &args)
         } catch (const Error &e) {
             row.note = e.what();
         }
-        // Searches one card; the row keeps its best correct node.
-        auto search = [&](const OperatorCard &card, FastpRow &into) {
-            std::printf("  searching %s (%s)\n", card.key.c_str(), card.family.c_str());
-            const auto opId = store.addOperator(sessionId, card);
+        // Searches one card up to `budget` nodes (a card searched before continues: the engine resumes its
+        // operator); the row keeps its best correct node.
+        struct Searched {
+            OperatorCard card;
+            int64_t opId = 0;
+            std::vector<NodeRecord> nodes;
+        };
+        auto search = [&](Searched &s, int budget) {
+            if (!s.opId) {
+                std::printf("  searching %s (%s)\n", s.card.key.c_str(), s.card.family.c_str());
+                s.opId = store.addOperator(sessionId, s.card);
+            }
+            auto options = so;
+            options.maxNodes = budget;
             TemplateProposer proposer(backend);
             NodeCollector nodesSeen;
-            SearchEngine engine(store, pool, proposer, so);
-            engine.run(sessionId, opId, card, &nodesSeen);
+            SearchEngine engine(store, pool, proposer, options);
+            engine.run(sessionId, s.opId, s.card, &nodesSeen);
+            s.nodes.insert(s.nodes.end(), nodesSeen.finished.begin(), nodesSeen.finished.end());
+        };
+        auto fold = [&](const Searched &s, FastpRow &into) {
             ++into.cardsSearched;
-            for (const auto &n : nodesSeen.finished) {
+            for (const auto &n : s.nodes) {
                 ++into.nodes;
-                const bool correct = n.status == "accepted" || n.status == "not_faster";
+                const bool correct = isCorrectStatus(n.status);
                 into.accepted |= n.status == "accepted";
                 if (correct && (!into.correct || n.speedup > into.speedupEager)) {
                     into.correct = true;
                     into.speedupEager = n.speedup;
-                    into.bestCard = card.key;
+                    into.bestCard = s.card.key;
                     into.bestTemplate = n.templateId;
                     into.bestNode = n.id;
                 }
             }
-            if (!into.correct)
-                into.note = "no correct candidate in " + std::to_string(into.nodes) + " nodes";
+        };
+        auto noteIfNone = [](FastpRow &r) {
+            if (!r.correct)
+                r.note = "no correct candidate in " + std::to_string(r.nodes) + " nodes";
+        };
+        auto anyCorrect = [](const Searched &s) {
+            return std::any_of(s.nodes.begin(), s.nodes.end(), [](const NodeRecord &n) { return isCorrectStatus(n.status); });
         };
         if (w.problem.empty() && !cards.empty()) {
             // A model's operators are each a row: fast_p over its hot operators.
             for (const auto &card : cards) {
                 FastpRow op = row;
                 op.problem = row.problem + ":" + card.key;
-                search(card, op);
+                Searched s{card, 0, {}};
+                search(s, nodes);
+                fold(s, op);
+                noteIfNone(op);
                 std::printf("  %s: %s\n", op.problem.c_str(), op.correct ? (std::to_string(op.speedupEager) + "x over eager").c_str() : "no correct kernel");
                 run.rows.push_back(op);
             }
+            writeReport();
             continue;
         }
+        // A problem meets every family that fits its signature, most of which compute something else. Each
+        // card's first node (its family's first template point) screens it; the budget then goes to the
+        // cards shown to compute the forward, or, when none was, to those whose first node failed for
+        // another reason than a wrong answer (a point that does not compile or launch at this shape).
+        std::vector<Searched> searched;
         for (const auto &card : cards)
-            search(card, row);
+            searched.push_back({card, 0, {}});
+        if (searched.size() > 1)
+            for (auto &s : searched)
+                search(s, 1);
+        const bool someCorrect = std::any_of(searched.begin(), searched.end(), anyCorrect);
+        for (auto &s : searched) {
+            const bool wrong = !s.nodes.empty() && !anyCorrect(s)
+                               && std::all_of(s.nodes.begin(), s.nodes.end(), [](const NodeRecord &n) { return n.status == "incorrect"; });
+            if (searched.size() == 1 || anyCorrect(s) || (!someCorrect && !wrong))
+                search(s, nodes);
+            fold(s, row);
+        }
+        if (!cards.empty())
+            noteIfNone(row);
         if (!python.empty() && !w.problem.empty()) {
             std::string why;
             const auto problemFile = w.resolve(w.problem);
@@ -412,18 +462,14 @@ int fastpCommand(const Args &args)
         std::printf("  %s: %s%s\n", row.problem.c_str(), row.correct ? "correct" : "no correct kernel",
                     row.correct ? (", " + std::to_string(row.speedupEager) + "x over eager").c_str() : "");
         run.rows.push_back(row);
+        writeReport(); // a run stopped midway keeps the problems it finished
     }
     pool.shutdown();
     store.setSessionStatus(sessionId, "finished");
 
+    writeReport();
     const auto json = fastpJson(run);
     const auto md = fastpMarkdown(run);
-    for (const auto &[path, text] : {std::pair{stem + ".json", json.dump(1) + "\n"}, std::pair{stem + ".md", md}}) {
-        std::ofstream f(path);
-        f << text;
-        if (!f)
-            throw Error("cannot write the report " + path);
-    }
     if (o.count("--json"))
         std::puts(json.dump(1).c_str());
     else

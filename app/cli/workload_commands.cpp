@@ -2,16 +2,19 @@
 // only process that runs a model); importing a KernelBench-style problem runs python/kforge_capture.py
 // with a Python that has torch.
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <dirent.h>
 #include <fstream>
 #include <map>
+#include <mutex>
 #include <set>
 #include <string>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <thread>
 #include <unistd.h>
 
 #include "app/cli/commands.h"
@@ -47,11 +50,13 @@ const char *kProfileUsage =
     "(kforge-cli profile --session FILE --node N profiles a CUDA node with Nsight Compute.)\n";
 
 const char *kImportUsage =
-    "usage: kforge-cli import DIR [--out DIR] [--python PYTHON]\n\n"
+    "usage: kforge-cli import DIR [--out DIR] [--python PYTHON] [--jobs N]\n\n"
     "Imports every KernelBench-style problem in DIR (a .py file defining Model, get_inputs and\n"
     "get_init_inputs) as a workload: python/kforge_capture.py builds the model, records every ATen call of\n"
     "one run, and traces it to TorchScript where it traces. Writes NAME.json (and NAME.pt, NAME.inputs.pt)\n"
     "into --out (default: DIR). Needs a Python with torch: --python, else $KFORGE_PYTHON, else python3.\n"
+    "A problem runs on CUDA when that torch sees a GPU. --jobs N imports N problems at a time (default 1;\n"
+    "each holds its tensors on the device while it runs).\n"
     "Exit status 1 when a problem failed to import, 2 when no Python with torch is found.\n";
 
 
@@ -302,13 +307,14 @@ int importCommand(const Args &args)
         return args.empty() ? 2 : 0;
     }
     const std::string dir = args[0];
-    std::string outDir = dir, python;
+    std::string outDir = dir, python, jobsText = "1";
     for (size_t i = 1; i < args.size(); ++i) {
-        if ((args[i] == "--out" || args[i] == "--python") && i + 1 < args.size() && !args[i + 1].empty())
-            (args[i] == "--out" ? outDir : python) = args[i + 1], ++i;
+        if ((args[i] == "--out" || args[i] == "--python" || args[i] == "--jobs") && i + 1 < args.size() && !args[i + 1].empty())
+            (args[i] == "--out" ? outDir : args[i] == "--python" ? python : jobsText) = args[i + 1], ++i;
         else
             throw Error("unknown option or missing value '" + args[i] + "' (see --help)");
     }
+    const int jobs = wholeNumber({{"--jobs", jobsText}}, "--jobs", 1, 1, 64);
     if (!isDir(dir))
         throw Error("'" + dir + "' is not a folder of problem files");
     if (!isDir(outDir))
@@ -333,14 +339,27 @@ int importCommand(const Args &args)
     std::sort(files.begin(), files.end());
     if (files.empty())
         throw Error("'" + dir + "' holds no .py problem files");
-    int failed = 0;
-    for (const auto &f : files) {
-        const auto out = outDir + "/" + f.substr(0, f.size() - 3) + ".json";
-        const int rc = runProgram({py, helper, "problem", dir + "/" + f, "--out", out});
-        std::printf("%s %s%s\n", rc == 0 ? "imported" : "FAILED  ", f.c_str(), rc == 0 ? (" -> " + out).c_str() : "");
-        failed += rc != 0;
-    }
-    std::printf("%zu problems, %d failed\n", files.size(), failed);
+    std::atomic<int> failed{0};
+    std::atomic<size_t> next{0};
+    std::mutex print;
+    auto importSome = [&] {
+        for (size_t i; (i = next++) < files.size();) {
+            const auto &f = files[i];
+            const auto out = outDir + "/" + f.substr(0, f.size() - 3) + ".json";
+            const int rc = runProgram({py, helper, "problem", dir + "/" + f, "--out", out});
+            std::lock_guard<std::mutex> lock(print);
+            std::printf("%s %s%s\n", rc == 0 ? "imported" : "FAILED  ", f.c_str(), rc == 0 ? (" -> " + out).c_str() : "");
+            std::fflush(stdout);
+            failed += rc != 0;
+        }
+    };
+    std::vector<std::thread> workers;
+    for (int j = 1; j < std::min<int>(jobs, int(files.size())); ++j)
+        workers.emplace_back(importSome);
+    importSome();
+    for (auto &t : workers)
+        t.join();
+    std::printf("%zu problems, %d failed\n", files.size(), failed.load());
     return failed ? 1 : 0;
 }
 

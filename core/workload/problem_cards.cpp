@@ -4,6 +4,8 @@
 
 #include "ops/pointwise_ops.h"
 #include "util/error.h"
+
+#include <set>
 #include "workload/loss_patterns.h"
 
 namespace kforge {
@@ -113,6 +115,44 @@ std::vector<InputView> inputViews(const TensorMeta &x)
     return v;
 }
 
+// What a traced forward does to its elements, from its operators' names: a family whose elements each
+// depend only on themselves cannot compute a forward that reduces or scans, nor a reducing family a
+// forward of pointwise calls alone. Without this every one-input problem met every family's card, an
+// evaluation each before the guard said no (29 cards for x * sigmoid(x)).
+enum class ElementFlow { Unknown, Pointwise, Reducing, Scan };
+
+ElementFlow forwardFlow(const TracedGraph &g)
+{
+    if (!g.unreadable.empty() || g.nodes.empty())
+        return ElementFlow::Unknown;
+    static const std::set<std::string> reducing{"sum", "mean", "amax", "amin", "argmax", "argmin", "prod", "norm", "var", "std",
+                                                "var_mean", "std_mean", "softmax", "log_softmax", "_softmax", "_log_softmax",
+                                                "logsumexp", "kl_div", "cross_entropy", "nll_loss", "nll_loss_nd", "pairwise_distance",
+                                                "cosine_similarity", "frobenius_norm", "nuclear_norm", "renorm"};
+    bool scan = false, reduce = false;
+    for (const auto &n : g.nodes) {
+        auto name = n.op.substr(n.op.find("::") == std::string::npos ? 0 : n.op.find("::") + 2);
+        const auto dot = name.find('.');
+        const auto overload = dot == std::string::npos ? std::string() : name.substr(dot + 1);
+        name = name.substr(0, dot);
+        if (name.rfind("cum", 0) == 0 || name == "logcumsumexp")
+            scan = true;
+        else if (reducing.count(name) || name.find("norm") != std::string::npos || name.find("loss") != std::string::npos
+                 || ((name == "max" || name == "min") && (overload.empty() || overload == "dim")))
+            reduce = true;
+    }
+    return scan ? ElementFlow::Scan : reduce ? ElementFlow::Reducing : ElementFlow::Pointwise;
+}
+
+ElementFlow familyFlow(const std::string &family)
+{
+    if (family == kPointwiseFamily || findPointwiseOp(family))
+        return ElementFlow::Pointwise;
+    if (family.find("cum") != std::string::npos)
+        return ElementFlow::Scan;
+    return ElementFlow::Reducing;
+}
+
 std::string mismatchAt(const std::string &family, const ProblemSignature &sig, const ShapeBindings &view)
 {
     OperatorCard c;
@@ -160,7 +200,10 @@ std::vector<OperatorCard> familyCardsForProblem(const ProblemSignature &sig)
     std::vector<OperatorCard> out;
     if (!problemCardsUnfit(sig).empty())
         return out;
-    for (const auto &family : cardFamilies())
+    const auto flow = forwardFlow(sig.graph);
+    for (const auto &family : cardFamilies()) {
+        if (flow != ElementFlow::Unknown && familyFlow(family) != flow)
+            continue;
         for (const auto &view : inputViews(sig.inputs[0])) {
             if (!mismatchAt(family, sig, view.shape).empty())
                 continue;
@@ -181,6 +224,7 @@ std::vector<OperatorCard> familyCardsForProblem(const ProblemSignature &sig)
             makeModuleReference(c, sig);
             out.push_back(std::move(c));
         }
+    }
     if (auto fused = pointwiseProblemCard(sig))
         out.push_back(std::move(*fused));
     // A forward that reduces to one loss: its fused card, unless a family card above is the same kernel.

@@ -9,9 +9,11 @@
 // as many inputs and give as many outputs as the problem, each with the problem's element count and dtype.
 // A dim family's card around dimension d is keyed ".d<d>"; at inner 1 it is left to its last-dimension
 // family where that one fits. Each fitting family gets its own card, whose reference is still the whole
-// forward, so `x * sigmoid(x)` meets the SiLU, GELU, ReLU, softmax, ... templates and the guard decides
-// which compute the same function. A generic card (one
-// shape symbol per dimension, no family) is there for the LLM proposer.
+// forward, so `x * sigmoid(x)` meets the SiLU, GELU, ReLU, ... templates and the guard decides
+// which compute the same function. Only families of the forward's element flow are offered, read from
+// its operators' names: pointwise families to a forward of pointwise calls, scan families to one with a
+// cumulative operator, the others (reductions, norms, softmax, losses) to one that reduces. A generic
+// card (one shape symbol per dimension, no family) is there for the LLM proposer.
 //
 // The reference is "kforge::module" with arguments [{"module": "/abs/problem.pt"}, {"shapes": [[..], ..]}]:
 // the module file and the shapes its inputs had when captured. The worker reshapes a card's inputs to those

@@ -9,8 +9,8 @@
 # compute-sanitizer runs with --report-api-errors no: the worker probes kernel parameters with
 # cuFuncGetParamInfo until it fails, which memcheck would list as API errors.
 #
-# Usage: tools/gpu/run.sh [all|build|tests|bench|check|templates|variants|study|placement|inductor|ncu|guardroom|session|workloads|sweep|profile|sanitizer]...   (default: all)
-# (study, placement, inductor, ncu, guardroom, session, workloads and sweep are run only when named)
+# Usage: tools/gpu/run.sh [all|build|tests|bench|check|templates|variants|study|placement|inductor|ncu|guardroom|session|workloads|sweep|kernelbench|profile|sanitizer]...   (default: all)
+# (study, placement, inductor, ncu, guardroom, session, workloads, sweep and kernelbench are run only when named)
 # Output: $OUT/gpu-tests.log, $OUT/bench.log, and every log in $OUT/logs.tgz.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -272,6 +272,26 @@ if asked workloads; then
   ) 2>&1 | tee "$out/workloads.log"
   cp "$out/workloads.log" "$final/"
   note "workloads ($(( $(date +%s) - t0 )) s)"
+fi
+
+if asked kernelbench; then
+  # KernelBench level 1's memory-bound problems at KernelBench's shapes (bench/problems/kernelbench), each
+  # imported on the GPU as one problem, searched with the templates (a screen of one node per fitting
+  # family, then --nodes for the families that compute the forward) and set beside eager and torch.compile.
+  # KFORGE_PROBLEMS: globs under bench/problems/kernelbench (default: all of them).
+  t0=$(date +%s)
+  kb=$out/kernelbench; mkdir -p "$kb"
+  (cd "$root/bench/problems/kernelbench" && cp ${KFORGE_PROBLEMS:-*.py} "$kb/")
+  s0=$(date +%s)
+  timeout ${KFORGE_IMPORT_TIMEOUT:-300} "$build/app/kforge-cli" import "$kb" --python python3 --jobs ${KFORGE_IMPORT_JOBS:-3} > "$out/kb-import.log" 2>&1
+  note "kernelbench import: rc=$? in $(( $(date +%s) - s0 )) s: $(tail -1 "$out/kb-import.log")"
+  grep -E "FAILED|Error|error" "$out/kb-import.log" | head -10
+  timeout ${KFORGE_FASTP_TIMEOUT:-420} "$build/app/kforge-cli" fastp "$kb" --backend cuda --nodes ${KFORGE_FASTP_NODES:-8} \
+    --out "$out/kernelbench-fastp" --python python3 --worker "$worker" > "$out/kb-fastp.log" 2>&1
+  note "kernelbench fastp: rc=$? in $(( $(date +%s) - t0 )) s"
+  grep -E "^  [0-9a-z_]+: (correct|no correct)" "$out/kb-fastp.log" | head -60
+  cp "$out/kernelbench-fastp.md" "$out/kernelbench-fastp.json" "$out/kb-fastp.log" "$out/kb-import.log" "$final/" 2>/dev/null
+  summary+=("$(cat "$out/kernelbench-fastp.md" 2>/dev/null | head -70)")
 fi
 
 if asked session; then

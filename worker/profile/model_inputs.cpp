@@ -56,16 +56,17 @@ std::vector<c10::IValue> makeModelInputs(const WorkloadFile &w, at::Device devic
     for (size_t i = 0; i < w.inputs.size(); ++i) {
         const auto &s = w.inputs[i];
         const auto type = scalarTypeOf(s.dtype, "inputs.tensors[" + std::to_string(i) + "]");
-        const auto opts = at::TensorOptions().dtype(type);
-        const auto f32 = at::TensorOptions().dtype(at::kFloat);
+        // Drawn on the device they are for: a CPU draw of a KernelBench-sized input takes seconds.
+        const auto opts = at::TensorOptions().dtype(type).device(device);
+        const auto f32 = at::TensorOptions().dtype(at::kFloat).device(device);
         if (s.init == "randn")
-            out.emplace_back(at::randn(s.shape, f32).to(device, type));
+            out.emplace_back(at::randn(s.shape, f32).to(type));
         else if (s.init == "rand")
-            out.emplace_back(at::rand(s.shape, f32).to(device, type));
+            out.emplace_back(at::rand(s.shape, f32).to(type));
         else if (s.init == "zeros")
-            out.emplace_back(at::zeros(s.shape, opts.device(device)));
+            out.emplace_back(at::zeros(s.shape, opts));
         else if (s.init == "ones")
-            out.emplace_back(at::ones(s.shape, opts.device(device)));
+            out.emplace_back(at::ones(s.shape, opts));
         else { // randint:LO:HI
             const auto a = s.init.find(':'), b = s.init.find(':', a + 1);
             int64_t lo = 0, hi = 0;
@@ -75,7 +76,7 @@ std::vector<c10::IValue> makeModelInputs(const WorkloadFile &w, at::Device devic
             } catch (...) {
                 throw Error("inputs.tensors[" + std::to_string(i) + "].init: randint takes randint:LO:HI, not '" + s.init + "'");
             }
-            out.emplace_back(at::randint(lo, hi, s.shape, opts).to(device));
+            out.emplace_back(at::randint(lo, hi, s.shape, opts));
         }
     }
     return out;
