@@ -20,6 +20,7 @@ c10::ScalarType toScalarType(DType t)
     case DType::F64: return c10::ScalarType::Double;
     case DType::I64: return c10::ScalarType::Long;
     case DType::I32: return c10::ScalarType::Int;
+    case DType::Bool: return c10::ScalarType::Bool;
     }
     return c10::ScalarType::Undefined;
 }

@@ -5,6 +5,7 @@
 #include <QtTest>
 
 #include "gpu/guard_cases.h"
+#include "ops/scan_ops.h"
 #include "proposers/template_library.h"
 #include "proposers/templates/cuda_prelude.h"
 #include "worker/cuda/launch_plan.h"
@@ -317,6 +318,61 @@ extern "C" __global__ void local_array(const float *x, float *y, int k)
         }
         QVERIFY2(spills.empty(), spills.c_str());
         QVERIFY(compiled >= 3);
+    }
+
+    // The scan kernel is one text for every scan family (core/ops/scan_ops.h): each family's variant
+    // compiles at every pack width, with and without prefetching, in every dtype, without local memory
+    // or static-check findings, the masked one with a bool mask (bytes) and with a mask of x's dtype; the
+    // seed is among them and its plan resolves at KernelBench's 32768 x 32768 and the held-out shapes.
+    void scanVariantsCompile_data()
+    {
+        QTest::addColumn<QString>("family");
+        QTest::addColumn<bool>("floatMask");
+        for (const auto &op : scanOps())
+            QTest::newRow(op.family.c_str()) << QString::fromStdString(op.family) << false;
+        QTest::newRow("masked_cumsum, mask of x's dtype") << QStringLiteral("masked_cumsum") << true;
+    }
+
+    void scanVariantsCompile()
+    {
+        QFETCH(QString, family);
+        QFETCH(bool, floatMask);
+        NvrtcCompiler nv(m_cache.path().toStdString());
+        const auto templates = TemplateLibrary::builtin().forFamily(family.toStdString(), "cuda");
+        QCOMPARE(templates.size(), size_t(1));
+        const auto *t = templates.front();
+        int compiled = 0, seeds = 0;
+        for (DType dt : {DType::F32, DType::F16, DType::BF16}) {
+            auto card = makeCard(family.toStdString(), {{"rows", 32768}, {"cols", 32768}}, dt);
+            if (floatMask)
+                card.inputs.at(1).dtype = dt;
+            const auto seed = t->seed(card);
+            for (int vec : {1, 2, 4, 8})
+                for (int prefetch : {0, 1}) {
+                    const nlohmann::json p = {{"block", seed.at("block")}, {"vec", vec}, {"prefetch", prefetch}};
+                    if (!t->valid(p, card))
+                        continue;
+                    seeds += p == seed;
+                    const std::string what = t->id + " " + p.dump() + " " + dtypeName(dt);
+                    const auto source = t->render(p, card);
+                    const char *mask = floatMask ? "#define SCAN_MASK 2" : card.inputs.size() > 1 ? "#define SCAN_MASK 1" : "#define SCAN_MASK 0";
+                    QVERIFY2(source.find(mask) != std::string::npos, what.c_str());
+                    const auto scan = scanSource(source);
+                    QVERIFY2(scan.findings.empty(), (what + ": " + describeFindings(scan.findings)).c_str());
+                    const auto build = nv.compile(source, "sm_90");
+                    QVERIFY2(build.report.ok, (what + "\n" + build.report.log + describeFindings(build.findings)).c_str());
+                    const auto *k = findKernel(build, "kf_cumsum");
+                    QVERIFY2(k, what.c_str());
+                    QVERIFY2(k->spillStores == 0 && k->stackBytes == 0, (what + " uses local memory").c_str());
+                    const auto plan = parseLaunchPlan(t->launch(p, card), card);
+                    resolveLaunchPlan(plan, card.shape);
+                    for (const auto &held : card.heldOutShapes)
+                        resolveLaunchPlan(plan, held);
+                    ++compiled;
+                }
+        }
+        QCOMPARE(compiled, 2 * (3 + 4 + 4)); // float32 packs up to 4 elements, 16-bit ones up to 8
+        QCOMPARE(seeds, 3);
     }
 
     // A problem's fused pointwise card (two inputs, an expression with where, pow and max) compiles in

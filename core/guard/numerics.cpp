@@ -14,7 +14,8 @@ double epsilon(DType t)
     case DType::F32: return 0x1p-23;
     case DType::F64: return 0x1p-52;
     case DType::I64:
-    case DType::I32: return 1.0;
+    case DType::I32:
+    case DType::Bool: return 1.0;
     }
     return 1.0;
 }

@@ -7,6 +7,7 @@
 #include "ops/loss_ops.h"
 #include "ops/operator_card.h"
 #include "ops/pointwise_ops.h"
+#include "ops/scan_ops.h"
 #include "util/error.h"
 
 namespace kforge {
@@ -247,16 +248,6 @@ const std::map<std::string, std::function<OperatorCard(const ShapeBindings &, DT
              c.flopsPerElement = double(need(s, "cols", "argmax"));
              return c;
          }},
-        {"cumsum", [](const ShapeBindings &s, DType dt) {
-             auto c = rowCard("cumsum", s, dt);
-             c.atenSchema = "aten::cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor";
-             c.atenOp = "aten::cumsum";
-             c.referenceArgs = J::array({{{"input", 0}}, {{"int", -1}}, {{"none", true}}});
-             // A scan's rounding error grows with the sum of the magnitudes before each element.
-             c.errorModel = ErrorModel::Sum;
-             c.flopsPerElement = 1;
-             return c;
-         }},
         {"cross_entropy", [](const ShapeBindings &s, DType dt) {
              OperatorCard c;
              c.family = "cross_entropy";
@@ -396,6 +387,9 @@ const std::map<std::string, std::function<OperatorCard(const ShapeBindings &, DT
     // The pointwise activations come from one table (core/ops/pointwise_ops.h), each with its expression.
     for (const auto &op : pointwiseOps())
         m[op.family] = [&op](const ShapeBindings &s, DType dt) { return pointwiseFamilyCard(op, s, dt); };
+    // So do the scans (core/ops/scan_ops.h).
+    for (const auto &op : scanOps())
+        m[op.family] = [&op](const ShapeBindings &s, DType dt) { return scanFamilyCard(op, s, dt); };
     // And the losses that reduce to a scalar (core/ops/loss_ops.h).
     for (const auto &op : lossOps())
         m[op.family] = [&op](const ShapeBindings &s, DType dt) { return lossFamilyCard(op, s, dt); };

@@ -14,13 +14,14 @@ std::string dtypeName(DType t)
     case DType::F64: return "float64";
     case DType::I64: return "int64";
     case DType::I32: return "int32";
+    case DType::Bool: return "bool";
     }
     return "unknown";
 }
 
 DType dtypeFromName(const std::string &name)
 {
-    for (DType t : {DType::F32, DType::F16, DType::BF16, DType::F64, DType::I64, DType::I32})
+    for (DType t : {DType::F32, DType::F16, DType::BF16, DType::F64, DType::I64, DType::I32, DType::Bool})
         if (dtypeName(t) == name)
             return t;
     throw Error("unknown dtype '" + name + "'");
@@ -48,6 +49,7 @@ ErrorModel errorModelFromName(const std::string &name)
 int dtypeSize(DType t)
 {
     switch (t) {
+    case DType::Bool: return 1;
     case DType::F16:
     case DType::BF16: return 2;
     case DType::F32:

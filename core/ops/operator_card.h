@@ -12,7 +12,8 @@
 
 namespace kforge {
 
-enum class DType { F32, F16, BF16, F64, I64, I32 };
+// Bool is a mask's element (one byte, 0 or 1), an input only.
+enum class DType { F32, F16, BF16, F64, I64, I32, Bool };
 std::string dtypeName(DType t);
 DType dtypeFromName(const std::string &name);
 int dtypeSize(DType t);

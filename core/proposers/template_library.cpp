@@ -46,6 +46,7 @@ const TemplateLibrary &TemplateLibrary::builtin()
         addFusedSoftmaxTemplates(l);
         addLossTemplates(l);
         addSplitNormTemplates(l);
+        addScanTemplates(l);
         return l;
     }();
     return lib;

@@ -63,5 +63,6 @@ void addCudaAnyDimTemplates(TemplateLibrary &lib);
 void addFusedSoftmaxTemplates(TemplateLibrary &lib);
 void addLossTemplates(TemplateLibrary &lib);
 void addSplitNormTemplates(TemplateLibrary &lib);
+void addScanTemplates(TemplateLibrary &lib);
 
 } // namespace kforge

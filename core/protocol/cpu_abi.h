@@ -8,7 +8,7 @@ inline constexpr const char *kCpuEntryPoint = "kforge_entry";
 inline constexpr const char *kCpuAbiPreamble = R"abi(// kforge CPU candidate ABI v1 (prepended by the worker)
 #include <cstdint>
 #include <cstddef>
-enum kf_dtype { KF_F32 = 0, KF_F16 = 1, KF_BF16 = 2, KF_F64 = 3, KF_I64 = 4, KF_I32 = 5 };
+enum kf_dtype { KF_F32 = 0, KF_F16 = 1, KF_BF16 = 2, KF_F64 = 3, KF_I64 = 4, KF_I32 = 5, KF_BOOL = 6 };
 struct kf_tensor {
     void *data;
     int32_t dtype;

@@ -54,9 +54,10 @@ std::string problemCardsUnfit(const ProblemSignature &sig)
         return "the problem takes no tensor inputs";
     if (sig.outputs.empty())
         return "the problem returns no tensor";
+    // Inputs after the first may be bool masks (KernelBench's masked cumsum).
     for (size_t i = 0; i < sig.inputs.size(); ++i)
-        if (!floating(sig.inputs[i].dtype))
-            return "input " + std::to_string(i) + " is " + sig.inputs[i].dtype + ", not a floating tensor";
+        if (!floating(sig.inputs[i].dtype) && (i == 0 || sig.inputs[i].dtype != "bool"))
+            return "input " + std::to_string(i) + " is " + sig.inputs[i].dtype + (i == 0 ? ", not a floating tensor" : ", not a floating tensor or a bool mask");
     // int64 outputs are indices (argmax, argmin over a dimension), compared exactly.
     for (size_t i = 0; i < sig.outputs.size(); ++i)
         if (!floating(sig.outputs[i].dtype) && sig.outputs[i].dtype != "int64")

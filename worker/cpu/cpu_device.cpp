@@ -31,6 +31,7 @@ int32_t dtypeCode(at::ScalarType t)
     case at::kDouble: return 3;
     case at::kLong: return 4;
     case at::kInt: return 5;
+    case at::kBool: return 6;
     default: return -1;
     }
 }

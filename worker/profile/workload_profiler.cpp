@@ -46,7 +46,7 @@ int tensorReturns(const CapturedCall &c, std::string &why)
 
 std::string dtypeOf(const at::Tensor &t)
 {
-    for (DType d : {DType::F32, DType::F16, DType::BF16, DType::F64, DType::I64, DType::I32})
+    for (DType d : {DType::F32, DType::F16, DType::BF16, DType::F64, DType::I64, DType::I32, DType::Bool})
         if (scalarType(d) == t.scalar_type())
             return dtypeName(d);
     return c10::toString(t.scalar_type());

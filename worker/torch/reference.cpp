@@ -7,6 +7,7 @@
 #include "util/error.h"
 #include "worker/profile/module_reference.h"
 
+#include <algorithm>
 #include <limits>
 
 namespace kforge::worker {
@@ -20,6 +21,7 @@ at::ScalarType scalarType(DType t)
     case DType::F64: return at::kDouble;
     case DType::I64: return at::kLong;
     case DType::I32: return at::kInt;
+    case DType::Bool: return at::kBool;
     }
     return at::kFloat;
 }
@@ -63,6 +65,8 @@ std::vector<at::Tensor> makeInputs(const OperatorCard &card, const ShapeBindings
             out.push_back(at::full(sizes, lowest, at::TensorOptions().dtype(type == at::kDouble ? at::kDouble : at::kFloat).device(device))
                               .triu(1)
                               .to(type));
+        } else if (type == at::kBool) { // a mask: about half of it set
+            out.push_back(at::rand(sizes, f32).lt(0.5));
         } else if (t.init == "positive" && at::isFloatingType(type)) { // a variance, away from zero
             out.push_back((at::rand(sizes, f32) + 0.5).to(type));
         } else if (!at::isFloatingType(type)) {
@@ -165,6 +169,17 @@ std::vector<at::Tensor> callComposite(const OperatorCard &card, const std::vecto
         const auto x = in.at(0).to(computeType);
         return {(x / x.abs().mean({1}, true)).to(in[0].scalar_type())};
     }
+    // The scans without an ATen operator of their own (core/ops/scan_ops.h), as a model writes them, at
+    // the input's own dtype: what the program runs.
+    if (name == "cumsum_reverse")
+        return {in.at(0).flip({-1}).cumsum(-1).flip({-1})};
+    if (name == "cumsum_exclusive") {
+        const auto &x = in.at(0);
+        const auto head = at::zeros_like(x.narrow(-1, 0, std::min<int64_t>(1, x.size(-1))));
+        return {at::cat({head, x.narrow(-1, 0, std::max<int64_t>(0, x.size(-1) - 1)).cumsum(-1)}, -1)};
+    }
+    if (name == "masked_cumsum")
+        return {(in.at(0) * in.at(1)).cumsum(-1)};
     throw Error("the composite reference " + card.atenOp + " is not known to this worker");
 }
 

@@ -1,5 +1,5 @@
 // CPU templates for the row-wise families other than softmax and the pointwise ones: normalizations,
-// reductions, scans and cross-entropy, fp32, over contiguous rows. Loops are written with independent
+// reductions and cross-entropy (the scans: scan.cpp), fp32, over contiguous rows. Loops are written with independent
 // accumulators and no calls in the inner loop so the compiler vectorizes them; the tuning space sets
 // the accumulator count and unrolling.
 #include <string>
@@ -50,7 +50,6 @@ void addCpuRowwiseTemplates(TemplateLibrary &lib)
                         "cpu_max.cpp"));
     lib.add(rowTemplate("argmax", "index of the first row maximum", {{"chunk", {64, 256, 1024}}}, "",
                         "cpu_argmax.cpp"));
-    lib.add(rowTemplate("cumsum", "inclusive scan per row in ACC precision", {{"acc", kAcc}}, "", "cpu_cumsum.cpp"));
     lib.add(rowTemplate("cross_entropy", "per row: log-sum-exp minus the target logit; mean over rows",
                         {{"acc", kAcc}, {"accumulators", kAccumulators}}, "cpu_row_logsumexp.h", "cpu_cross_entropy.cpp"));
 }

@@ -1,4 +1,4 @@
-// CUDA templates for group norm, last-dimension reductions, the inclusive scan and cross-entropy, in float32, float16 and bfloat16 where the card asks.
+// CUDA templates for group norm, last-dimension reductions and cross-entropy (the scans: scan.cpp), in float32, float16 and bfloat16 where the card asks.
 #include <string>
 
 #include "proposers/template_library.h"
@@ -73,11 +73,6 @@ void addCudaOtherTemplates(TemplateLibrary &lib)
                                      {"in:x", "out:y", "sym:rows", "sym:cols"});
                      }));
     }
-
-    lib.add(make("cumsum", "block_scan", "a block per row scanning BLOCK*VEC elements per step with a running carry",
-                 [](const OperatorCard &) { return J{{"block", 512}, {"vec", 4}}; },
-                 {{"block", {128, 256, 512, 1024}}, {"vec", {1, 2, 4, 8}}}, nullptr, nullptr, "cumsum_block_scan.cu",
-                 [](const J &p, const OperatorCard &) { return cudaOneKernelPlan("kf_cumsum", {"rows", 1, 1}, p.at("block"), {"in:x", "out:y", "sym:rows", "sym:cols"}); }));
 
     lib.add(make("cross_entropy", "two_pass", "a block per row for log-sum-exp minus the target logit, then one block for the mean",
                  [](const OperatorCard &card) { return J{{"block", 1024}, {"vec", cudaVecFor(card)}}; },

@@ -1,0 +1,90 @@
+// The scan templates, CPU and CUDA, for every family of core/ops/scan_ops.h: one kernel text each
+// (cpu_cumsum.cpp, cumsum_block_scan.cu) whose combine, direction, exclusivity and mask come from the
+// family as defines.
+#include <string>
+
+#include "ops/scan_ops.h"
+#include "proposers/template_library.h"
+#include "proposers/template_sources.h"
+#include "proposers/templates/cuda_prelude.h"
+
+namespace kforge {
+
+namespace {
+
+using J = nlohmann::json;
+
+// SCAN_MASK: 0 without a mask, 1 for a bool mask (a byte per element), 2 for a mask of x's dtype.
+int maskCode(const ScanOp &op, const OperatorCard &card)
+{
+    if (!op.masked || card.inputs.size() < 2)
+        return 0;
+    return card.inputs[1].dtype == DType::Bool ? 1 : 2;
+}
+
+bool maskFits(const ScanOp &op, const OperatorCard &card)
+{
+    if (!op.masked)
+        return card.inputs.size() == 1;
+    return card.inputs.size() == 2 && (card.inputs[1].dtype == DType::Bool || card.inputs[1].dtype == card.inputs[0].dtype);
+}
+
+std::string scanDefines(const ScanOp &op, const OperatorCard &card)
+{
+    return "#define SCAN_PROD " + std::to_string(int(op.product)) + "\n#define SCAN_REVERSE " + std::to_string(int(op.reverse))
+           + "\n#define SCAN_EXCLUSIVE " + std::to_string(int(op.exclusive)) + "\n#define SCAN_MASK " + std::to_string(maskCode(op, card)) + "\n";
+}
+
+KernelTemplate cpuScan(const ScanOp &op)
+{
+    KernelTemplate t;
+    t.id = "cpu." + op.family + ".rows";
+    t.family = op.family;
+    t.backend = "cpu";
+    t.description = op.description + " per row in ACC precision";
+    t.space = {{"acc", {"float", "double"}}};
+    t.valid = [&op](const J &, const OperatorCard &card) {
+        return card.inputs.front().dtype == DType::F32 && maskFits(op, card);
+    };
+    t.render = [&op, id = t.id](const J &p, const OperatorCard &card) {
+        return paramDefines(id, p) + templateSource("cpu_rows.h") + scanDefines(op, card) + templateSource("cpu_cumsum.cpp");
+    };
+    return t;
+}
+
+KernelTemplate cudaScan(const ScanOp &op)
+{
+    KernelTemplate t;
+    t.id = "cuda." + op.family + ".block_scan";
+    t.family = op.family;
+    t.backend = "cuda";
+    t.description = "a block per row, " + op.description + " of BLOCK*VEC elements per step with a running carry, "
+                    + "VEC-element packs on aligned rows, optionally the next step's loads in flight";
+    t.space = {{"block", {128, 256, 512, 1024}}, {"vec", {1, 2, 4, 8}}, {"prefetch", {0, 1}}};
+    t.valid = [&op](const J &p, const OperatorCard &card) {
+        return p.value("vec", 1) * dtypeSize(card.inputs.front().dtype) <= 16 && maskFits(op, card);
+    };
+    t.render = [&op, id = t.id](const J &p, const OperatorCard &card) {
+        return paramDefines(id, p) + cudaPrelude(card.inputs.front().dtype) + cudaPackHelpers() + scanDefines(op, card)
+               + templateSource("cumsum_block_scan.cu");
+    };
+    // 16-byte packs, and the next step's loads issued before this step's barriers: a row of 32768 takes
+    // 64 steps at BLOCK 128 (the best block on the H200 for rows of 65536 before packs), each waiting twice.
+    t.seed = [](const OperatorCard &card) { return J{{"block", 128}, {"vec", cudaVecFor(card)}, {"prefetch", 1}}; };
+    t.launch = [&op](const J &p, const OperatorCard &) {
+        return cudaOneKernelPlan("kf_cumsum", {"rows", 1, 1}, p.at("block"), {"in:x", op.masked ? "in:mask" : "in:x", "out:y", "sym:rows", "sym:cols"});
+    };
+    return t;
+}
+
+} // namespace
+
+void addScanTemplates(TemplateLibrary &lib)
+{
+    for (const auto &op : scanOps()) {
+        lib.add(cpuScan(op));
+        lib.add(cudaScan(op));
+    }
+}
+
+} // namespace kforge
