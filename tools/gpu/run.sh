@@ -202,7 +202,7 @@ if asked sweep; then
   # then the time from `kforge-cli search` to its first accepted softmax kernel (bench/RESULTS-search.md).
   t0=$(date +%s)
   ninja -C "$build" -j"$jobs" kforge-mcts-sweep-bench > "$out/build-sweep.log" 2>&1 || { grep -E -A3 "error|FAILED" "$out/build-sweep.log" | head -30; note "sweep bench build FAILED"; }
-  timeout 300 "$build/app/kforge-mcts-sweep-bench" --backend cuda --max-points ${KFORGE_SWEEP_POINTS:-12} --seeds 10 --samples 10 \
+  timeout ${KFORGE_SWEEP_TIMEOUT:-300} "$build/app/kforge-mcts-sweep-bench" --backend cuda --max-points ${KFORGE_SWEEP_POINTS:-12} --seeds 10 --samples 10 --cache "$final/sweep-cache.json" \
     --worker "$worker" > "$out/sweep.md" 2> "$out/sweep.err"
   note "sweep: rc=$? in $(( $(date +%s) - t0 )) s: $(tail -1 "$out/sweep.md")"
   summary+=("$(cat "$out/sweep.md")")
@@ -283,15 +283,15 @@ if asked kernelbench; then
   kb=$out/kernelbench; mkdir -p "$kb"
   (cd "$root/bench/problems/kernelbench" && cp ${KFORGE_PROBLEMS:-*.py} "$kb/")
   s0=$(date +%s)
-  timeout ${KFORGE_IMPORT_TIMEOUT:-300} "$build/app/kforge-cli" import "$kb" --python python3 --jobs ${KFORGE_IMPORT_JOBS:-3} > "$out/kb-import.log" 2>&1
-  note "kernelbench import: rc=$? in $(( $(date +%s) - s0 )) s: $(tail -1 "$out/kb-import.log")"
-  grep -E "FAILED|Error|error" "$out/kb-import.log" | head -10
+  # Written straight into $final: a run cut short by its time limit keeps what it finished.
+  timeout ${KFORGE_IMPORT_TIMEOUT:-300} "$build/app/kforge-cli" import "$kb" --python python3 --jobs ${KFORGE_IMPORT_JOBS:-3} > "$final/kb-import.log" 2>&1
+  note "kernelbench import: rc=$? in $(( $(date +%s) - s0 )) s: $(tail -1 "$final/kb-import.log")"
+  grep -E "FAILED|Error|error" "$final/kb-import.log" | head -10
   timeout ${KFORGE_FASTP_TIMEOUT:-420} "$build/app/kforge-cli" fastp "$kb" --backend cuda --nodes ${KFORGE_FASTP_NODES:-8} \
-    --out "$out/kernelbench-fastp" --python python3 --worker "$worker" > "$out/kb-fastp.log" 2>&1
+    --out "$final/kernelbench-fastp" --session "$out/kernelbench.kforge" --python python3 --worker "$worker" > "$final/kb-fastp.log" 2>&1
   note "kernelbench fastp: rc=$? in $(( $(date +%s) - t0 )) s"
-  grep -E "^  [0-9a-z_]+: (correct|no correct)" "$out/kb-fastp.log" | head -60
-  cp "$out/kernelbench-fastp.md" "$out/kernelbench-fastp.json" "$out/kb-fastp.log" "$out/kb-import.log" "$final/" 2>/dev/null
-  summary+=("$(cat "$out/kernelbench-fastp.md" 2>/dev/null | head -70)")
+  grep -E "^  [0-9a-z_]+: (correct|no correct)" "$final/kb-fastp.log" | head -60
+  summary+=("$(cat "$final/kernelbench-fastp.md" 2>/dev/null | head -70)")
 fi
 
 if asked session; then
