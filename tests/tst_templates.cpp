@@ -351,6 +351,187 @@ def get_init_inputs():
         QCOMPARE(v.trials.size(), trialPlan(*card).size());
     }
 
+    // KernelBench level 1's normalization problems at their own shapes (signatures only, nothing allocated)
+    // fit a family, on the view named: the traced GroupNorm's groups and LayerNorm's dimensions included.
+    void kernelBenchNormsFitAFamily_data()
+    {
+        QTest::addColumn<QString>("shape");
+        QTest::addColumn<QString>("traced"); // "", "group_norm:G" or "layer_norm:d1,d2,..."
+        QTest::addColumn<QString>("key");
+        QTest::addColumn<QString>("view");
+        QTest::newRow("033 batch norm") << QStringLiteral("64,64,512,512") << QString() << QStringLiteral("batch_norm")
+                                        << QStringLiteral("c=64,hw=262144,n=64");
+        QTest::newRow("034 instance norm") << QStringLiteral("112,64,512,512") << QString() << QStringLiteral("instance_norm")
+                                           << QStringLiteral("c=64,hw=262144,n=112");
+        QTest::newRow("035 group norm") << QStringLiteral("112,64,512,512") << QStringLiteral("group_norm:8") << QStringLiteral("instance_norm.g8")
+                                        << QStringLiteral("c=8,hw=2097152,n=112");
+        QTest::newRow("036 RMS norm over channels") << QStringLiteral("112,64,512,512") << QString() << QStringLiteral("rms_norm_dim.d1")
+                                                    << QStringLiteral("dim=64,inner=262144,outer=112");
+        QTest::newRow("037 Frobenius norm") << QStringLiteral("112,64,512,512") << QString() << QStringLiteral("frobenius_norm")
+                                            << QStringLiteral("cols=512,rows=3670016");
+        QTest::newRow("038 L1 norm") << QStringLiteral("32768,65535") << QString() << QStringLiteral("l1_norm_dim.d1")
+                                     << QStringLiteral("dim=65535,inner=1,outer=32768");
+        QTest::newRow("039 L2 norm") << QStringLiteral("32768,65535") << QString() << QStringLiteral("l2_norm_dim.d1")
+                                     << QStringLiteral("dim=65535,inner=1,outer=32768");
+        QTest::newRow("040 layer norm") << QStringLiteral("16,64,256,256") << QStringLiteral("layer_norm:64,256,256") << QStringLiteral("instance_norm.ln")
+                                        << QStringLiteral("c=1,hw=4194304,n=16");
+    }
+
+    void kernelBenchNormsFitAFamily()
+    {
+        QFETCH(QString, shape);
+        QFETCH(QString, traced);
+        QFETCH(QString, key);
+        QFETCH(QString, view);
+        TensorMeta x;
+        for (const auto &d : shape.split(QLatin1Char(',')))
+            x.shape.push_back(d.toLongLong());
+        x.dtype = "float32";
+        ProblemSignature sig;
+        sig.name = "kb";
+        sig.modulePath = "/abs/kb.pt";
+        sig.inputs = {x};
+        sig.outputs = {x};
+        using From = TracedValue::From;
+        if (!traced.isEmpty()) {
+            const auto op = traced.section(QLatin1Char(':'), 0, 0).toStdString();
+            const auto args = traced.section(QLatin1Char(':'), 1).split(QLatin1Char(','));
+            auto constant = [](nlohmann::json v) { return TracedValue{From::Constant, 0, std::move(v)}; };
+            sig.graph.nodes.push_back({"prim::GetAttr", {}}); // the module's weight
+            TracedValue second = constant(args.front().toLongLong());
+            if (op == "layer_norm") {
+                TracedNode list{"prim::ListConstruct", {}};
+                for (const auto &a : args)
+                    list.inputs.push_back(constant(a.toLongLong()));
+                sig.graph.nodes.push_back(list);
+                second = {From::Node, 1, nullptr};
+            }
+            sig.graph.nodes.push_back({"aten::" + op, {{From::Input, 0, nullptr}, second, {From::Node, 0, nullptr}, {From::Node, 0, nullptr},
+                                                       constant(1e-5), constant(true)}});
+            sig.graph.outputs = {{From::Node, int(sig.graph.nodes.size() - 1), nullptr}};
+        }
+        const auto family = key.section(QLatin1Char('.'), 0, 0).toStdString();
+        QVERIFY2(familyMismatch(family, sig).empty(), familyMismatch(family, sig).c_str());
+        std::string keys;
+        for (const auto &c : familyCardsForProblem(sig)) {
+            keys += c.key + " ";
+            if (c.key != "problem.kb." + key.toStdString())
+                continue;
+            std::string got;
+            for (const auto &[k, v] : c.shape)
+                got += (got.empty() ? "" : ",") + k + "=" + std::to_string(v);
+            QCOMPARE(QString::fromStdString(got), view);
+            return;
+        }
+        QFAIL(("no card problem.kb." + key.toStdString() + " among " + keys).c_str());
+    }
+
+    // KernelBench's normalization problems, small, imported and profiled through the real worker: each gets
+    // the card its forward computes (a one-input BatchNorm2d in training mode the batch norm without
+    // affine; GroupNorm and a LayerNorm over trailing dimensions, with their default affine, instance norm
+    // over the view the traced forward names; x / ||x||_F the Frobenius norm), on which that family's CPU
+    // template verifies against the forward; a card of the same shape that computes another function
+    // (instance norm per channel for GroupNorm) is rejected. The captured call gets its family's card too
+    // (batch norm with the module's weight and bias; layer norm over rows x the normalized dims' product).
+    void normProblemsMeetTheirTemplates_data()
+    {
+        QTest::addColumn<QString>("name");
+        QTest::addColumn<QString>("model");
+        QTest::addColumn<QString>("cardKey");
+        QTest::addColumn<QString>("templateId");
+        QTest::addColumn<QString>("wrongKey");
+        QTest::addColumn<QString>("callFamily");
+        QTest::newRow("BatchNorm2d") << QStringLiteral("bn") << QStringLiteral("torch.nn.BatchNorm2d(6)") << QStringLiteral("problem.bn.batch_norm")
+                                     << QStringLiteral("cpu.batch_norm.channels") << QStringLiteral("problem.bn.instance_norm")
+                                     << QStringLiteral("batch_norm_affine");
+        QTest::newRow("GroupNorm") << QStringLiteral("gn") << QStringLiteral("torch.nn.GroupNorm(3, 6)") << QStringLiteral("problem.gn.instance_norm.g3")
+                                   << QStringLiteral("cpu.instance_norm.rows") << QStringLiteral("problem.gn.instance_norm") << QString();
+        QTest::newRow("LayerNorm over three dims") << QStringLiteral("ln") << QStringLiteral("torch.nn.LayerNorm((6, 5, 7))")
+                                                   << QStringLiteral("problem.ln.instance_norm.ln") << QStringLiteral("cpu.instance_norm.rows")
+                                                   << QStringLiteral("problem.ln.instance_norm") << QStringLiteral("layer_norm");
+        QTest::newRow("Frobenius") << QStringLiteral("fro") << QStringLiteral("Fro()") << QStringLiteral("problem.fro.frobenius_norm")
+                                   << QStringLiteral("cpu.frobenius_norm.whole") << QString() << QString();
+    }
+
+    void normProblemsMeetTheirTemplates()
+    {
+        QFETCH(QString, name);
+        QFETCH(QString, model);
+        QFETCH(QString, cardKey);
+        QFETCH(QString, templateId);
+        QFETCH(QString, wrongKey);
+        QFETCH(QString, callFamily);
+        const QString python = test::torchPython();
+        if (python.isEmpty())
+            QSKIP("no Python with torch (install python3-torch: packaging/install-deps.sh does)");
+        QTemporaryDir dir;
+        const QString problem = dir.filePath(name + QStringLiteral(".py")), json = dir.filePath(name + QStringLiteral(".json"));
+        {
+            QFile f(problem);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write((QStringLiteral(R"(import torch
+class Fro(torch.nn.Module):
+    def forward(self, x):
+        return x / torch.norm(x, p='fro')
+class Model(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.m = %1
+    def forward(self, x):
+        return self.m(x)
+def get_inputs():
+    return [torch.rand(4, 6, 5, 7)]
+def get_init_inputs():
+    return []
+)").arg(model)).toUtf8());
+        }
+        QProcess py;
+        py.start(python, {QStringLiteral(KFORGE_SOURCE_DIR "/python/kforge_capture.py"), QStringLiteral("problem"), problem, QStringLiteral("--out"), json});
+        QVERIFY(py.waitForFinished(120000));
+        QVERIFY2(py.exitCode() == 0, py.readAllStandardError().constData());
+        const auto w = loadWorkloadFile(json.toStdString());
+        const auto reply = m_pool->request({{"type", "profile_workload"}, {"workload", workloadToJson(w)}, {"dir", w.dir}, {"device", "cpu"},
+                                            {"problem", true}},
+                                           120000);
+        QVERIFY2(reply.value("type", "") == "workload_profile", reply.dump().substr(0, 2000).c_str());
+        const auto profiled = parseWorkload(reply.at("workload"), "reply");
+        const OperatorCard *card = nullptr, *wrong = nullptr, *call = nullptr;
+        std::string keys;
+        for (const auto &c : profiled.cards) {
+            keys += c.key + " ";
+            if (c.key == cardKey.toStdString())
+                card = &c;
+            if (c.key == wrongKey.toStdString())
+                wrong = &c;
+            if (!callFamily.isEmpty() && !isProblemCard(c) && c.family == callFamily.toStdString())
+                call = &c;
+        }
+        QVERIFY2(card, keys.c_str());
+        QVERIFY2(wrongKey.isEmpty() || wrong, keys.c_str());
+        EvalOptions o;
+        o.benchmark = false;
+        const auto *t = TemplateLibrary::builtin().find(templateId.toStdString());
+        QVERIFY(t);
+        auto verdictOn = [&](const OperatorCard &c) { return m_pool->evaluate(c, TemplateProposer("cpu").render(*t, firstPoint(*t), c).candidate, o); };
+        const Verdict v = verdictOn(*card);
+        std::string why = v.summaryLine() + "\n" + v.compile.log;
+        for (const auto &r : v.reasons)
+            why += "\n" + r.message;
+        QVERIFY2(v.correct(), why.c_str());
+        if (wrong) {
+            const auto *wt = TemplateLibrary::builtin().forFamily(wrong->family, "cpu").front();
+            const Verdict bad = m_pool->evaluate(*wrong, TemplateProposer("cpu").render(*wt, firstPoint(*wt), *wrong).candidate, o);
+            QVERIFY2(!bad.correct(), bad.summaryLine().c_str());
+        }
+        QVERIFY2(callFamily.isEmpty() || call, keys.c_str());
+        if (call) {
+            QCOMPARE(call->shape.count("rows") ? call->shape.at("cols") : call->shape.at("c"), int64_t(callFamily == QStringLiteral("layer_norm") ? 210 : 6));
+            const auto *ct = TemplateLibrary::builtin().forFamily(call->family, "cpu").front();
+            const Verdict cv = m_pool->evaluate(*call, TemplateProposer("cpu").render(*ct, firstPoint(*ct), *call).candidate, o);
+            QVERIFY2(cv.correct(), cv.summaryLine().c_str());
+        }
+    }
+
     // Kernel text lives in resources/templates/ and is compiled in: every file is there under its own
     // name, with its text, and a name that is not a file is refused by name.
     void kernelSourcesAreEmbedded()
@@ -366,6 +547,96 @@ def get_init_inputs():
         } catch (const Error &e) {
             QVERIFY(std::string(e.what()).find("no_such_kernel.cu") != std::string::npos);
         }
+    }
+
+    // KernelBench's losses, small, imported and profiled through the real worker: each forward gets its
+    // fused loss card (the per-element term and the reduction read from the traced graph; hinge's targets
+    // one row broadcast over the rows; KL's batchmean; the triplet's margin from the module), on which the
+    // CPU template's seed verifies against the forward, captured inputs included; the same card with
+    // another term is rejected.
+    void lossProblemsMeetTheirTemplates_data()
+    {
+        QTest::addColumn<QString>("name");
+        QTest::addColumn<QString>("forward");
+        QTest::addColumn<QString>("inputs");
+        QTest::addColumn<QString>("family");
+        QTest::addColumn<QString>("expression");
+        QTest::addColumn<QString>("wrong");
+        QTest::newRow("MSE") << "mse" << "torch.mean((x0 - x1) ** 2)" << "torch.rand(64, 100) * 0.5, torch.rand(64, 100)" << "loss_mean"
+                             << "pow(x0 - x1, 2)" << "abs(x0 - x1)";
+        QTest::newRow("smooth L1") << "huber" << "torch.nn.functional.smooth_l1_loss(x0, x1)" << "torch.randn(64, 100) * 2, torch.rand(64, 100)"
+                                   << "loss_mean"
+                                   << "where(abs(x0 - x1) < 1, abs(x0 - x1) * 0.5 * abs(x0 - x1) / 1, abs(x0 - x1) - 0.5 * 1)"
+                                   << "pow(x0 - x1, 2)";
+        QTest::newRow("KL batchmean") << "kl" << "torch.nn.functional.kl_div(torch.log(x0), x1, reduction='batchmean')"
+                                      << "torch.rand(32, 50).softmax(dim=-1), torch.rand(32, 50).softmax(dim=-1)" << "loss_batchmean"
+                                      << "where(x1 == 0, 0, x1 * log(x1)) - x1 * log(x0)" << "x1 * (log(x1) - log(x0)) * 2";
+        QTest::newRow("hinge") << "hinge" << "torch.mean(torch.clamp(1 - x0 * x1, min=0))"
+                               << "torch.randn(32, 48), torch.randint(0, 2, (48,)).float() * 2 - 1" << "loss_mean" << "max(1 - x0 * x1, 0)"
+                               << "max(1 - x0, 0)";
+        QTest::newRow("triplet, margin 0.7") << "triplet" << "torch.nn.functional.triplet_margin_loss(x0, x1, x2, margin=0.7)"
+                                             << "torch.rand(16, 40), torch.rand(16, 40), torch.rand(16, 40)" << "triplet_margin_loss"
+                                             << "max(0.69999999999999996 + x1 - x2, 0)" << "max(1 + x1 - x2, 0)";
+    }
+
+    void lossProblemsMeetTheirTemplates()
+    {
+        QFETCH(QString, name);
+        QFETCH(QString, forward);
+        QFETCH(QString, inputs);
+        QFETCH(QString, family);
+        QFETCH(QString, expression);
+        QFETCH(QString, wrong);
+        const QString python = test::torchPython();
+        if (python.isEmpty())
+            QSKIP("no Python with torch (install python3-torch: packaging/install-deps.sh does)");
+        QTemporaryDir dir;
+        const QString problem = dir.filePath(name + QStringLiteral(".py")), json = dir.filePath(name + QStringLiteral(".json"));
+        {
+            QFile f(problem);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            QStringList args;
+            for (int i = 0; i < (name == QStringLiteral("triplet") ? 3 : 2); ++i)
+                args << QStringLiteral("x%1").arg(i);
+            f.write(QStringLiteral("import torch\nclass Model(torch.nn.Module):\n    def forward(self, %1):\n        return %2\n"
+                                   "def get_inputs():\n    return [%3]\ndef get_init_inputs():\n    return []\n")
+                        .arg(args.join(QStringLiteral(", ")), forward, inputs)
+                        .toUtf8());
+        }
+        QProcess py;
+        py.start(python, {QStringLiteral(KFORGE_SOURCE_DIR "/python/kforge_capture.py"), QStringLiteral("problem"), problem, QStringLiteral("--out"), json});
+        QVERIFY(py.waitForFinished(120000));
+        QVERIFY2(py.exitCode() == 0, py.readAllStandardError().constData());
+        const auto w = loadWorkloadFile(json.toStdString());
+        const auto reply = m_pool->request({{"type", "profile_workload"}, {"workload", workloadToJson(w)}, {"dir", w.dir}, {"device", "cpu"},
+                                            {"problem", true}},
+                                           120000);
+        QVERIFY2(reply.value("type", "") == "workload_profile", reply.dump().substr(0, 2000).c_str());
+        const auto profiled = parseWorkload(reply.at("workload"), "reply");
+        const OperatorCard *card = nullptr;
+        std::string keys;
+        for (const auto &c : profiled.cards) {
+            keys += c.key + " ";
+            if (c.key == "problem." + name.toStdString() + "." + family.toStdString())
+                card = &c;
+        }
+        QVERIFY2(card, keys.c_str());
+        QVERIFY(isProblemCard(*card));
+        QCOMPARE(QString::fromStdString(card->expression), expression);
+        QVERIFY(!card->capturedFile.empty());
+        const auto *t = TemplateLibrary::builtin().forFamily(card->family, "cpu").front();
+        EvalOptions o;
+        o.benchmark = false;
+        const Verdict v = m_pool->evaluate(*card, TemplateProposer("cpu").render(*t, t->seed(*card), *card).candidate, o);
+        std::string why = v.summaryLine() + "\n" + v.compile.log;
+        for (const auto &r : v.reasons)
+            why += "\n" + r.message;
+        QVERIFY2(v.correct(), why.c_str());
+        QCOMPARE(v.trials.size(), trialPlan(*card).size());
+        auto other = *card;
+        other.expression = wrong.toStdString();
+        const Verdict bad = m_pool->evaluate(*card, TemplateProposer("cpu").render(*t, t->seed(other), other).candidate, o);
+        QVERIFY2(!bad.correct(), bad.summaryLine().c_str());
     }
 };
 

@@ -154,6 +154,54 @@ ElementFlow familyFlow(const std::string &family)
     return ElementFlow::Reducing;
 }
 
+// Views the traced forward names, of a norm it calls on input 0 with the module's default affine (weight
+// 1, bias 0), which is then instance norm over the view: GroupNorm's groups as [n, groups, c / groups *
+// hw] (a group's elements are contiguous), key ".g<groups>"; LayerNorm over trailing dimensions as [rows,
+// 1, their product], key ".ln". The guard still decides whether the forward computes that.
+std::vector<InputView> tracedNormViews(const ProblemSignature &sig)
+{
+    std::vector<InputView> v;
+    const auto &x = sig.inputs.at(0);
+    const int64_t numel = x.numel();
+    const auto constInt = [](const TracedValue &t) -> std::optional<int64_t> {
+        if (t.from == TracedValue::From::Constant && t.constant.is_number_integer())
+            return t.constant.get<int64_t>();
+        return std::nullopt;
+    };
+    for (const auto &n : sig.graph.nodes) {
+        if (n.inputs.size() < 2 || n.inputs[0].from != TracedValue::From::Input || n.inputs[0].index != 0)
+            continue;
+        if (n.op == "aten::group_norm" && x.shape.size() >= 2) {
+            const auto groups = constInt(n.inputs[1]);
+            const int64_t batch = x.shape[0], channels = x.shape[1];
+            if (groups && *groups > 0 && channels % *groups == 0 && batch > 0)
+                v.push_back({{{"n", batch}, {"c", *groups}, {"hw", numel / (batch * *groups)}}, ".g" + std::to_string(*groups)});
+        } else if (n.op == "aten::layer_norm" && n.inputs[1].from == TracedValue::From::Node) {
+            const auto &list = sig.graph.nodes.at(size_t(n.inputs[1].index));
+            if (list.op != "prim::ListConstruct" || list.inputs.empty() || list.inputs.size() > x.shape.size())
+                continue;
+            int64_t cols = 1;
+            bool trailing = true;
+            for (size_t i = 0; i < list.inputs.size(); ++i) {
+                const auto d = constInt(list.inputs[i]);
+                trailing &= d && *d == x.shape[x.shape.size() - list.inputs.size() + i];
+                cols *= d ? *d : 1;
+            }
+            if (trailing && cols > 0)
+                v.push_back({{{"n", numel / cols}, {"c", 1}, {"hw", cols}}, ".ln"});
+        }
+    }
+    return v;
+}
+
+std::vector<InputView> viewsOf(const ProblemSignature &sig)
+{
+    auto v = inputViews(sig.inputs.at(0));
+    for (auto &t : tracedNormViews(sig))
+        v.push_back(std::move(t));
+    return v;
+}
+
 std::string mismatchAt(const std::string &family, const ProblemSignature &sig, const ShapeBindings &view)
 {
     OperatorCard c;
@@ -186,7 +234,7 @@ std::string familyMismatch(const std::string &family, const ProblemSignature &si
     if (const auto why = problemCardsUnfit(sig); !why.empty())
         return why;
     std::string first;
-    for (const auto &v : inputViews(sig.inputs[0])) {
+    for (const auto &v : viewsOf(sig)) {
         const auto why = mismatchAt(family, sig, v.shape);
         if (why.empty())
             return why;
@@ -205,7 +253,7 @@ std::vector<OperatorCard> familyCardsForProblem(const ProblemSignature &sig)
     for (const auto &family : cardFamilies()) {
         if (flow != ElementFlow::Unknown && familyFlow(family) != flow)
             continue;
-        for (const auto &view : inputViews(sig.inputs[0])) {
+        for (const auto &view : viewsOf(sig)) {
             if (!mismatchAt(family, sig, view.shape).empty())
                 continue;
             // Contiguous rows of a family over dim are its last-dimension family's, where that one fits.
