@@ -21,6 +21,7 @@
 #include "knowledge/knowledge_base.h"
 #include "knowledge/lessons.h"
 #include "ops/launch_comment.h"
+#include "ops/scan_ops.h"
 #include "ops/workload.h"
 #include "pool/worker_pool.h"
 #include "proposers/template_library.h"
@@ -906,15 +907,16 @@ int checkTemplatesCommand(const Args &args)
                 const auto candidate = proposer.render(*t, *point, *card).candidate;
                 check(*card, candidate, t->id, point->dump());
                 // Over a middle dimension the seed is another kernel path at this shape (dim cut across
-                // blocks, or held in registers): it too.
-                if ((dimFamily(family) || nchwFamily(family) || family == "frobenius_norm") && t->seed) {
+                // blocks, or held in registers): it too; so is a scan's (packs, prefetching).
+                if ((dimFamily(family) || nchwFamily(family) || family == "frobenius_norm" || findScanOp(family)) && t->seed) {
                     const auto seed = t->seed(*card);
                     if (seed != *point && t->valid(seed, *card))
                         check(*card, proposer.render(*t, seed, *card).candidate, t->id, "seed " + seed.dump());
                 }
-                // Layer and RMS norm cut across blocks: their seed on a long row, vector paths included.
-                if (t->id.find(".split") != std::string::npos && (family == "layer_norm" || family == "rms_norm")) {
-                    const auto longRow = makeCard(family, alignedLongShape, dt);
+                // Layer, RMS and group norm cut across blocks: their seed on a long row, vector paths included.
+                if (t->id.find(".split") != std::string::npos && (family == "layer_norm" || family == "rms_norm" || family == "group_norm")) {
+                    const auto longRow = family == "group_norm" ? makeCard(family, {{"n", 2}, {"c", 8}, {"hw", 37504}, {"groups", 2}}, dt)
+                                                                : makeCard(family, alignedLongShape, dt);
                     const auto seed = t->seed(longRow);
                     if (t->valid(seed, longRow))
                         check(longRow, proposer.render(*t, seed, longRow).candidate, t->id, "seed " + seed.dump());

@@ -42,7 +42,9 @@ KernelTemplate cpuScan(const ScanOp &op)
     t.family = op.family;
     t.backend = "cpu";
     t.description = op.description + " per row in ACC precision";
-    t.space = {{"acc", {"float", "double"}}};
+    // A running product drifts by about sqrt(cols) float32 roundings, and ATen's CPU scan accumulates in
+    // double: a product starts there (float is rejected on rows of 65536), a sum in float.
+    t.space = {{"acc", op.product ? std::vector<J>{"double", "float"} : std::vector<J>{"float", "double"}}};
     t.valid = [&op](const J &, const OperatorCard &card) {
         return card.inputs.front().dtype == DType::F32 && maskFits(op, card);
     };
