@@ -532,6 +532,87 @@ def get_init_inputs():
         }
     }
 
+    // KernelBench's scans (level 1, 89-93), small, imported and profiled through the real worker: each
+    // forward gets its scan family's card (the whole forward its reference; 93's mask a bool input), on
+    // which that family's CPU template verifies, and another scan family's template with the same inputs
+    // does not.
+    void scanProblemsMeetTheirTemplates_data()
+    {
+        QTest::addColumn<QString>("name");
+        QTest::addColumn<QString>("forward");
+        QTest::addColumn<QString>("inputs");
+        QTest::addColumn<QString>("family");
+        QTest::addColumn<QString>("wrong"); // "" for none with the same inputs
+        const QString x = QStringLiteral("torch.rand(16, 300)");
+        QTest::newRow("89 cumsum") << "cumsum" << "torch.cumsum(x0, dim=1)" << x << "cumsum" << "cumsum_exclusive";
+        QTest::newRow("90 cumprod") << "cumprod" << "torch.cumprod(x0, dim=1)" << x << "cumprod" << "cumsum";
+        QTest::newRow("91 reverse cumsum") << "reverse" << "torch.cumsum(x0.flip(1), dim=1).flip(1)" << x << "cumsum_reverse" << "cumsum";
+        QTest::newRow("92 exclusive cumsum")
+            << "exclusive"
+            << "torch.cat((torch.zeros_like(x0.select(1, 0).unsqueeze(1)), torch.cumsum(x0.narrow(dim=1, start=0, length=x0.size(1) - 1), dim=1)), dim=1)"
+            << x << "cumsum_exclusive" << "cumsum";
+        QTest::newRow("93 masked cumsum") << "masked" << "torch.cumsum(x0 * x1, dim=1)" << "torch.rand(16, 300), torch.randint(0, 2, (16, 300)).bool()"
+                                          << "masked_cumsum" << "";
+    }
+
+    void scanProblemsMeetTheirTemplates()
+    {
+        QFETCH(QString, name);
+        QFETCH(QString, forward);
+        QFETCH(QString, inputs);
+        QFETCH(QString, family);
+        QFETCH(QString, wrong);
+        const QString python = test::torchPython();
+        if (python.isEmpty())
+            QSKIP("no Python with torch (install python3-torch: packaging/install-deps.sh does)");
+        QTemporaryDir dir;
+        const QString problem = dir.filePath(name + QStringLiteral(".py")), json = dir.filePath(name + QStringLiteral(".json"));
+        {
+            QFile f(problem);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            const QString args = family == QStringLiteral("masked_cumsum") ? QStringLiteral("x0, x1") : QStringLiteral("x0");
+            f.write(QStringLiteral("import torch\nclass Model(torch.nn.Module):\n    def forward(self, %1):\n        return %2\n"
+                                   "def get_inputs():\n    return [%3]\ndef get_init_inputs():\n    return []\n")
+                        .arg(args, forward, inputs)
+                        .toUtf8());
+        }
+        QProcess py;
+        py.start(python, {QStringLiteral(KFORGE_SOURCE_DIR "/python/kforge_capture.py"), QStringLiteral("problem"), problem, QStringLiteral("--out"), json});
+        QVERIFY(py.waitForFinished(120000));
+        QVERIFY2(py.exitCode() == 0, py.readAllStandardError().constData());
+        const auto w = loadWorkloadFile(json.toStdString());
+        const auto reply = m_pool->request({{"type", "profile_workload"}, {"workload", workloadToJson(w)}, {"dir", w.dir}, {"device", "cpu"},
+                                            {"problem", true}},
+                                           120000);
+        QVERIFY2(reply.value("type", "") == "workload_profile", reply.dump().substr(0, 2000).c_str());
+        const auto profiled = parseWorkload(reply.at("workload"), "reply");
+        const OperatorCard *card = nullptr;
+        std::string keys;
+        for (const auto &c : profiled.cards) {
+            keys += c.key + " ";
+            if (c.family == family.toStdString())
+                card = &c;
+        }
+        QVERIFY2(card, (keys + "has no " + family.toStdString() + " card").c_str());
+        QVERIFY(isProblemCard(*card));
+        EvalOptions o;
+        o.benchmark = false;
+        auto verdict = [&](const std::string &f) {
+            const auto *t = TemplateLibrary::builtin().forFamily(f, "cpu").front();
+            return m_pool->evaluate(*card, TemplateProposer("cpu").render(*t, firstPoint(*t), *card).candidate, o);
+        };
+        const Verdict v = verdict(card->family);
+        std::string why = v.summaryLine() + "\n" + v.compile.log;
+        for (const auto &r : v.reasons)
+            why += "\n" + r.message;
+        QVERIFY2(v.correct(), why.c_str());
+        QCOMPARE(v.trials.size(), trialPlan(*card).size());
+        if (!wrong.isEmpty()) {
+            const Verdict bad = verdict(wrong.toStdString());
+            QCOMPARE(QString::fromStdString(statusName(bad.status)), QStringLiteral("incorrect"));
+        }
+    }
+
     // Kernel text lives in resources/templates/ and is compiled in: every file is there under its own
     // name, with its text, and a name that is not a file is refused by name.
     void kernelSourcesAreEmbedded()
