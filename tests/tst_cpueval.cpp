@@ -171,7 +171,7 @@ private slots:
         for (const auto &f : cardFamilies())
             for (const char *dt : {"float32", "bfloat16"})
                 // libtorch 1.13's CPU has no bfloat16 kernel for prod, mish or mse_loss: their reference cannot run there.
-                if ((f != "prod_dim" && f != "mish" && f != "mse_loss") || std::string(dt) != "bfloat16")
+                if ((f != "prod_dim" && f != "mish" && f.rfind("mse_loss", 0) != 0) || std::string(dt) != "bfloat16")
                     QTest::newRow((f + " " + dt).c_str()) << QString::fromStdString(f) << QString::fromLatin1(dt);
         QTest::newRow("mean of rows of 262144, bfloat16") << QStringLiteral("mean:262144") << QStringLiteral("bfloat16");
     }

@@ -633,8 +633,9 @@ def get_init_inputs():
     // KernelBench's losses, small, imported and profiled through the real worker: each forward gets its
     // fused loss card (the per-element term and the reduction read from the traced graph; hinge's targets
     // one row broadcast over the rows; KL's batchmean; the triplet's margin from the module), on which the
-    // CPU template's seed verifies against the forward, captured inputs included; the same card with
-    // another term is rejected.
+    // CPU template's seed verifies against the forward; the same card with another term is rejected. (The
+    // trials draw randn inputs, whose log is NaN where negative: KL's forward is then NaN, and only a
+    // term that is finite there is told apart.)
     void lossProblemsMeetTheirTemplates_data()
     {
         QTest::addColumn<QString>("name");
@@ -647,17 +648,17 @@ def get_init_inputs():
                              << "pow(x0 - x1, 2)" << "abs(x0 - x1)";
         QTest::newRow("smooth L1") << "huber" << "torch.nn.functional.smooth_l1_loss(x0, x1)" << "torch.randn(64, 100) * 2, torch.rand(64, 100)"
                                    << "loss_mean"
-                                   << "where(abs(x0 - x1) < 1, abs(x0 - x1) * 0.5 * abs(x0 - x1) / 1, abs(x0 - x1) - 0.5 * 1)"
+                                   << "where(abs(x0 - x1) < 1, 0.5 * abs(x0 - x1) * abs(x0 - x1) / 1, abs(x0 - x1) - 0.5 * 1)"
                                    << "pow(x0 - x1, 2)";
         QTest::newRow("KL batchmean") << "kl" << "torch.nn.functional.kl_div(torch.log(x0), x1, reduction='batchmean')"
                                       << "torch.rand(32, 50).softmax(dim=-1), torch.rand(32, 50).softmax(dim=-1)" << "loss_batchmean"
-                                      << "where(x1 == 0, 0, x1 * log(x1)) - x1 * log(x0)" << "x1 * (log(x1) - log(x0)) * 2";
+                                      << "where(x1 == 0, 0, x1 * log(x1)) - x1 * log(x0)" << "pow(x1 - x0, 2)";
         QTest::newRow("hinge") << "hinge" << "torch.mean(torch.clamp(1 - x0 * x1, min=0))"
                                << "torch.randn(32, 48), torch.randint(0, 2, (48,)).float() * 2 - 1" << "loss_mean" << "max(1 - x0 * x1, 0)"
                                << "max(1 - x0, 0)";
         QTest::newRow("triplet, margin 0.7") << "triplet" << "torch.nn.functional.triplet_margin_loss(x0, x1, x2, margin=0.7)"
                                              << "torch.rand(16, 40), torch.rand(16, 40), torch.rand(16, 40)" << "triplet_margin_loss"
-                                             << "max(0.69999999999999996 + x1 - x2, 0)" << "max(1 + x1 - x2, 0)";
+                                             << "max(0.7 + x1 - x2, 0)" << "max(1 + x1 - x2, 0)";
     }
 
     void lossProblemsMeetTheirTemplates()
@@ -697,14 +698,12 @@ def get_init_inputs():
         const OperatorCard *card = nullptr;
         std::string keys;
         for (const auto &c : profiled.cards) {
-            keys += c.key + " ";
-            if (c.key == "problem." + name.toStdString() + "." + family.toStdString())
+            keys += c.key + (c.expression.empty() ? "" : " (" + c.expression + ")") + " ";
+            if (c.family == family.toStdString() && c.expression == expression.toStdString())
                 card = &c;
         }
-        QVERIFY2(card, keys.c_str());
+        QVERIFY2(card, (keys + "has no " + family.toStdString() + " card computing " + expression.toStdString()).c_str());
         QVERIFY(isProblemCard(*card));
-        QCOMPARE(QString::fromStdString(card->expression), expression);
-        QVERIFY(!card->capturedFile.empty());
         const auto *t = TemplateLibrary::builtin().forFamily(card->family, "cpu").front();
         EvalOptions o;
         o.benchmark = false;

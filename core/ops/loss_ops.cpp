@@ -34,6 +34,9 @@ const std::vector<LossOp> &lossOps()
     static const std::vector<LossOp> ops = {
         {"mse_loss", "aten::mse_loss", "aten::mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor", {}, {},
          "pow(x - target, 2)"},
+        // reduction='sum': the templates' other divisor.
+        {"mse_loss_sum", "aten::mse_loss", "aten::mse_loss(Tensor self, Tensor target, int reduction=Sum) -> Tensor", {}, {},
+         "pow(x - target, 2)", false, false, LossReduction::Sum},
         {"smooth_l1_loss", "aten::smooth_l1_loss",
          "aten::smooth_l1_loss(Tensor self, Tensor target, int reduction=Mean, float beta=1.0) -> Tensor", {{"beta", 1.0}}, {},
          "where(abs(x - target) < beta, 0.5 * abs(x - target) * abs(x - target) / beta, abs(x - target) - 0.5 * beta)"},
@@ -61,7 +64,7 @@ OperatorCard lossFamilyCard(const LossOp &op, const ShapeBindings &s, DType dt)
 {
     OperatorCard c;
     c.family = op.family;
-    c.key = op.family + ".mean." + dtypeName(dt);
+    c.key = op.family + (op.reduction == LossReduction::Sum ? ".sum." : ".mean.") + dtypeName(dt);
     const int64_t rows = need(s, "rows", op.family), cols = need(s, "cols", op.family);
     c.shape = {{"rows", rows}, {"cols", cols}};
     // Held out: a row length no vector width divides, and a count of elements no block size does.
@@ -72,7 +75,7 @@ OperatorCard lossFamilyCard(const LossOp &op, const ShapeBindings &s, DType dt)
     c.outputs = {{"loss", {}, dt}};
     c.atenSchema = op.schema;
     c.atenOp = op.atenOp;
-    c.referenceArgs = J::array({{{"input", 0}}, {{"input", 1}}, {{"int", 1}}});
+    c.referenceArgs = J::array({{{"input", 0}}, {{"input", 1}}, {{"int", op.reduction == LossReduction::Sum ? 2 : 1}}});
     for (const auto &[name, value] : op.scalars)
         c.referenceArgs.push_back({{"double", value}});
     for (bool f : op.flags)
@@ -95,8 +98,8 @@ std::string lossFusedFamily(LossReduction r)
 
 std::optional<LossReduction> lossReductionOf(const std::string &family)
 {
-    if (findLossOp(family))
-        return LossReduction::Mean;
+    if (const auto *op = findLossOp(family))
+        return op->reduction;
     for (auto r : {LossReduction::Mean, LossReduction::Sum, LossReduction::BatchMean})
         if (family == lossFusedFamily(r))
             return r;

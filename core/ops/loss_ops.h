@@ -32,13 +32,14 @@ struct LossOp {
     std::string expression; // over x (the prediction), target and the scalars, following ATen's formula
     bool targetPerColumn = false; // target is [cols], one row broadcast over the rows
     bool targetUnscaled = false;  // target drawn randn_unscaled (exp of it must stay finite)
+    LossReduction reduction = LossReduction::Mean; // Mean or Sum (ATen's reduction argument 1 or 2)
 };
 
 const std::vector<LossOp> &lossOps();
 const LossOp *findLossOp(const std::string &family);
 
 // The family's card at rows x cols: x [rows, cols], target [rows, cols] or [cols], a scalar loss out,
-// reduction mean, the `sum` error model (a reduction over every element).
+// the `sum` error model (a reduction over every element).
 OperatorCard lossFamilyCard(const LossOp &op, const ShapeBindings &shape, DType dtype);
 
 // The fused families of a problem's forward, one per reduction.

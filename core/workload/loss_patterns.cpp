@@ -92,7 +92,7 @@ private:
         if (v.from != TracedValue::From::Node)
             return false;
         const TracedNode *n = &node(v, "the divisor");
-        if (n->op == "prim::NumToTensor" && n->inputs.size() == 1 && n->inputs[0].from == TracedValue::From::Node)
+        if ((n->op == "prim::NumToTensor" || n->op == "prim::NumToTensor.Scalar") && n->inputs.size() == 1 && n->inputs[0].from == TracedValue::From::Node)
             n = &node(n->inputs[0], "the divisor");
         return n->op == "aten::size.int" && n->inputs.size() == 2 && numberOf(n->inputs[1]) == 0.0;
     }
@@ -316,7 +316,8 @@ std::optional<OperatorCard> tripletProblemCard(const ProblemSignature &sig, std:
         if (t.shape != shape)
             return fail("anchor, positive and negative differ in shape");
     auto c = tripletCard({{"rows", product(shape, 0, shape.size() - 1)}, {"cols", shape.back()}}, dtypeFromName(sig.outputs.front().dtype), *margin);
-    c.key = "problem." + sig.name + "." + c.family;
+    // ".traced": beside the family's own card at the default margin, which the problem gets too.
+    c.key = "problem." + sig.name + "." + c.family + ".traced";
     const auto names = inputNames(sig);
     for (size_t i = 0; i < 3; ++i)
         c.inputs[i].name = names[i];
