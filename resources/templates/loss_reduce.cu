@@ -2,7 +2,9 @@
 // as float (the card's expression, defined before this file). Input k is read at the element's index, or
 // at its column where KF_MODE(k) is 1 (a target row broadcast over the rows). A capped grid of BPS
 // blocks per SM strides over VEC-element packs, UNROLL packs in flight per thread; each pack's terms are
-// added in float, then into ACC_T; each block writes one partial, and kf_loss_final adds them.
+// added in float, then into ACC_T; each block writes one partial, and kf_loss_final adds them. A
+// broadcast row's column is carried from pack to pack (a 64-bit remainder per pack would cost more than
+// the load it addresses).
 __device__ __forceinline__ long long kf_at(int k, long long i, long long cols) { return KF_MODE(k) ? i % cols : i; }
 
 extern "C" __global__ void __launch_bounds__(BLOCK)
@@ -18,13 +20,20 @@ kf_loss_partial(const T *__restrict__ x0, const T *__restrict__ x1, const T *__r
     const long long packs = vec_ok ? n / VEC : 0;
     ACC_T acc = 0;
     long long p = (long long)blockIdx.x * BLOCK + threadIdx.x;
+    const long long step = KF_MODE_MASK && cols > 0 ? stride * VEC % cols : 0; // how far the column moves per stride
+    long long col = KF_MODE_MASK && p < packs ? p * VEC % cols : 0;             // the column of pack p
     for (; p + (UNROLL - 1) * stride < packs; p += UNROLL * stride) {
         Pack<VEC> pk[UNROLL][KF_NIN];
 #pragma unroll
-        for (int u = 0; u < UNROLL; ++u)
+        for (int u = 0; u < UNROLL; ++u) {
 #pragma unroll
             for (int k = 0; k < KF_NIN; ++k)
-                pk[u][k] = *reinterpret_cast<const Pack<VEC> *>(in[k] + kf_at(k, (p + u * stride) * VEC, cols));
+                pk[u][k] = *reinterpret_cast<const Pack<VEC> *>(in[k] + (KF_MODE(k) ? col : (p + u * stride) * VEC));
+            if (KF_MODE_MASK) {
+                col += step;
+                if (col >= cols) col -= cols;
+            }
+        }
 #pragma unroll
         for (int u = 0; u < UNROLL; ++u) {
             float s = 0.f;
