@@ -718,6 +718,102 @@ def get_init_inputs():
         const Verdict bad = m_pool->evaluate(*card, TemplateProposer("cpu").render(*t, t->seed(other), other).candidate, o);
         QVERIFY2(!bad.correct(), bad.summaryLine().c_str());
     }
+
+    // KernelBench level 1's losses (94, 96, 98, 99, 100) at their own shapes, with the graphs their
+    // forwards trace to: each gets its loss card over the view it reduces, whose CPU template serves it and
+    // whose CUDA seed is valid, in float32 and bfloat16.
+    void kernelBenchLossesFitAFamily_data()
+    {
+        QTest::addColumn<QString>("graph");
+        QTest::addColumn<QString>("shapes"); // inputs, ';' between
+        QTest::addColumn<QString>("key");
+        QTest::addColumn<QString>("expression");
+        QTest::addColumn<QString>("view");
+        QTest::newRow("094 MSE") << "mse" << "32768,32768;32768,32768" << "loss_mean" << "pow(x0 - x1, 2)" << "cols=32768,rows=32768";
+        QTest::newRow("096 smooth L1") << "smooth_l1" << "32768,32768;32768,32768" << "loss_mean"
+                                       << "where(abs(x0 - x1) < 1, 0.5 * abs(x0 - x1) * abs(x0 - x1) / 1, abs(x0 - x1) - 0.5 * 1)"
+                                       << "cols=32768,rows=32768";
+        QTest::newRow("098 KL batchmean") << "kl" << "16384,16384;16384,16384" << "loss_batchmean"
+                                          << "where(x1 == 0, 0, x1 * log(x1)) - x1 * log(x0)" << "cols=16384,rows=16384";
+        QTest::newRow("098 KL batchmean over three dimensions") << "kl" << "8,16,64;8,16,64" << "loss_batchmean"
+                                                                << "where(x1 == 0, 0, x1 * log(x1)) - x1 * log(x0)" << "cols=1024,rows=8";
+        QTest::newRow("099 triplet") << "triplet" << "32768,8192;32768,8192;32768,8192" << "triplet_margin_loss"
+                                     << "max(1 + positive - negative, 0)" << "cols=8192,rows=32768";
+        QTest::newRow("100 hinge") << "hinge" << "32768,32768;32768" << "loss_mean" << "max(1 - x0 * x1, 0)" << "cols=32768,rows=32768";
+        QTest::newRow("100 hinge over three dimensions") << "hinge" << "4,6,10;10" << "loss_mean" << "max(1 - x0 * x1, 0)" << "cols=10,rows=24";
+    }
+
+    void kernelBenchLossesFitAFamily()
+    {
+        QFETCH(QString, graph);
+        QFETCH(QString, shapes);
+        QFETCH(QString, key);
+        QFETCH(QString, expression);
+        QFETCH(QString, view);
+        ProblemSignature sig;
+        sig.name = "kb";
+        sig.modulePath = "/abs/kb.pt";
+        for (const auto &s : shapes.split(QLatin1Char(';'))) {
+            TensorMeta t;
+            for (const auto &d : s.split(QLatin1Char(',')))
+                t.shape.push_back(d.toLongLong());
+            t.dtype = "float32";
+            sig.inputs.push_back(t);
+        }
+        TensorMeta scalar;
+        scalar.dtype = "float32";
+        sig.outputs = {scalar};
+        using From = TracedValue::From;
+        auto in = [](int i) { return TracedValue{From::Input, i, nullptr}; };
+        auto node = [](int i) { return TracedValue{From::Node, i, nullptr}; };
+        auto constant = [](nlohmann::json v) { return TracedValue{From::Constant, 0, std::move(v)}; };
+        auto &g = sig.graph;
+        if (graph == QStringLiteral("mse"))
+            g.nodes = {{"aten::sub.Tensor", {in(0), in(1), constant(1)}}, {"aten::pow.Tensor_Scalar", {node(0), constant(2)}},
+                       {"aten::mean", {node(1), constant(nullptr)}}};
+        else if (graph == QStringLiteral("smooth_l1")) // F.smooth_l1_loss broadcasts first
+            g.nodes = {{"prim::ListConstruct", {in(0), in(1)}}, {"aten::broadcast_tensors", {node(0)}}, {"prim::ListUnpack", {node(1)}},
+                       {"aten::smooth_l1_loss", {node(2), node(2), constant(1), constant(1.0)}}};
+        else if (graph == QStringLiteral("kl")) // F.kl_div's batchmean: the sum over size(input, 0)
+            g.nodes = {{"aten::log", {in(0)}}, {"aten::kl_div", {node(0), in(1), constant(2), constant(false)}},
+                       {"aten::size.int", {node(0), constant(0)}}, {"prim::NumToTensor.Scalar", {node(2)}},
+                       {"aten::div.Tensor", {node(1), node(3)}}};
+        else if (graph == QStringLiteral("triplet"))
+            g.nodes = {{"prim::GetAttr", {}},
+                       {"aten::triplet_margin_loss", {in(0), in(1), in(2), constant(1.0), constant(2.0), constant(1e-6), constant(false), constant(1)}}};
+        else
+            g.nodes = {{"aten::mul.Tensor", {in(0), in(1)}}, {"aten::rsub.Scalar", {node(0), constant(1), constant(1)}},
+                       {"aten::clamp", {node(1), constant(0), constant(nullptr)}}, {"aten::mean", {node(2), constant(nullptr)}}};
+        g.outputs = {node(int(g.nodes.size()) - 1)};
+        std::string keys;
+        for (const auto &c : familyCardsForProblem(sig)) {
+            keys += c.key + " ";
+            if (c.key != "problem.kb." + key.toStdString())
+                continue;
+            QCOMPARE(QString::fromStdString(c.expression), expression);
+            std::string got;
+            for (const auto &[k, v] : c.shape)
+                got += (got.empty() ? "" : ",") + k + "=" + std::to_string(v);
+            QCOMPARE(QString::fromStdString(got), view);
+            for (DType dt : {DType::F32, DType::BF16}) {
+                auto card = c;
+                for (auto &t : card.inputs)
+                    t.dtype = dt;
+                card.outputs.front().dtype = dt;
+                for (const char *backend : {"cpu", "cuda"}) {
+                    const auto templates = TemplateLibrary::builtin().forFamily(card.family, backend);
+                    QCOMPARE(templates.size(), size_t(1));
+                    const auto *t = templates.front();
+                    const auto p = t->seed(card);
+                    QCOMPARE(t->valid(p, card), dt == DType::F32 || std::string(backend) == "cuda");
+                    if (t->launch && t->valid(p, card))
+                        QCOMPARE(t->launch(p, card).at("kernels").size(), size_t(2));
+                }
+            }
+            return;
+        }
+        QFAIL(("no card problem.kb." + key.toStdString() + " among " + keys).c_str());
+    }
 };
 
 QTEST_GUILESS_MAIN(TestTemplates)
