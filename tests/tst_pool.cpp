@@ -5,17 +5,22 @@
 // environment, and what a dead worker said is stored with its secrets redacted.
 #include <QElapsedTimer>
 #include <QTemporaryDir>
+#include <QThread>
 #include <QtTest>
 #include <csignal>
 #include <fcntl.h>
+#include <atomic>
 #include <filesystem>
+#include <fstream>
 #include <future>
+#include <map>
 #include <set>
 #include <sys/stat.h>
 #include <thread>
 #include <unistd.h>
 
 #include "ops/operator_card.h"
+#include "pool/compile_ahead.h"
 #include "pool/worker_pool.h"
 #include "test_support.h"
 #include "util/error.h"
@@ -61,6 +66,49 @@ while IFS= read -r line; do
   esac
 done
 )SH";
+
+// A worker that compiles ahead for cpu ($2: its prepare_threads): it logs each prepare hint and each
+// evaluation by the job number in the candidate's source to $1/hints.log, and fails each evaluation
+// after a moment, so the pool's queue is full while it works.
+const char *kHintWorker = R"SH(#!/bin/sh
+IFS= read -r hello
+printf '{"id":0,"type":"hello","ok":true,"protocol":1,"worker":"hints","backends":["cpu"],"devices":[],"prepares":["cpu"],"prepare_threads":%s}\n' "$2"
+while IFS= read -r line; do
+  id=$(printf '%s\n' "$line" | sed -n 's/.*"id":\([0-9][0-9]*\).*/\1/p')
+  case "$line" in *'"type":"shutdown"'*) printf '{"id":%s,"type":"bye","ok":true}\n' "$id"; exit 0;; esac
+  job=$(printf '%s\n' "$line" | sed -n 's/.*kf-job-\([0-9][0-9]*\).*/\1/p')
+  case "$line" in
+    *'"type":"prepare"'*) echo "prepare $job" >> "$1/hints.log";;
+    *) echo "evaluate $job" >> "$1/hints.log"; sleep 0.2
+       printf '{"id":%s,"type":"failure","status":"error","code":"bad_request","message":"logged"}\n' "$id";;
+  esac
+done
+)SH";
+
+// What CompileAhead builds in the tests: which key, on which thread.
+struct Built {
+    std::string key;
+    std::thread::id by;
+};
+
+// A gate a compile waits at until the test opens it.
+struct Gate {
+    std::promise<void> open;
+    std::shared_future<void> opened = open.get_future().share();
+};
+
+template<class Pred>
+bool eventually(Pred pred, int ms = 5000)
+{
+    QElapsedTimer t;
+    t.start();
+    while (!pred()) {
+        if (t.elapsed() > ms)
+            return false;
+        QThread::msleep(5);
+    }
+    return true;
+}
 
 } // namespace
 
@@ -429,6 +477,225 @@ private slots:
         QVERIFY2(v.correct(), v.summaryLine().c_str());
         QCOMPARE(pool.restarts(), 0);
         QCOMPARE(pool.pids(), pids);
+    }
+
+    // The pool tells a worker that compiles ahead of the next K queued evaluations before each one it
+    // sends (K: PoolOptions::compileAhead, capped by the worker's prepare_threads), each only once, and
+    // keeps K more than its workers queued for that backend (lookahead); K = 0 sends no hint.
+    void hintsTheNextQueuedEvaluations_data()
+    {
+        QTest::addColumn<int>("ahead");   // PoolOptions::compileAhead
+        QTest::addColumn<int>("threads"); // the worker's prepare_threads
+        QTest::addColumn<int>("k");       // the window the pool keeps hinted
+        QTest::newRow("two ahead") << 2 << 3 << 2;
+        QTest::newRow("three ahead") << 3 << 3 << 3;
+        QTest::newRow("one, as before") << 1 << 3 << 1;
+        QTest::newRow("capped by the worker") << 3 << 1 << 1;
+        QTest::newRow("no hints") << 0 << 3 << 0;
+    }
+
+    void hintsTheNextQueuedEvaluations()
+    {
+        QFETCH(int, ahead);
+        QFETCH(int, threads);
+        QFETCH(int, k);
+        QTemporaryDir dir;
+        {
+            QFile f(dir.filePath(QStringLiteral("hints.sh")));
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write(kHintWorker);
+        }
+        auto po = hostileOptions("sh '" + dir.filePath(QStringLiteral("hints.sh")).toStdString() + "' '" + dir.path().toStdString() + "' "
+                                 + std::to_string(threads));
+        po.compileAhead = ahead;
+        WorkerPool pool(po);
+        pool.start();
+        QCOMPARE(pool.lookahead("cpu"), k);
+        QCOMPARE(pool.lookahead("cuda"), 0);
+        constexpr int n = 6;
+        std::vector<std::promise<Verdict>> verdicts(n);
+        for (int j = 1; j <= n; ++j) // queued in job order
+            pool.submit(m_card, Candidate{"cpu", "// kf-job-" + std::to_string(j) + "\n", nlohmann::json::object()}, quick(),
+                        [&verdicts, j](Verdict v) { verdicts[size_t(j - 1)].set_value(std::move(v)); });
+        for (auto &v : verdicts)
+            QCOMPARE(v.get_future().get().status, VerdictStatus::Error);
+        pool.shutdown();
+
+        std::ifstream log(dir.filePath(QStringLiteral("hints.log")).toStdString());
+        std::string what;
+        int job = 0, evaluated = 0;
+        std::set<int> hinted, done;
+        std::vector<int> order;
+        while (log >> what >> job) {
+            if (what == "prepare") {
+                QVERIFY2(hinted.insert(job).second, qPrintable(QStringLiteral("job %1 hinted twice").arg(job)));
+                QVERIFY2(!done.count(job), qPrintable(QStringLiteral("job %1 hinted after its evaluation").arg(job)));
+                continue;
+            }
+            QCOMPARE(what, std::string("evaluate"));
+            order.push_back(job);
+            done.insert(job);
+            ++evaluated;
+            // From the second on the queue is full (the first takes a moment): the hints sent so far and
+            // not yet evaluated are exactly the next k queued.
+            if (evaluated >= 2) {
+                std::set<int> outstanding, expected;
+                for (int h : hinted)
+                    if (!done.count(h))
+                        outstanding.insert(h);
+                for (int j = job + 1; j <= std::min(n, job + k); ++j)
+                    expected.insert(j);
+                const auto text = [](const std::set<int> &jobs) {
+                    QString t;
+                    for (int j : jobs)
+                        t += QString::number(j) + QLatin1Char(' ');
+                    return t;
+                };
+                QCOMPARE(text(outstanding), text(expected));
+            }
+        }
+        QCOMPARE(evaluated, n);
+        QCOMPARE(int(std::set<int>(order.begin(), order.end()).size()), n);
+        for (int j = 3; j <= n; ++j) // hinted while the one before it was in the worker
+            QCOMPARE(hinted.count(j), size_t(k > 0));
+    }
+
+    // The worker's builds compiled ahead (pool/compile_ahead.h): on its own threads, claimed by the same
+    // key once, never compiled twice.
+    void compileAheadBuildsOnItsThreadsAndIsClaimedOnce()
+    {
+        CompileAhead<Built> ahead(2, 4);
+        std::atomic<int> calls{0};
+        auto compile = [&](std::string key) {
+            return [&calls, key] {
+                ++calls;
+                return Built{key, std::this_thread::get_id()};
+            };
+        };
+        QVERIFY(ahead.hint("a", compile("a")));
+        QVERIFY(ahead.hint("a", compile("a"))); // held already: nothing more
+        QVERIFY(eventually([&] { return calls == 1; }));
+        const auto c = ahead.claim("a", [&]() -> Built { throw Error("compiled again"); });
+        QVERIFY(c.ahead);
+        QVERIFY(c.waitedMs >= 0);
+        QCOMPARE(c.build.key, std::string("a"));
+        QVERIFY(c.build.by != std::this_thread::get_id());
+        QCOMPARE(ahead.held(), size_t(0));
+        const auto unhinted = ahead.claim("b", compile("b")); // not hinted: compiled here and now
+        QVERIFY(!unhinted.ahead);
+        QCOMPARE(unhinted.waitedMs, -1.0);
+        QVERIFY(unhinted.build.by == std::this_thread::get_id());
+        QCOMPARE(int(calls), 2);
+        QCOMPARE(ahead.threads(), 2);
+        QCOMPARE(CompileAhead<Built>::keyOf("src", {"-arch=sm_90"}), CompileAhead<Built>::keyOf("src", {"-arch=sm_90"}));
+        QVERIFY(CompileAhead<Built>::keyOf("src", {"-arch=sm_90"}) != CompileAhead<Built>::keyOf("src", {"-arch=sm_80"}));
+        QVERIFY(CompileAhead<Built>::keyOf("src", {}) != CompileAhead<Built>::keyOf("src2", {}));
+    }
+
+    // A claim of a build still compiling waits for it rather than compiling it again; one still queued
+    // behind a busy thread is compiled by the claimer at once, and by no thread after.
+    void aClaimWaitsForACompileInFlight()
+    {
+        CompileAhead<Built> ahead(1, 4);
+        Gate gate;
+        std::atomic<int> callsA{0}, callsB{0};
+        std::atomic<bool> started{false};
+        QVERIFY(ahead.hint("a", [&] {
+            started = true;
+            ++callsA;
+            gate.opened.wait();
+            return Built{"a", std::this_thread::get_id()};
+        }));
+        QVERIFY(ahead.hint("b", [&] {
+            ++callsB;
+            return Built{"b", std::this_thread::get_id()};
+        }));
+        QVERIFY(eventually([&] { return started.load(); }));
+        // b is queued behind a: its claim compiles it here, at once.
+        const auto b = ahead.claim("b", [&] {
+            ++callsB;
+            return Built{"b", std::this_thread::get_id()};
+        });
+        QVERIFY(!b.ahead);
+        QVERIFY(b.build.by == std::this_thread::get_id());
+        auto a = std::async(std::launch::async, [&] { return ahead.claim("a", [&]() -> Built { throw Error("compiled again"); }); });
+        QVERIFY(a.wait_for(std::chrono::milliseconds(150)) == std::future_status::timeout); // waits for the thread
+        gate.open.set_value();
+        const auto got = a.get();
+        QVERIFY(got.ahead);
+        QVERIFY2(got.waitedMs >= 100, qPrintable(QString::number(got.waitedMs)));
+        QCOMPARE(int(callsA), 1);
+        QThread::msleep(50); // the thread is free now: b must not be compiled by it after all
+        QCOMPARE(int(callsB), 1);
+        QCOMPARE(ahead.held(), size_t(0));
+    }
+
+    // Bounded: past maxBuilds a hint pushes out the oldest build no thread is compiling, or is refused
+    // when every held one is compiling; a claim drops what was hinted before it (hints for evaluations
+    // another worker took); a compile that throws rethrows in its claim.
+    void compileAheadIsBounded()
+    {
+        Gate gate;
+        auto blocked = [&] {
+            gate.opened.wait();
+            return Built{"slow", std::this_thread::get_id()};
+        };
+        auto quickBuild = [](std::string key) { return [key] { return Built{key, std::this_thread::get_id()}; }; };
+        {
+            CompileAhead<Built> ahead(1, 2);
+            std::atomic<bool> started{false};
+            QVERIFY(ahead.hint("slow", [&] {
+                started = true;
+                return blocked();
+            }));
+            QVERIFY(eventually([&] { return started.load(); }));
+            QVERIFY(ahead.hint("b", quickBuild("b")));
+            QVERIFY(ahead.hint("c", quickBuild("c"))); // full: b, queued, goes
+            QCOMPARE(ahead.held(), size_t(2));
+            QCOMPARE(ahead.dropped(), size_t(1));
+            gate.open.set_value();
+        }
+        {
+            Gate again;
+            CompileAhead<Built> ahead(1, 1);
+            std::atomic<bool> started{false};
+            QVERIFY(ahead.hint("slow", [&] {
+                started = true;
+                again.opened.wait();
+                return Built{"slow", std::this_thread::get_id()};
+            }));
+            QVERIFY(eventually([&] { return started.load(); }));
+            QVERIFY(!ahead.hint("b", quickBuild("b"))); // the one held is compiling: this hint is dropped
+            QCOMPARE(ahead.held(), size_t(1));
+            again.open.set_value();
+        }
+        {
+            CompileAhead<Built> ahead(2, 8);
+            std::atomic<int> calls{0};
+            for (const char *k : {"x", "y", "z"})
+                QVERIFY(ahead.hint(k, [&calls, k] {
+                    ++calls;
+                    return Built{k, std::this_thread::get_id()};
+                }));
+            QVERIFY(eventually([&] { return calls == 3; }));
+            QThread::msleep(20);
+            QVERIFY(ahead.claim("z", quickBuild("z")).ahead);
+            QCOMPARE(ahead.held(), size_t(0)); // x and y: never to be claimed here
+            QCOMPARE(ahead.dropped(), size_t(2));
+            std::atomic<bool> threw{false};
+            QVERIFY(ahead.hint("bad", [&]() -> Built {
+                threw = true;
+                throw Error("nvrtc said no");
+            }));
+            QVERIFY(eventually([&] { return threw.load(); }));
+            QThread::msleep(20);
+            try {
+                ahead.claim("bad", quickBuild("bad"));
+                QFAIL("the compile's error was lost");
+            } catch (const Error &e) {
+                QCOMPARE(std::string(e.what()), std::string("nvrtc said no"));
+            }
+        }
     }
 
     // The log folder the pool makes is private and goes with the pool; one the user chose stays.

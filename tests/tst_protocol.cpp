@@ -194,13 +194,16 @@ private slots:
 
     // A prepare hint is never answered, whatever it holds, and the worker goes on serving: the next
     // reply read is the next request's. The hello lists the backends it compiles ahead for (none on
-    // the CPU backend, whose compiler would share the cores the candidate is timed on).
+    // the CPU backend, whose compiler would share the cores the candidate is timed on) and how many at once.
     void prepareHintsGetNoReply()
     {
         const auto h = roundTrip(R"({"id":30,"type":"hello","protocol":1})");
         QVERIFY(h.contains("prepares") && h["prepares"].is_array());
         for (const auto &b : h["prepares"])
             QVERIFY2(b.get<std::string>() != "cpu", h.dump().c_str());
+        // And how many it compiles at once, the most the pool tells it of ahead: none without such a backend.
+        QVERIFY2(h.contains("prepare_threads") && h["prepare_threads"].is_number_integer(), h.dump().c_str());
+        QCOMPARE(h["prepare_threads"].get<int>() > 0, !h["prepares"].empty());
         Candidate c;
         c.backend = "cpu";
         c.source = "int x;";

@@ -1,5 +1,6 @@
 #include "worker/server.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <fcntl.h>
 #include <iostream>
@@ -88,14 +89,17 @@ void Server::watch(int protoIn)
 nlohmann::json Server::hello(const nlohmann::json &id) const
 {
     nlohmann::json backends = nlohmann::json::array(), devices = nlohmann::json::array(), prepares = nlohmann::json::array();
+    int threads = 0; // the fewest of the devices that compile ahead: the pool hints no more than that
     for (const auto &d : m_devices) {
         backends.push_back(d->backend());
         devices.push_back(d->describe());
-        if (d->compilesAhead())
+        if (d->compilesAhead()) {
             prepares.push_back(d->backend());
+            threads = threads == 0 ? d->prepareThreads() : std::min(threads, d->prepareThreads());
+        }
     }
     return {{"id", id}, {"type", "hello"}, {"ok", true}, {"protocol", kProtocolVersion}, {"worker", m_name},
-            {"backends", backends}, {"devices", devices}, {"prepares", prepares}};
+            {"backends", backends}, {"devices", devices}, {"prepares", prepares}, {"prepare_threads", threads}};
 }
 
 nlohmann::json Server::handle(const std::string &line, bool &quit)

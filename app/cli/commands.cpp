@@ -291,7 +291,7 @@ int searchCommand(const Args &args)
                            {"--proposer", true}, {"--base-url", true}, {"--budget-usd", true}, {"--no-lessons", false},
                            {"--resume", false}, {"--card", true}, {"--exploration", true}, {"--widen-k", true},
                            {"--widen-alpha", true}, {"--max-repairs", true}, {"--prune-margin", true}, {"--prune-min-visits", true},
-                           {"--roots", true}, {"--best-backup", false}});
+                           {"--roots", true}, {"--best-backup", false}, {"--compile-ahead", true}});
     if (o.has("--help")) {
         std::puts("usage: kforge-cli search [options]\n\n"
                   "Searches kernels for an operator of the built-in demo workload with the offline template\n"
@@ -308,6 +308,8 @@ int searchCommand(const Args &args)
                   "  --workers N|auto   worker processes (default 1; auto: one per local GPU for --backend cuda)\n"
                   "  --worker CMD       command line that starts a worker (default: kforge-worker beside this program;\n"
                   "                     e.g. 'ssh gpu7 kforge-worker' or 'srun --gres=gpu:1 kforge-worker')\n"
+                  "  --compile-ahead K  queued candidates a worker that compiles ahead (cuda) is told of, to compile\n"
+                  "                     while the device times the one before (default 2; 0: none)\n"
                   "  --rows R --cols C  demo softmax shape (default 256 x 1024)\n"
                   "  --op KEY           operator of the workload (default: its first)\n"
                   "  --family F         search a single operator of family F instead of the demo workload\n"
@@ -393,6 +395,7 @@ int searchCommand(const Args &args)
         po.workers = int(parseInteger("--workers", o.get("--workers"), 1, kMaxWorkers, "auto"));
     else if (resume)
         po.workers = was.workers;
+    po.compileAhead = o.count("--compile-ahead", po.compileAhead, 0, 8);
     SessionStore store(path);
     ProposerChoice choice;
     choice.spec = proposerSpec;

@@ -177,10 +177,13 @@ bool WorkerPool::ensureRunning(Slot &slot, std::string &error)
             for (const auto &b : *p)
                 if (b.is_string())
                     prepares.push_back(b.get<std::string>());
+        const auto threads = reply.find("prepare_threads");
         {
             std::lock_guard lock(m_mutex);
             slot.hello = reply;
             slot.prepares = std::move(prepares);
+            slot.prepareThreads = threads != reply.end() && threads->is_number_integer() ? int(std::clamp<int64_t>(threads->get<int64_t>(), 0, 64)) : 1;
+            slot.hinted.clear(); // a new process holds no build
         }
         slot.name = textOf(reply, "worker", "worker-" + std::to_string(slot.index));
     } catch (const std::exception &e) {
@@ -455,29 +458,44 @@ nlohmann::json WorkerPool::exchange(Slot &slot, Job &job)
     }
 }
 
-// A worker that compiles ahead hears of the next queued evaluation before it starts this one, so its
-// compiler works while this one holds the device. Only a hint: nothing is owed for it.
+// A worker that compiles ahead hears of the next queued evaluations (up to hintsFor) before it starts
+// this one, each once, so its compilers work while this one holds the device. Only hints: nothing is
+// owed for them, and the worker drops a build that is never claimed.
 void WorkerPool::hintNext(Slot &slot)
 {
-    std::string hint;
+    std::vector<std::string> hints;
     {
         std::lock_guard lock(m_mutex);
-        if (m_queue.empty())
-            return;
-        const auto &next = m_queue.front().request;
-        const auto cand = next.find("candidate");
-        if (textOf(next, "type") != "evaluate" || cand == next.end() || !cand->is_object())
-            return;
-        const auto backend = textOf(*cand, "backend");
-        if (std::find(slot.prepares.begin(), slot.prepares.end(), backend) == slot.prepares.end())
-            return;
-        try {
-            hint = nlohmann::json{{"type", "prepare"}, {"candidate", *cand}}.dump();
-        } catch (const nlohmann::json::exception &) {
-            return;
+        const size_t k = size_t(hintsFor(slot));
+        std::vector<uint64_t> window;
+        for (const auto &job : m_queue) {
+            if (window.size() >= k)
+                break;
+            const auto &next = job.request;
+            const auto cand = next.find("candidate");
+            if (textOf(next, "type") != "evaluate" || cand == next.end() || !cand->is_object())
+                continue;
+            const auto backend = textOf(*cand, "backend");
+            if (std::find(slot.prepares.begin(), slot.prepares.end(), backend) == slot.prepares.end())
+                continue;
+            const auto id = next.value("id", uint64_t(0));
+            window.push_back(id);
+            if (std::find(slot.hinted.begin(), slot.hinted.end(), id) != slot.hinted.end())
+                continue; // told already: its build is on the way
+            try {
+                hints.push_back(nlohmann::json{{"type", "prepare"}, {"candidate", *cand}}.dump());
+            } catch (const nlohmann::json::exception &) {
+            }
         }
+        slot.hinted = std::move(window); // the rest were taken, by this worker or another
     }
-    slot.process->writeLine(hint);
+    for (const auto &h : hints)
+        slot.process->writeLine(h);
+}
+
+int WorkerPool::hintsFor(const Slot &slot) const
+{
+    return slot.prepares.empty() ? 0 : std::max(0, std::min(m_options.compileAhead, slot.prepareThreads));
 }
 
 int WorkerPool::lookahead(const std::string &backend) const
@@ -485,7 +503,8 @@ int WorkerPool::lookahead(const std::string &backend) const
     std::lock_guard lock(m_mutex);
     int n = 0;
     for (const auto &s : m_slots)
-        n += std::find(s->prepares.begin(), s->prepares.end(), backend) != s->prepares.end();
+        if (std::find(s->prepares.begin(), s->prepares.end(), backend) != s->prepares.end())
+            n += hintsFor(*s);
     return n;
 }
 

@@ -33,6 +33,11 @@ struct PoolOptions {
                                 // private temporary folder (0700) that the pool removes when it is destroyed
     WorkerLimits limits;        // a reply line's and a stderr log's caps
     size_t lastWordsBytes = 1500; // how much of a dead worker's stderr (redacted) a verdict quotes
+    // Queued evaluations a worker that compiles ahead (its hello's "prepares") is told of before it
+    // needs them, each once (protocol "prepare"), so that it compiles that many at once while the device
+    // times the one before; capped by the worker's own "prepare_threads" (1 when its hello has none).
+    // 0: no hints.
+    int compileAhead = 2;
 };
 
 struct PoolEvent {
@@ -69,8 +74,8 @@ public:
     void setEventSink(std::function<void(const PoolEvent &)> sink);
     int size() const { return int(m_slots.size()); }
     std::vector<nlohmann::json> hellos() const; // the capabilities of each worker that answered
-    // How many more evaluations than workers are worth keeping queued for this backend: one per
-    // worker that compiles the next candidate while it evaluates the current one (protocol "prepare").
+    // How many more evaluations than workers are worth keeping queued for this backend: for each worker
+    // that compiles ahead for it, the candidates it is told of ahead (PoolOptions::compileAhead).
     int lookahead(const std::string &backend) const;
     int queued() const;
     int restarts() const;
@@ -89,6 +94,8 @@ private:
         std::unique_ptr<WorkerProcess> process;
         nlohmann::json hello;
         std::vector<std::string> prepares; // backends this worker compiles ahead for (from its hello)
+        int prepareThreads = 0;            // how many it compiles at once (its hello's "prepare_threads")
+        std::vector<uint64_t> hinted;      // request ids of the queued evaluations it has been told of
         std::string name; // the worker's name from its hello
         int restarts = 0;
         std::thread thread;
@@ -98,6 +105,7 @@ private:
     void serve(Slot &slot);
     nlohmann::json exchange(Slot &slot, Job &job);
     void hintNext(Slot &slot);
+    int hintsFor(const Slot &slot) const; // under m_mutex
     void finish(Slot &slot, Job &job, const nlohmann::json &reply);
     void enqueue(nlohmann::json request, int deadlineMs, ReplyCallback done);
     void notify(const PoolEvent &e);

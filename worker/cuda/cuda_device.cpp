@@ -10,10 +10,9 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <deque>
-#include <future>
 #include <mutex>
 
+#include "pool/compile_ahead.h"
 #include "util/hash.h"
 #include "util/text.h"
 #include "worker/cuda/cuda_driver.h"
@@ -57,7 +56,8 @@ constexpr unsigned long long kSpinNs = 50000;
 constexpr double kWarmupMs = 100; // of the candidate and baseline alternating, before timing
 constexpr double kBusyWarmupMs = 20; // the same when the device was busy until moments ago
 constexpr double kBusyWithinMs = 250; // "moments ago"
-constexpr size_t kMaxAhead = 3;   // builds compiled ahead and not yet claimed by a load
+constexpr int kAheadThreads = 3;  // NVRTC compiles at once for prepare hints (the pool hints up to this many)
+constexpr size_t kMaxAhead = 8;   // builds compiled ahead and not yet claimed by a load: the memory bound
 
 // The caching allocator's segments: libtorch 1.13's snapshot() is the list, 2.x wraps it in a struct.
 template<class Snapshot>
@@ -247,25 +247,17 @@ public:
     }
 
     bool compilesAhead() const override { return true; }
+    int prepareThreads() const override { return m_ahead.threads(); }
 
-    // NVRTC on a thread of its own; the build is claimed by the load() of the same source. Nothing is
-    // loaded or run here, and a build nobody claims is dropped once newer ones pile up.
+    // NVRTC on the compile-ahead threads; the build is claimed by the load() of the same source and
+    // options. Nothing is loaded or run here; a build nobody claims is dropped (pool/compile_ahead.h).
     void prepare(const Candidate &candidate) override
     {
         if (candidate.backend != "cuda" || candidate.source.empty())
             return;
-        const auto key = contentHash(candidate.source);
-        std::lock_guard lock(m_aheadMutex);
-        for (const auto &a : m_ahead)
-            if (a.key == key)
-                return;
-        while (m_ahead.size() >= kMaxAhead && m_ahead.front().build.wait_for(std::chrono::seconds(0)) == std::future_status::ready)
-            m_ahead.pop_front();
-        if (m_ahead.size() >= kMaxAhead)
-            return;
-        m_ahead.push_back({key, std::async(std::launch::async, [this, source = candidate.source, arch = m_info.arch()] {
-                                     return m_compiler.compile(source, arch);
-                                 }).share()});
+        const auto arch = m_info.arch();
+        m_ahead.hint(CompileAhead<CudaBuild>::keyOf(candidate.source, m_compiler.options(arch)),
+                     [this, source = candidate.source, arch] { return m_compiler.compile(source, arch); });
     }
 
     LoadResult load(const OperatorCard &card, const Candidate &candidate, int64_t, int) override
@@ -408,24 +400,12 @@ private:
     // The build prepare() started for this source, waited for, or a compile here and now.
     CudaBuild compileOrClaim(const std::string &source)
     {
-        std::shared_future<CudaBuild> ahead;
-        {
-            const auto key = contentHash(source);
-            std::lock_guard lock(m_aheadMutex);
-            for (auto it = m_ahead.begin(); it != m_ahead.end(); ++it)
-                if (it->key == key) {
-                    ahead = it->build;
-                    m_ahead.erase(it);
-                    break;
-                }
-        }
-        if (!ahead.valid())
-            return m_compiler.compile(source, m_info.arch());
-        const auto t0 = std::chrono::steady_clock::now();
-        CudaBuild b = ahead.get();
-        const double waited = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-        b.report.aheadWaitMs = waited;
-        return b;
+        const auto arch = m_info.arch();
+        auto c = m_ahead.claim(CompileAhead<CudaBuild>::keyOf(source, m_compiler.options(arch)),
+                               [&] { return m_compiler.compile(source, arch); });
+        if (c.ahead)
+            c.build.report.aheadWaitMs = c.waitedMs;
+        return std::move(c.build);
     }
 
     CUstream stream() const { return reinterpret_cast<CUstream>(c10::cuda::getCurrentCUDAStream(m_device.index()).stream()); }
@@ -469,13 +449,9 @@ private:
     size_t m_flushBytes = 0;
     CUevent m_e0 = nullptr, m_e1 = nullptr;
     double m_bandwidth = 0; // bytes per second, read plus written
-    struct Ahead {
-        std::string key;
-        std::shared_future<CudaBuild> build;
-    };
     std::chrono::steady_clock::time_point m_lastSync{}; // the device's last wait: how long it has been idle
-    std::mutex m_aheadMutex;
-    std::deque<Ahead> m_ahead; // oldest first
+    // After m_compiler, which its threads use: destroyed (and joined) first.
+    CompileAhead<CudaBuild> m_ahead{kAheadThreads, kMaxAhead};
 };
 
 } // namespace

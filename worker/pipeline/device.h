@@ -79,6 +79,9 @@ public:
     // ahead ignores it (compilesAhead() false).
     virtual void prepare(const Candidate &) {}
     virtual bool compilesAhead() const { return false; }
+    // How many hinted candidates it compiles at once (the hello's "prepare_threads"): the pool tells it
+    // of no more queued evaluations ahead than this.
+    virtual int prepareThreads() const { return compilesAhead() ? 1 : 0; }
     // Waits for queued work; Ok, or what failed. A fault that leaves the device unusable ends the
     // worker process with a `cuda_fault:` line on stderr (the pool restarts it).
     virtual LaunchOutcome synchronize(const std::string &context) = 0;
