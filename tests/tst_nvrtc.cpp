@@ -320,10 +320,11 @@ extern "C" __global__ void local_array(const float *x, float *y, int k)
         QVERIFY(compiled >= 3);
     }
 
-    // The scan kernel is one text for every scan family (core/ops/scan_ops.h): each family's variant
-    // compiles at every pack width, with and without prefetching, in every dtype, without local memory
-    // or static-check findings, the masked one with a bool mask (bytes) and with a mask of x's dtype; the
-    // seed is among them and its plan resolves at KernelBench's 32768 x 32768 and the held-out shapes.
+    // The scan kernels serve every scan family (core/ops/scan_ops.h): each family's block-per-row and
+    // look-back variants compile at every point of their spaces but the block size (the seed's), in every
+    // dtype, without local memory or static-check findings, the masked ones with a bool mask (bytes) and
+    // with a mask of x's dtype; the seed is among them and its plan resolves at KernelBench's 32768 x 32768
+    // and the held-out shapes.
     void scanVariantsCompile_data()
     {
         QTest::addColumn<QString>("family");
@@ -339,20 +340,31 @@ extern "C" __global__ void local_array(const float *x, float *y, int k)
         QFETCH(bool, floatMask);
         NvrtcCompiler nv(m_cache.path().toStdString());
         const auto templates = TemplateLibrary::builtin().forFamily(family.toStdString(), "cuda");
-        QCOMPARE(templates.size(), size_t(1));
-        const auto *t = templates.front();
-        int compiled = 0, seeds = 0;
+        QCOMPARE(templates.size(), size_t(2));
+        std::map<std::string, int> compiled, seeds;
         for (DType dt : {DType::F32, DType::F16, DType::BF16}) {
             auto card = makeCard(family.toStdString(), {{"rows", 32768}, {"cols", 32768}}, dt);
             if (floatMask)
                 card.inputs.at(1).dtype = dt;
-            const auto seed = t->seed(card);
-            for (int vec : {1, 2, 4, 8})
-                for (int prefetch : {0, 1}) {
-                    const nlohmann::json p = {{"block", seed.at("block")}, {"vec", vec}, {"prefetch", prefetch}};
+            for (const auto *t : templates) {
+                const auto seed = t->seed(card);
+                std::vector<nlohmann::json> points = {{{"block", seed.at("block")}}};
+                for (const auto &[name, values] : t->space) {
+                    if (name == "block")
+                        continue;
+                    std::vector<nlohmann::json> grown;
+                    for (const auto &p : points)
+                        for (const auto &v : values) {
+                            auto q = p;
+                            q[name] = v;
+                            grown.push_back(q);
+                        }
+                    points = grown;
+                }
+                for (const auto &p : points) {
                     if (!t->valid(p, card))
                         continue;
-                    seeds += p == seed;
+                    seeds[t->id] += p == seed;
                     const std::string what = t->id + " " + p.dump() + " " + dtypeName(dt);
                     const auto source = t->render(p, card);
                     const char *mask = floatMask ? "#define SCAN_MASK 2" : card.inputs.size() > 1 ? "#define SCAN_MASK 1" : "#define SCAN_MASK 0";
@@ -361,18 +373,25 @@ extern "C" __global__ void local_array(const float *x, float *y, int k)
                     QVERIFY2(scan.findings.empty(), (what + ": " + describeFindings(scan.findings)).c_str());
                     const auto build = nv.compile(source, "sm_90");
                     QVERIFY2(build.report.ok, (what + "\n" + build.report.log + describeFindings(build.findings)).c_str());
-                    const auto *k = findKernel(build, "kf_cumsum");
-                    QVERIFY2(k, what.c_str());
-                    QVERIFY2(k->spillStores == 0 && k->stackBytes == 0, (what + " uses local memory").c_str());
                     const auto plan = parseLaunchPlan(t->launch(p, card), card);
+                    for (const auto &k : plan.kernels) {
+                        const auto *res = findKernel(build, k.name);
+                        QVERIFY2(res, (what + ": no kernel " + k.name).c_str());
+                        QVERIFY2(res->spillStores == 0 && res->stackBytes == 0, (what + ": " + k.name + " uses local memory").c_str());
+                    }
                     resolveLaunchPlan(plan, card.shape);
                     for (const auto &held : card.heldOutShapes)
                         resolveLaunchPlan(plan, held);
-                    ++compiled;
+                    ++compiled[t->id];
                 }
+            }
         }
-        QCOMPARE(compiled, 2 * (3 + 4 + 4)); // float32 packs up to 4 elements, 16-bit ones up to 8
-        QCOMPARE(seeds, 3);
+        const auto f = family.toStdString();
+        // Packs of up to 16 bytes: float32 up to 4 elements, 16-bit up to 8; look-back chunks of at most 16 per thread.
+        QCOMPARE(compiled["cuda." + f + ".block_scan"], 2 * (3 + 4 + 4));
+        QCOMPARE(compiled["cuda." + f + ".lookback"], 9 + 11 + 11);
+        QCOMPARE(seeds["cuda." + f + ".block_scan"], 3);
+        QCOMPARE(seeds["cuda." + f + ".lookback"], 3);
     }
 
     // A problem's fused pointwise card (two inputs, an expression with where, pow and max) compiles in

@@ -54,6 +54,18 @@ KernelTemplate cpuScan(const ScanOp &op)
     return t;
 }
 
+std::string cudaScanSource(const std::string &id, const J &p, const ScanOp &op, const OperatorCard &card, const char *kernelFile)
+{
+    return paramDefines(id, p) + cudaPrelude(card.inputs.front().dtype) + cudaPackHelpers() + scanDefines(op, card)
+           + templateSource("scan_common.cuh") + templateSource(kernelFile);
+}
+
+bool packFits(const J &p, const OperatorCard &card)
+{
+    return p.value("vec", 1) * dtypeSize(card.inputs.front().dtype) <= 16;
+}
+
+// A row per block: the GPU is full when there are many rows (KernelBench's 32768).
 KernelTemplate cudaScan(const ScanOp &op)
 {
     KernelTemplate t;
@@ -64,17 +76,51 @@ KernelTemplate cudaScan(const ScanOp &op)
                     + "VEC-element packs on aligned rows, optionally the next step's loads in flight";
     t.space = {{"block", {128, 256, 512, 1024}}, {"vec", {1, 2, 4, 8}}, {"prefetch", {0, 1}}};
     t.valid = [&op](const J &p, const OperatorCard &card) {
-        return p.value("vec", 1) * dtypeSize(card.inputs.front().dtype) <= 16 && maskFits(op, card);
+        return packFits(p, card) && maskFits(op, card);
     };
     t.render = [&op, id = t.id](const J &p, const OperatorCard &card) {
-        return paramDefines(id, p) + cudaPrelude(card.inputs.front().dtype) + cudaPackHelpers() + scanDefines(op, card)
-               + templateSource("cumsum_block_scan.cu");
+        return cudaScanSource(id, p, op, card, "cumsum_block_scan.cu");
     };
     // 16-byte packs, and the next step's loads issued before this step's barriers: a row of 32768 takes
     // 64 steps at BLOCK 128 (the best block on the H200 for rows of 65536 before packs), each waiting twice.
     t.seed = [](const OperatorCard &card) { return J{{"block", 128}, {"vec", cudaVecFor(card)}, {"prefetch", 1}}; };
     t.launch = [&op](const J &p, const OperatorCard &) {
         return cudaOneKernelPlan("kf_cumsum", {"rows", 1, 1}, p.at("block"), {"in:x", op.masked ? "in:mask" : "in:x", "out:y", "sym:rows", "sym:cols"});
+    };
+    return t;
+}
+
+// Chunks of a row across blocks with a decoupled look-back: for few long rows, which a block per row
+// leaves on a few SMs. Two kernels: the posts and the ticket cleared, then the chunks.
+KernelTemplate cudaLookback(const ScanOp &op)
+{
+    KernelTemplate t;
+    t.id = "cuda." + op.family + ".lookback";
+    t.family = op.family;
+    t.backend = "cuda";
+    t.description = "rows cut into chunks of BLOCK*VEC*STEPS elements, a block per chunk in ticket order, " + op.description
+                    + " of the chunk in registers, then a decoupled look-back over the posts of the chunks before it";
+    t.space = {{"block", {256, 512}}, {"vec", {1, 2, 4, 8}}, {"steps", {1, 2, 4}}};
+    // Two chunk-sized register arrays per thread (values and results): up to 16 elements each fit the
+    // 64 registers a 512-thread block leaves with two blocks per SM.
+    t.valid = [&op](const J &p, const OperatorCard &card) {
+        return packFits(p, card) && maskFits(op, card) && p.value("vec", 1) * p.value("steps", 1) <= 16;
+    };
+    t.render = [&op, id = t.id](const J &p, const OperatorCard &card) { return cudaScanSource(id, p, op, card, "scan_lookback.cu"); };
+    // 16 KiB chunks of 16-byte packs.
+    t.seed = [](const OperatorCard &card) {
+        const int vec = cudaVecFor(card);
+        return J{{"block", 256}, {"vec", vec}, {"steps", 16 / vec}};
+    };
+    t.launch = [&op](const J &p, const OperatorCard &) {
+        const int chunk = p.at("block").get<int>() * p.at("vec").get<int>() * p.at("steps").get<int>();
+        const std::string chunks = "rows * ceil_div(cols, " + std::to_string(chunk) + ")";
+        J plan = cudaOneKernelPlan("kf_scan_lookback", {chunks, 1, 1}, p.at("block"),
+                                   {"in:x", op.masked ? "in:mask" : "in:x", "out:y", "ws:post", "ws:ticket", "sym:rows", "sym:cols"}, "0", 1,
+                                   {{{"name", "post"}, {"bytes", chunks + " * 8"}}, {{"name", "ticket"}, {"bytes", "4"}}});
+        const J reset = cudaOneKernelPlan("kf_scan_reset", {"ceil_div(" + chunks + ", 256)", 1, 1}, 256, {"ws:post", "ws:ticket", "i64:" + chunks});
+        plan["kernels"].insert(plan["kernels"].begin(), reset["kernels"][0]);
+        return plan;
     };
     return t;
 }
@@ -86,6 +132,7 @@ void addScanTemplates(TemplateLibrary &lib)
     for (const auto &op : scanOps()) {
         lib.add(cpuScan(op));
         lib.add(cudaScan(op));
+        lib.add(cudaLookback(op));
     }
 }
 
