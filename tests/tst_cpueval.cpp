@@ -153,6 +153,38 @@ private slots:
         }
     }
 
+    // A mean over a million elements: the loss templates verify whether they add in double or, row by row,
+    // in float (summation order alone, which the `sum` model allows), and a term off by one part in a
+    // thousand is rejected however it is added.
+    void longLossesAreJudgedByTheirSums_data()
+    {
+        QTest::addColumn<QString>("family");
+        QTest::addColumn<QString>("acc");
+        QTest::addColumn<bool>("scaled"); // the term multiplied by 1.001
+        for (const char *f : {"mse_loss", "soft_margin_loss", "triplet_margin_loss"})
+            for (const char *acc : {"double", "float"})
+                for (bool scaled : {false, true})
+                    QTest::newRow((std::string(f) + " " + acc + (scaled ? " scaled" : "")).c_str()) << f << acc << scaled;
+    }
+    void longLossesAreJudgedByTheirSums()
+    {
+        QFETCH(QString, family);
+        QFETCH(QString, acc);
+        QFETCH(bool, scaled);
+        const auto card = makeCard(family.toStdString(), {{"rows", 16}, {"cols", 65536}}, DType::F32);
+        const auto *t = TemplateLibrary::builtin().forFamily(card.family, "cpu").front();
+        auto wrong = card;
+        if (scaled)
+            wrong.expression = "(" + card.expression + ") * 1.001";
+        EvalOptions o;
+        o.benchmark = false;
+        const Verdict v = m_pool->evaluate(card, TemplateProposer("cpu").render(*t, {{"acc", acc.toStdString()}, {"accumulators", 4}}, wrong).candidate, o);
+        std::string why = v.summaryLine();
+        for (const auto &r : v.reasons)
+            why += "\n" + r.message;
+        QVERIFY2(v.correct() != scaled, why.c_str());
+    }
+
     // A kernel that stops working once verification should be over is caught by the checks of timed
     // runs and of the last run.
     void skippingWorkAfterTheChecksIsCaught()
