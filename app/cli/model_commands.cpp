@@ -6,6 +6,7 @@
 #include <dirent.h>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -35,7 +36,8 @@ const char *kModelUsage =
 
 const char *kFastpUsage =
     "usage: kforge-cli fastp DIR-or-WORKLOAD.json... [--nodes N] [--backend cpu|cuda] [--out STEM] [--json]\n"
-    "                        [--session FILE] [--top N] [--samples N] [--seed N] [--worker CMD] [--python PYTHON]\n\n"
+    "                        [--session FILE] [--top N] [--samples N] [--seed N] [--worker CMD] [--python PYTHON]\n"
+    "                        [--screen-all]\n\n"
     "For each imported problem (a workload from kforge-cli import; a folder means its .json workloads),\n"
     "profiles it in a worker (unless the file has its cards already), searches its problem cards (its\n"
     "whole forward, offered to every template family that fits) with the templates, and reports whether a\n"
@@ -44,9 +46,12 @@ const char *kFastpUsage =
     "fast_0, fast_1 and fast_1.5 over both. A workload that is a model, not a problem, has its --top N\n"
     "(default 5) hottest cards of a template family searched instead, each one a row of the report\n"
     "(torch.compile is not measured for them). Every search is written to one session (--session).\n\n"
-    "  --nodes N       candidates per card (default 8); a problem's cards are first screened with one node\n"
-    "                  each, and only those that computed its forward (or, when none did, those that\n"
-    "                  failed for another reason than a wrong answer) go on to N\n"
+    "  --nodes N       candidates per card (default 8). A problem's cards are first screened with one node\n"
+    "                  each, in order: the family of its one ATen call, then cards read from its traced\n"
+    "                  forward (a fused chain, a norm's view), then the others, until one computes the\n"
+    "                  forward; those that did (or, when none did, those that failed for another reason\n"
+    "                  than a wrong answer) go on to N\n"
+    "  --screen-all    screen every card, not only until the first that computes the forward\n"
     "  --backend B     cpu (default) or cuda\n"
     "  --out STEM      writes STEM.md and STEM.json (default fastp-report)\n"
     "  --json          also prints the JSON report\n"
@@ -199,6 +204,51 @@ std::optional<double> compileRatio(const std::string &python, const std::string 
     return eager / compiled;
 }
 
+// A problem's cards in screening order: first the family of its one top-level ATen call (a problem that
+// is one call), then the cards read from its traced forward (the fused pointwise chain, a loss or norm
+// found in the graph: keys ending .pointwise, .traced, .ln, .g<groups>), then views around a dimension its
+// calls reduce over, then the rest as they came.
+std::vector<OperatorCard> screeningOrder(const std::vector<OperatorCard> &cards, const std::vector<OperatorCard> &all, const WorkloadFile &w)
+{
+    std::set<std::string> direct;
+    if (std::count_if(w.calls.begin(), w.calls.end(), [](const CapturedCall &c) { return c.depth == 0; }) == 1)
+        for (const auto &c : all)
+            if (!isProblemCard(c) && !c.family.empty())
+                direct.insert(c.family);
+    auto endsWith = [](const std::string &s, const std::string &tail) {
+        return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+    };
+    // The dimensions the forward's calls reduce or scan over (their "dim" arguments): a family's view
+    // around one of them (key .d<k>) comes before views around the others.
+    std::set<std::string> dimViews;
+    for (const auto &c : w.calls) {
+        int rank = 0;
+        for (const auto &a : c.args)
+            if (a.kind == "tensor" && !a.tensors.empty()) {
+                rank = int(a.tensors[0].shape.size());
+                break;
+            }
+        for (const auto &a : c.args)
+            if (c.depth == 0 && a.name == "dim" && (a.kind == "int" || a.kind == "int_list") && rank > 0)
+                for (const auto &d : a.kind == "int" ? nlohmann::json::array({a.value}) : a.value)
+                    if (d.is_number_integer())
+                        dimViews.insert(".d" + std::to_string((d.get<int>() % rank + rank) % rank));
+    }
+    auto rank = [&](const OperatorCard &c) {
+        if (direct.count(c.family))
+            return 0;
+        const auto dot = c.key.rfind('.');
+        const auto last = dot == std::string::npos ? std::string() : c.key.substr(dot);
+        if (endsWith(c.key, ".pointwise") || endsWith(c.key, ".traced") || last == ".ln"
+            || (last.size() > 2 && last[1] == 'g' && std::all_of(last.begin() + 2, last.end(), ::isdigit)))
+            return 1;
+        return dimViews.count(last) ? 2 : 3;
+    };
+    auto out = cards;
+    std::stable_sort(out.begin(), out.end(), [&](const auto &a, const auto &b) { return rank(a) < rank(b); });
+    return out;
+}
+
 } // namespace
 
 int wholeNumber(const std::map<std::string, std::string> &o, const std::string &k, int def, int min, int max)
@@ -293,7 +343,8 @@ int fastpCommand(const Args &args)
     std::vector<std::string> given;
     const auto o = parseOptions(args, 0,
                                 {{"--nodes", true}, {"--backend", true}, {"--out", true}, {"--json", false}, {"--session", true},
-                                 {"--top", true}, {"--samples", true}, {"--seed", true}, {"--worker", true}, {"--python", true}},
+                                 {"--top", true}, {"--samples", true}, {"--seed", true}, {"--worker", true}, {"--python", true},
+                                 {"--screen-all", false}},
                                 &given);
     if (given.empty())
         throw Error("name a folder of imported problems or workload files (see --help)");
@@ -301,6 +352,7 @@ int fastpCommand(const Args &args)
     const auto backend = o.count("--backend") ? o.at("--backend") : std::string("cpu");
     if (backend != "cpu" && backend != "cuda")
         throw Error("option --backend takes cpu or cuda, not '" + backend + "'");
+    const bool screenAll = o.count("--screen-all") > 0;
     const auto stem = o.count("--out") ? o.at("--out") : std::string("fastp-report");
     if (!isDir(folderOf(stem)))
         throw Error("the folder of '" + stem + "' does not exist");
@@ -349,10 +401,10 @@ int fastpCommand(const Args &args)
         row.problem = w.name.empty() ? baseName(withoutJson(files[wi])) : w.name;
         row.workload = files[wi];
         std::printf("%s:\n", row.problem.c_str());
-        std::vector<OperatorCard> cards;
+        std::vector<OperatorCard> cards, all;
         try {
             // A workload profiled before (kforge-cli profile) has its cards: searched as they are.
-            std::vector<OperatorCard> all = w.cards;
+            all = w.cards;
             if (all.empty())
                 all = profileThroughWorker(pool, w, files[wi], pr).workload.cards;
             else
@@ -365,6 +417,13 @@ int fastpCommand(const Args &args)
                 if (int(cards.size()) > top)
                     cards.resize(size_t(top));
             }
+            // A problem that is one ATen call is that call: where no family fits its whole forward (an int64
+            // target, a family with its own shape symbols), the call's own family card is searched.
+            if (cards.empty() && !w.problem.empty()
+                && std::count_if(w.calls.begin(), w.calls.end(), [](const CapturedCall &c) { return c.depth == 0; }) == 1)
+                for (const auto &c : all)
+                    if (!isProblemCard(c) && !c.family.empty() && !lib.forFamily(c.family, backend).empty())
+                        cards.push_back(c);
             if (cards.empty())
                 row.note = w.problem.empty() ? "no card of a template family" : "no template family fits the problem's signature";
         } catch (const Error &e) {
@@ -431,12 +490,17 @@ int fastpCommand(const Args &args)
         // card's first node (its family's first template point) screens it; the budget then goes to the
         // cards shown to compute the forward, or, when none was, to those whose first node failed for
         // another reason than a wrong answer (a point that does not compile or launch at this shape).
+        // Screened in order of how directly the card follows from the forward, and (unless --screen-all)
+        // only until one computes it: at KernelBench's sizes an evaluation takes seconds.
         std::vector<Searched> searched;
-        for (const auto &card : cards)
+        for (const auto &card : screeningOrder(cards, all, w))
             searched.push_back({card, 0, {}});
         if (searched.size() > 1)
-            for (auto &s : searched)
+            for (auto &s : searched) {
                 search(s, 1);
+                if (!screenAll && anyCorrect(s))
+                    break;
+            }
         const bool someCorrect = std::any_of(searched.begin(), searched.end(), anyCorrect);
         for (auto &s : searched) {
             const bool wrong = !s.nodes.empty() && !anyCorrect(s)

@@ -287,9 +287,13 @@ if asked kernelbench; then
   timeout ${KFORGE_IMPORT_TIMEOUT:-300} "$build/app/kforge-cli" import "$kb" --python python3 --jobs ${KFORGE_IMPORT_JOBS:-3} > "$final/kb-import.log" 2>&1
   note "kernelbench import: rc=$? in $(( $(date +%s) - s0 )) s: $(tail -1 "$final/kb-import.log")"
   grep -E "FAILED|Error|error" "$final/kb-import.log" | head -10
+  mkdir -p "$out/kb-workers"
+  KFORGE_WORKER_VERBOSE=1 KFORGE_WORKER_LOG_DIR="$out/kb-workers" \
   timeout ${KFORGE_FASTP_TIMEOUT:-420} "$build/app/kforge-cli" fastp "$kb" --backend cuda --nodes ${KFORGE_FASTP_NODES:-8} \
-    --out "$final/kernelbench-fastp" --session "$out/kernelbench.kforge" --python python3 --worker "$worker" > "$final/kb-fastp.log" 2>&1
+    --out "$final/kernelbench-fastp" --session "$final/kernelbench.kforge" --python python3 --worker "$worker" > "$final/kb-fastp.log" 2>&1
   note "kernelbench fastp: rc=$? in $(( $(date +%s) - t0 )) s"
+  grep -h "kforge-worker: cuda" "$out"/kb-workers/*.log 2>/dev/null | cut -c1-400 > "$final/kb-phases.log"
+  note "kernelbench evaluation phases (median of each, ms): $(python3 tools/gpu/phase_medians.py "$final/kb-phases.log" 2>&1 | tail -1)"
   grep -E "^  [0-9a-z_]+: (correct|no correct)" "$final/kb-fastp.log" | head -60
   summary+=("$(cat "$final/kernelbench-fastp.md" 2>/dev/null | head -70)")
 fi
