@@ -290,7 +290,7 @@ if asked kernelbench; then
   mkdir -p "$out/kb-workers"
   KFORGE_WORKER_VERBOSE=1 KFORGE_WORKER_LOG_DIR="$out/kb-workers" \
   timeout ${KFORGE_FASTP_TIMEOUT:-420} "$build/app/kforge-cli" fastp "$kb" --backend cuda --nodes ${KFORGE_FASTP_NODES:-8} \
-    --out "$final/kernelbench-fastp" --session "$final/kernelbench.kforge" --python python3 --worker "$worker" > "$final/kb-fastp.log" 2>&1
+    --samples ${KFORGE_FASTP_SAMPLES:-30} --out "$final/kernelbench-fastp" --session "$final/kernelbench.kforge" --python python3 --worker "$worker" > "$final/kb-fastp.log" 2>&1
   note "kernelbench fastp: rc=$? in $(( $(date +%s) - t0 )) s"
   grep -h "kforge-worker: cuda" "$out"/kb-workers/*.log 2>/dev/null | cut -c1-400 > "$final/kb-phases.log"
   note "kernelbench evaluation phases (median of each, ms): $(python3 tools/gpu/phase_medians.py "$final/kb-phases.log" 2>&1 | tail -1)"
