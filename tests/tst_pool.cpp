@@ -679,6 +679,8 @@ private slots:
                 }));
             QVERIFY(eventually([&] { return calls == 3; }));
             QThread::msleep(20);
+            QVERIFY(!ahead.claim("w", quickBuild("w")).ahead); // not hinted: the hints stay
+            QCOMPARE(ahead.held(), size_t(3));
             QVERIFY(ahead.claim("z", quickBuild("z")).ahead);
             QCOMPARE(ahead.held(), size_t(0)); // x and y: never to be claimed here
             QCOMPARE(ahead.dropped(), size_t(2));

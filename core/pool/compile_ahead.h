@@ -9,9 +9,9 @@
 //   it at once on the claimer's thread instead of behind the other hints; of one not held, compiles it.
 // - Bounded: at most maxBuilds held (queued, compiling, or done and unclaimed). A hint past that drops
 //   the oldest that no thread is compiling, or is itself dropped when every held one is compiling.
-// - Hints arrive in the order the pool queues evaluations and a worker takes them in that order, so a
-//   claim drops every build hinted before it that is not compiling: those were hints for evaluations
-//   another worker took, and will never be claimed here.
+// - Hints arrive in the order the pool queues evaluations and a worker takes them in that order, so the
+//   claim of a hinted build drops every build hinted before it that is not compiling: those were hints
+//   for evaluations another worker took, and will never be claimed here.
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
@@ -100,19 +100,19 @@ public:
     {
         std::unique_lock lock(m_mutex);
         std::shared_ptr<Entry> mine;
-        for (auto it = m_entries.begin(); it != m_entries.end();) {
-            if ((*it)->key == key) {
-                mine = *it;
-                m_entries.erase(it);
-                break;
-            }
-            // Hinted before this one and not compiling: another worker's evaluation.
-            if ((*it)->state != State::Compiling) {
-                it = m_entries.erase(it);
-                ++m_dropped;
-            } else {
-                ++it;
-            }
+        const auto found = std::find_if(m_entries.begin(), m_entries.end(), [&](const auto &e) { return e->key == key; });
+        if (found != m_entries.end()) {
+            // Hinted before this one and not compiling: another worker's evaluations. (An unhinted claim
+            // says nothing of the order, so it drops nothing.)
+            for (auto it = m_entries.begin(); it != found;)
+                if ((*it)->state != State::Compiling) {
+                    it = m_entries.erase(it);
+                    ++m_dropped;
+                } else {
+                    ++it;
+                }
+            mine = *found;
+            m_entries.erase(found);
         }
         Claimed c;
         if (!mine || mine->state == State::Queued) {
