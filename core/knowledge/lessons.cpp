@@ -12,6 +12,7 @@
 #include "protocol/ptxas_log.h"
 #include "util/error.h"
 #include "util/hash.h"
+#include "ops/scan_ops.h"
 
 namespace fs = std::filesystem;
 
@@ -38,7 +39,7 @@ std::string groupOf(const OperatorCard &card)
         return "norm";
     if (reduction.count(f))
         return "reduction";
-    if (scan.count(f))
+    if (scan.count(f) || findScanOp(f))
         return "scan";
     const auto &op = card.atenOp;
     for (const char *m : {"::mm", "::bmm", "::addmm", "::matmul", "::linear", "::conv", "::baddbmm", "::einsum", "attention"})
