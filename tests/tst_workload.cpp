@@ -370,6 +370,23 @@ private slots:
         QCOMPARE(sm.card->errorModel, ErrorModel::Normalization);
         QVERIFY(!TemplateLibrary::builtin().forFamily(sm.card->family, "cpu").empty());
 
+        // So does a last-dimension cumprod its scan family, whose inputs keep partial products in range;
+        // over another dimension it is a generic card.
+        const char *cumprodSchema = "aten::cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor";
+        auto cp = cardForCall(call("aten::cumprod", "", {tensor({4, 300}), scalar("int", 1, "dim"), scalar("none", nullptr, "dtype")}, 1, 0,
+                                   cumprodSchema),
+                              1, 0);
+        QVERIFY(cp.card);
+        QCOMPARE(cp.card->family, std::string("cumprod"));
+        QCOMPARE(cp.card->atenOp, std::string("aten::cumprod"));
+        QCOMPARE(cp.card->referenceArgs, J::parse(R"([{"input":0},{"int":-1},{"none":true}])"));
+        QCOMPARE(cp.card->inputs.at(0).init, std::string("lognormal:cols"));
+        auto cp0 = cardForCall(call("aten::cumprod", "", {tensor({4, 300}), scalar("int", 0, "dim"), scalar("none", nullptr, "dtype")}, 1, 0,
+                                    cumprodSchema),
+                               1, 0);
+        QVERIFY(cp0.card);
+        QCOMPARE(cp0.card->family, std::string());
+
         // Any other operator: a generic card, one shape symbol per dimension, indices kept in range.
         auto idxArg = tensor({3}, "int64", "index");
         idxArg.tensors[0].min = 0;
@@ -911,6 +928,8 @@ def get_init_inputs():
                                                 << QByteArray("softmax cumsum");
         QTest::newRow("flip, cumsum, flip") << QByteArray("aten::flip aten::cumsum aten::flip") << QByteArray("cumsum")
                                             << QByteArray("relu softmax rms_norm_dim");
+        QTest::newRow("cumprod") << QByteArray("aten::cumprod") << QByteArray("cumprod cumsum cumsum_reverse cumsum_exclusive")
+                                 << QByteArray("relu softmax prod_dim");
         QTest::newRow("an RMS norm written out") << QByteArray("aten::pow.Tensor_Scalar aten::mean.dim aten::add.Scalar aten::sqrt aten::div.Tensor")
                                                  << QByteArray("rms_norm_dim softmax l2_norm_dim") << QByteArray("relu silu cumsum pointwise");
         QTest::newRow("x / norm(x)") << QByteArray("aten::linalg_vector_norm aten::div.Tensor") << QByteArray("l2_norm_dim")
