@@ -121,18 +121,23 @@ private slots:
     {
         QTest::addColumn<QString>("card");
         QTest::addColumn<QString>("kernel");
+        QTest::addColumn<bool>("floatMask"); // the mask a float32 tensor of values, not bool
         for (const auto &a : scanOps())
             for (const auto &b : scanOps())
                 if (a.masked == b.masked)
                     QTest::newRow((a.family + " kernel, " + b.family + " card").c_str()) << QString::fromStdString(b.family)
-                                                                                         << QString::fromStdString(a.family);
+                                                                                         << QString::fromStdString(a.family) << false;
+        QTest::newRow("masked_cumsum, a float32 mask") << QStringLiteral("masked_cumsum") << QStringLiteral("masked_cumsum") << true;
     }
 
     void scanFamilies()
     {
         QFETCH(QString, card);
         QFETCH(QString, kernel);
-        const auto c = makeCard(card.toStdString(), {{"rows", 8}, {"cols", 65536}}, DType::F32);
+        QFETCH(bool, floatMask);
+        auto c = makeCard(card.toStdString(), {{"rows", 8}, {"cols", 65536}}, DType::F32);
+        if (floatMask)
+            c.inputs.at(1).dtype = DType::F32;
         const auto templates = TemplateLibrary::builtin().forFamily(kernel.toStdString(), "cpu");
         QCOMPARE(templates.size(), size_t(1));
         const auto *t = templates.front();
