@@ -432,7 +432,8 @@ def get_init_inputs():
     // over the view the traced forward names; x / ||x||_F the Frobenius norm), on which that family's CPU
     // template verifies against the forward; a card of the same shape that computes another function
     // (instance norm per channel for GroupNorm) is rejected. The captured call gets its family's card too
-    // (batch norm with the module's weight and bias; layer norm over rows x the normalized dims' product).
+    // (batch and group norm with the module's weight and bias, instance norm, layer norm over rows x the
+    // normalized dimensions' product).
     void normProblemsMeetTheirTemplates_data()
     {
         QTest::addColumn<QString>("name");
@@ -445,7 +446,9 @@ def get_init_inputs():
                                      << QStringLiteral("cpu.batch_norm.channels") << QStringLiteral("problem.bn.instance_norm")
                                      << QStringLiteral("batch_norm_affine");
         QTest::newRow("GroupNorm") << QStringLiteral("gn") << QStringLiteral("torch.nn.GroupNorm(3, 6)") << QStringLiteral("problem.gn.instance_norm.g3")
-                                   << QStringLiteral("cpu.instance_norm.rows") << QStringLiteral("problem.gn.instance_norm") << QString();
+                                   << QStringLiteral("cpu.instance_norm.rows") << QStringLiteral("problem.gn.instance_norm") << QStringLiteral("group_norm");
+        QTest::newRow("InstanceNorm2d") << QStringLiteral("in") << QStringLiteral("torch.nn.InstanceNorm2d(6)") << QStringLiteral("problem.in.instance_norm")
+                                        << QStringLiteral("cpu.instance_norm.rows") << QStringLiteral("problem.in.batch_norm") << QStringLiteral("instance_norm");
         QTest::newRow("LayerNorm over three dims") << QStringLiteral("ln") << QStringLiteral("torch.nn.LayerNorm((6, 5, 7))")
                                                    << QStringLiteral("problem.ln.instance_norm.ln") << QStringLiteral("cpu.instance_norm.rows")
                                                    << QStringLiteral("problem.ln.instance_norm") << QStringLiteral("layer_norm");

@@ -124,6 +124,43 @@ std::optional<FamilyMatch> matchBatchNorm(const CapturedCall &c, const TensorMet
     return FamilyMatch{family, args, {}, {{"n", x.shape[0]}, {"c", x.shape[1]}, {"hw", hw}}};
 }
 
+// aten::group_norm on [n, c, ...] with per-channel weight and bias (the group count from the call), and
+// aten::instance_norm with neither and no running statistics, over [n, c, hw].
+std::optional<FamilyMatch> matchGroupOrInstanceNorm(const CapturedCall &c, const TensorMeta &x)
+{
+    if (x.shape.size() < 2)
+        return std::nullopt;
+    int64_t hw = 1;
+    for (size_t d = 2; d < x.shape.size(); ++d)
+        hw *= x.shape[d];
+    const ShapeBindings nchw = {{"n", x.shape[0]}, {"c", x.shape[1]}, {"hw", hw}};
+    const auto perChannel = [&](size_t i) { return c.args[i].kind == "tensor" && c.args[i].tensors[0].shape == std::vector<int64_t>{x.shape[1]}; };
+    const auto name = c.qualifiedName();
+    if (name == "aten::group_norm" && c.args.size() == 6 && c.args[1].kind == "int" && perChannel(2) && perChannel(3)
+        && c.args[4].kind == "double" && c.args[5].kind == "bool") {
+        const int64_t groups = c.args[1].value.get<int64_t>();
+        if (groups <= 0 || x.shape[1] % groups != 0)
+            return std::nullopt;
+        auto shape = nchw;
+        shape["groups"] = groups;
+        return FamilyMatch{"group_norm", J::array({{{"input", 0}}, {{"sym", "groups"}}, {{"input", 1}}, {{"input", 2}}, {{"double", c.args[4].value}},
+                                                   {{"bool", c.args[5].value}}}),
+                           {}, shape};
+    }
+    if (name == "aten::instance_norm" && c.args.size() == 9 && c.args[5].kind == "bool" && c.args[5].value.get<bool>()
+        && c.args[6].kind == "double" && c.args[7].kind == "double" && c.args[8].kind == "bool") {
+        for (size_t i = 1; i <= 4; ++i)
+            if (c.args[i].kind != "none")
+                return std::nullopt;
+        auto args = makeCard("instance_norm", {{"n", 1}, {"c", 1}, {"hw", 1}}).referenceArgs;
+        args[6] = {{"double", c.args[6].value}};
+        args[7] = {{"double", c.args[7].value}};
+        args[8] = {{"bool", c.args[8].value}};
+        return FamilyMatch{"instance_norm", args, {}, nchw};
+    }
+    return std::nullopt;
+}
+
 // Row-wise families: the first argument is the input, reduced or normalized along its last dimension.
 std::optional<FamilyMatch> matchFamily(const CapturedCall &c)
 {
@@ -144,6 +181,8 @@ std::optional<FamilyMatch> matchFamily(const CapturedCall &c)
     const J in0 = {{"input", 0}};
     if (auto bn = matchBatchNorm(c, x))
         return bn;
+    if (auto gn = matchGroupOrInstanceNorm(c, x))
+        return gn;
     if ((name == "aten::_softmax" || name == "aten::_log_softmax") && n == 3 && lastDim(1) && isFalse(c.args[2]))
         return FamilyMatch{name == "aten::_softmax" ? "softmax" : "log_softmax", J::array({in0, {{"int", -1}}, {{"bool", false}}})};
     if ((name == "aten::softmax.int" || name == "aten::log_softmax.int") && n == 3 && lastDim(1) && c.args[2].kind == "none")

@@ -10,7 +10,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK)
 kf_bn_stats(const T *__restrict__ x, float *__restrict__ part, long long n, long long c, long long hw)
 {
     const long long row = blockIdx.x / PIECES, piece = blockIdx.x % PIECES; // row = sample * c + channel
-    const long long s = row / c, ch = row % c;
+    const long long s = (unsigned)row / (unsigned)c, ch = (unsigned)row % (unsigned)c; // 32-bit: the grid's rows fit
     long long lo, hi;
     chunk_range(hw, piece, PIECES, lo, hi);
     const bool vec_ok = VEC > 1 && hw % VEC == 0 && aligned_to(x, VEC * sizeof(T));
@@ -30,7 +30,7 @@ kf_bn_combine(const float *__restrict__ part, float *__restrict__ stats, long lo
     warp_merge(part + ch * n * PIECES * 3, n * PIECES, 1, N, M, Q);
     if (threadIdx.x == 0) {
         stats[2 * ch] = (float)M;
-        stats[2 * ch + 1] = (float)rsqrt(Q / N + (double)EPS);
+        stats[2 * ch + 1] = (float)rsqrt(Q * rcp(N) + (double)EPS);
     }
 }
 
@@ -38,8 +38,8 @@ extern "C" __global__ void __launch_bounds__(BLOCK)
 kf_bn_apply(const T *__restrict__ x, const float *__restrict__ stats, const T *__restrict__ w, const T *__restrict__ b,
             const T *__restrict__ rmean, const T *__restrict__ rvar, T *__restrict__ y, long long n, long long c, long long hw)
 {
-    const long long blk = REVERSE ? (long long)gridDim.x - 1 - blockIdx.x : blockIdx.x;
-    const long long row = blk / PIECES, piece = blk % PIECES, ch = row % c;
+    const unsigned blk = REVERSE ? gridDim.x - 1 - blockIdx.x : blockIdx.x;
+    const long long row = blk / PIECES, piece = blk % PIECES, ch = (unsigned)row % (unsigned)c;
 #if MODE == 2
     const float mean = to_f(rmean[ch]), rstd = rsqrtf(to_f(rvar[ch]) + EPS);
 #else

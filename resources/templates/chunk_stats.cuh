@@ -1,13 +1,23 @@
-// Statistics of contiguous segments for the split normalizations (batch norm, long rows). Each thread
-// accumulates sums shifted by its first value, so a mean far from zero does not cancel the variance
-// away; partials (count, mean, M2) merge by Chan et al.'s pairwise formula, in float within a block and
-// in double across blocks, whose counts may pass 2^24. Needs BLOCK (threads per block) and VEC.
+// Statistics of contiguous segments for the split normalizations (batch norm, long rows). A chunk's
+// sums are shifted by its first value, so a mean far from zero does not cancel the variance away;
+// partials (count, mean, M2) merge by Chan et al.'s pairwise formula, in float within a block and in
+// double across blocks, whose counts may pass 2^24. Needs BLOCK (threads per block) and VEC.
+// Reciprocals without IEEE division, whose slow path is a called routine (a stack frame in every kernel
+// that merges): float's approximate one, and double's refined from float's by two Newton steps.
+__device__ __forceinline__ float rcp(float x) { return __fdividef(1.f, x); }
+__device__ __forceinline__ double rcp(double x)
+{
+    double r = (double)__fdividef(1.f, (float)x);
+    r = fma(r, fma(-x, r, 1.0), r);
+    return fma(r, fma(-x, r, 1.0), r);
+}
+
 template<typename F> __device__ __forceinline__ void chan(F &n, F &mean, F &m2, F nb, F mb, F qb)
 {
     if (nb == F(0)) return;
-    const F nn = n + nb, d = mb - mean;
-    mean += d * (nb / nn);
-    m2 += qb + d * d * (n * nb / nn);
+    const F nn = n + nb, d = mb - mean, w = nb * rcp(nn);
+    mean += d * w;
+    m2 += qb + d * d * n * w;
     n = nn;
 }
 
@@ -26,27 +36,27 @@ __device__ __forceinline__ void chunk_range(long long len, long long part, long 
 __device__ __forceinline__ void block_stats(const T *__restrict__ x, long long lo, long long hi, bool vec_ok, float &N, float &M, float &Q)
 {
     __shared__ float sn[32], sm[32], sq[32];
-    float shift = 0.f, s1 = 0.f, s2 = 0.f, cnt = 0.f;
-    bool first = true;
+    // Every thread shifts by the chunk's first value.
+    const float shift = lo < hi ? to_f(x[lo]) : 0.f;
+    float s1 = 0.f, s2 = 0.f, cnt = 0.f;
     if (vec_ok) {
 #pragma unroll 4
         for (long long i = lo + (long long)threadIdx.x * VEC; i < hi; i += (long long)BLOCK * VEC) {
             float f[VEC];
             load_floats<VEC>(x + i, f);
-            if (first) { shift = f[0]; first = false; }
 #pragma unroll
             for (int j = 0; j < VEC; ++j) { const float d = f[j] - shift; s1 += d; s2 += d * d; }
             cnt += (float)VEC;
         }
     } else {
+#pragma unroll 4
         for (long long i = lo + threadIdx.x; i < hi; i += BLOCK) {
-            const float v = to_f(x[i]);
-            if (first) { shift = v; first = false; }
-            const float d = v - shift;
+            const float d = to_f(x[i]) - shift;
             s1 += d; s2 += d * d; cnt += 1.f;
         }
     }
-    float n = cnt, mean = cnt > 0.f ? shift + s1 / cnt : 0.f, m2 = cnt > 0.f ? fmaxf(s2 - s1 * s1 / cnt, 0.f) : 0.f;
+    const float inv = cnt > 0.f ? rcp(cnt) : 0.f;
+    float n = cnt, mean = shift + s1 * inv, m2 = fmaxf(s2 - s1 * s1 * inv, 0.f);
 #pragma unroll
     for (int o = 16; o > 0; o >>= 1)
         chan(n, mean, m2, __shfl_xor_sync(0xffffffffu, n, o), __shfl_xor_sync(0xffffffffu, mean, o), __shfl_xor_sync(0xffffffffu, m2, o));

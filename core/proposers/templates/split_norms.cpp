@@ -4,8 +4,8 @@
 //  - batch norm over [n, c, hw]: a channel's statistics span n and hw, and there may be fewer channels
 //    than SMs, so each (sample, channel) row is cut into PIECES chunks;
 //  - the Frobenius normalization: one statistic over the whole tensor, a grid-wide reduction;
-//  - layer and RMS norm over few long rows (16 rows of 4M elements would be 16 blocks of the rows
-//    template): each row cut into SPLIT chunks.
+//  - layer, RMS and group norm over few long rows or groups (16 rows of 4M elements would be 16 blocks of
+//    the rows template): each row cut into SPLIT chunks.
 #include <cstdio>
 #include <string>
 
@@ -133,6 +133,20 @@ KernelTemplate cudaFrobenius()
     return t;
 }
 
+// A long-row family's rows and their length: a group norm's row is a (sample, group), c / groups * hw
+// contiguous elements.
+int64_t segmentRows(const OperatorCard &card)
+{
+    return card.family == "group_norm" ? card.shape.at("n") * card.shape.at("groups") : card.shape.at("rows");
+}
+
+int64_t segmentLength(const OperatorCard &card)
+{
+    if (card.family == "group_norm")
+        return card.shape.at("groups") > 0 ? card.shape.at("c") / card.shape.at("groups") * card.shape.at("hw") : 0;
+    return card.shape.count("cols") ? card.shape.at("cols") : 0;
+}
+
 KernelTemplate cudaLongRows(const std::string &family)
 {
     KernelTemplate t = cudaNormTemplate(family, "split",
@@ -143,14 +157,15 @@ KernelTemplate cudaLongRows(const std::string &family)
     t.valid = [](const J &p, const OperatorCard &card) {
         // Only rows that give every thread of every chunk four packs or more: shorter rows are the rows
         // template's, in registers.
-        const int64_t cols = card.shape.count("cols") ? card.shape.at("cols") : 0;
+        const int64_t cols = segmentLength(card);
         const int vec = p.at("vec");
         return vec * elemBytes(card) <= 16 && cols >= int64_t(p.at("split").get<int>()) * p.at("block").get<int>() * vec * 4;
     };
     t.seed = [](const OperatorCard &card) {
         // Chunks of at least four packs per thread of 512, which valid asks for.
-        const int64_t rows = card.shape.at("rows"), cols = card.shape.at("cols");
-        const int vec = packDividing(card, cols);
+        const int64_t rows = segmentRows(card), cols = segmentLength(card);
+        // A group norm's packs stay inside a channel: hw divides them.
+        const int vec = packDividing(card, card.family == "group_norm" ? card.shape.at("hw") : cols);
         return J{{"split", std::max(2, chunksFor(rows, cols, 256, 512 * vec * 4))}, {"block", 512}, {"vec", vec}, {"reverse", 1}};
     };
     t.render = [id = t.id, family](const J &p, const OperatorCard &card) {
@@ -159,8 +174,17 @@ KernelTemplate cudaLongRows(const std::string &family)
                + templateSource("long_rows.cu");
     };
     t.launch = [family](const J &p, const OperatorCard &) {
-        const std::string blocks = "rows * " + p.at("split").dump();
         const int block = p.at("block");
+        if (family == "group_norm") {
+            const std::string rows = "n * groups", cols = "c / groups * hw", blocks = rows + " * " + p.at("split").dump();
+            return J{{"kernels", J::array({{{"name", "kf_long_stats"}, {"grid", {blocks, 1, 1}}, {"block", {block, 1, 1}}, {"shared_bytes", "0"},
+                                            {"args", {"in:x", "ws:part", "i64:" + rows, "i64:" + cols}}},
+                                           {{"name", "kf_long_group_apply"}, {"grid", {blocks, 1, 1}}, {"block", {block, 1, 1}}, {"shared_bytes", "0"},
+                                            {"args", {"in:x", "ws:part", "in:weight", "in:bias", "out:y", "i64:" + rows, "i64:" + cols, "sym:hw",
+                                                      "i64:c / groups", "sym:groups"}}}})},
+                     {"workspace", J::array({{{"name", "part"}, {"bytes", blocks + " * 12"}}})}};
+        }
+        const std::string blocks = "rows * " + p.at("split").dump();
         auto args = cudaNormArgs(family); // x, weight, bias, y, rows, cols
         return J{{"kernels", J::array({{{"name", "kf_long_stats"}, {"grid", {blocks, 1, 1}}, {"block", {block, 1, 1}}, {"shared_bytes", "0"},
                                         {"args", {"in:x", "ws:part", "sym:rows", "sym:cols"}}},
@@ -179,7 +203,9 @@ KernelTemplate cpuTemplate(const std::string &family, const std::string &kind, c
     t.family = family;
     t.backend = "cpu";
     t.description = description;
-    t.space = {{"acc", {"float", "double"}}, {"accumulators", {1, 2, 4, 8, 16}}};
+    // Double first: a float sum of millions of squares (a whole tensor, a channel over n and hw) carries
+    // its order's error past the guard's bound (113 units against 44 allowed over 819200 elements).
+    t.space = {{"acc", {"double", "float"}}, {"accumulators", {8, 16, 4, 2, 1}}};
     t.valid = [](const J &, const OperatorCard &card) { return card.inputs.front().dtype == DType::F32; };
     t.render = [id = t.id, defines, prologue, kernelFile](const J &p, const OperatorCard &card) {
         return paramDefines(id, p) + defines + floatDefine("EPS", lastDoubleArg(card), "") + templateSource(prologue)
@@ -201,7 +227,7 @@ void addSplitNormTemplates(TemplateLibrary &lib)
     lib.add(cudaFrobenius());
     lib.add(cpuTemplate("frobenius_norm", "whole", "the sum of squares of every element with partial sums, then x / its square root", "",
                         "cpu_rows.h", "cpu_frobenius.cpp"));
-    for (const char *f : {"layer_norm", "rms_norm"})
+    for (const char *f : {"layer_norm", "rms_norm", "group_norm"})
         lib.add(cudaLongRows(f));
 }
 
