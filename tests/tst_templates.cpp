@@ -536,7 +536,8 @@ def get_init_inputs():
     }
 
     // KernelBench's scans (level 1, 89-93), small, imported and profiled through the real worker: each
-    // forward gets its scan family's card (the whole forward its reference; 93's mask a bool input), on
+    // forward gets its scan family's card (the whole forward its reference; 93's mask a bool input, or a
+    // float one: the weighted scan), on
     // which that family's CPU template verifies, and another scan family's template with the same inputs
     // does not.
     void scanProblemsMeetTheirTemplates_data()
@@ -556,6 +557,8 @@ def get_init_inputs():
             << x << "cumsum_exclusive" << "cumsum";
         QTest::newRow("93 masked cumsum") << "masked" << "torch.cumsum(x0 * x1, dim=1)" << "torch.rand(16, 300), torch.randint(0, 2, (16, 300)).bool()"
                                           << "masked_cumsum" << "";
+        QTest::newRow("93 with a float mask") << "weighted" << "torch.cumsum(x0 * x1, dim=1)"
+                                              << "torch.rand(16, 300), torch.randint(0, 2, (16, 300)).float()" << "weighted_cumsum" << "";
     }
 
     void scanProblemsMeetTheirTemplates()
@@ -573,7 +576,7 @@ def get_init_inputs():
         {
             QFile f(problem);
             QVERIFY(f.open(QIODevice::WriteOnly));
-            const QString args = family == QStringLiteral("masked_cumsum") ? QStringLiteral("x0, x1") : QStringLiteral("x0");
+            const QString args = inputs.count(QStringLiteral("torch.")) > 1 ? QStringLiteral("x0, x1") : QStringLiteral("x0");
             f.write(QStringLiteral("import torch\nclass Model(torch.nn.Module):\n    def forward(self, %1):\n        return %2\n"
                                    "def get_inputs():\n    return [%3]\ndef get_init_inputs():\n    return []\n")
                         .arg(args, forward, inputs)

@@ -9,16 +9,18 @@ using J = nlohmann::json;
 const std::vector<ScanOp> &scanOps()
 {
     static const std::vector<ScanOp> ops = {
-        {"cumsum", false, false, false, false, "aten::cumsum", "aten::cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor",
+        {"cumsum", false, false, false, false, false, "aten::cumsum", "aten::cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor",
          "inclusive sum"},
-        {"cumprod", true, false, false, false, "aten::cumprod", "aten::cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor",
+        {"cumprod", true, false, false, false, false, "aten::cumprod", "aten::cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor",
          "inclusive product"},
-        {"cumsum_reverse", false, true, false, false, "kforge::cumsum_reverse",
+        {"cumsum_reverse", false, true, false, false, false, "kforge::cumsum_reverse",
          "cumsum_reverse(Tensor x) -> Tensor  (x.flip(-1).cumsum(-1).flip(-1): y[i] = sum of x[i:])", "inclusive sum from the row's end"},
-        {"cumsum_exclusive", false, false, true, false, "kforge::cumsum_exclusive",
+        {"cumsum_exclusive", false, false, true, false, false, "kforge::cumsum_exclusive",
          "cumsum_exclusive(Tensor x) -> Tensor  (cat(zeros, x[..., :-1].cumsum(-1)): y[i] = sum of x[:i])", "exclusive sum"},
-        {"masked_cumsum", false, false, false, true, "kforge::masked_cumsum",
+        {"masked_cumsum", false, false, false, true, false, "kforge::masked_cumsum",
          "masked_cumsum(Tensor x, Tensor mask) -> Tensor  ((x * mask).cumsum(-1), mask bool)", "inclusive sum of x * mask"},
+        {"weighted_cumsum", false, false, false, true, true, "kforge::weighted_cumsum",
+         "weighted_cumsum(Tensor x, Tensor w) -> Tensor  ((x * w).cumsum(-1), w of x's dtype: a float mask)", "inclusive sum of x * w"},
     };
     return ops;
 }
@@ -35,7 +37,7 @@ OperatorCard scanFamilyCard(const ScanOp &op, const ShapeBindings &shape, DType 
 {
     auto c = rowwiseCard(op.family, shape, dtype);
     if (op.masked)
-        c.inputs.push_back({"mask", {"rows", "cols"}, DType::Bool});
+        c.inputs.push_back({op.weighted ? "w" : "mask", {"rows", "cols"}, op.weighted ? dtype : DType::Bool});
     c.atenSchema = op.schema;
     c.atenOp = op.atenOp;
     c.referenceArgs = J::array({{{"input", 0}}});

@@ -12,11 +12,12 @@
 namespace kforge {
 
 struct ScanOp {
-    std::string family;   // "cumsum", "cumprod", "cumsum_reverse", "cumsum_exclusive", "masked_cumsum"
+    std::string family;   // "cumsum", "cumprod", "cumsum_reverse", "cumsum_exclusive", "masked_cumsum", ...
     bool product = false; // combine by multiplication (else addition)
     bool reverse = false; // from the last element to the first
     bool exclusive = false; // element i gets the combine of the elements before it (the identity first)
-    bool masked = false;  // a second input [rows, cols], bool, multiplied into x before the scan
+    bool masked = false;  // a second input [rows, cols] multiplied into x before the scan: a bool mask,
+    bool weighted = false; // or with `weighted` a tensor of x's dtype
     std::string atenOp;   // "aten::cumsum" or "kforge::<family>"
     std::string schema;
     std::string description; // for the templates

@@ -178,7 +178,7 @@ std::vector<at::Tensor> callComposite(const OperatorCard &card, const std::vecto
         const auto head = at::zeros_like(x.narrow(-1, 0, std::min<int64_t>(1, x.size(-1))));
         return {at::cat({head, x.narrow(-1, 0, std::max<int64_t>(0, x.size(-1) - 1)).cumsum(-1)}, -1)};
     }
-    if (name == "masked_cumsum")
+    if (name == "masked_cumsum" || name == "weighted_cumsum")
         return {(in.at(0) * in.at(1)).cumsum(-1)};
     throw Error("the composite reference " + card.atenOp + " is not known to this worker");
 }

@@ -85,7 +85,7 @@ KernelTemplate cudaScan(const ScanOp &op)
     // 64 steps at BLOCK 128 (the best block on the H200 for rows of 65536 before packs), each waiting twice.
     t.seed = [](const OperatorCard &card) { return J{{"block", 128}, {"vec", cudaVecFor(card)}, {"prefetch", 1}}; };
     t.launch = [&op](const J &p, const OperatorCard &) {
-        return cudaOneKernelPlan("kf_cumsum", {"rows", 1, 1}, p.at("block"), {"in:x", op.masked ? "in:mask" : "in:x", "out:y", "sym:rows", "sym:cols"});
+        return cudaOneKernelPlan("kf_cumsum", {"rows", 1, 1}, p.at("block"), {"in:x", op.masked ? (op.weighted ? "in:w" : "in:mask") : "in:x", "out:y", "sym:rows", "sym:cols"});
     };
     return t;
 }
@@ -116,7 +116,7 @@ KernelTemplate cudaLookback(const ScanOp &op)
         const int chunk = p.at("block").get<int>() * p.at("vec").get<int>() * p.at("steps").get<int>();
         const std::string chunks = "rows * ceil_div(cols, " + std::to_string(chunk) + ")";
         J plan = cudaOneKernelPlan("kf_scan_lookback", {chunks, 1, 1}, p.at("block"),
-                                   {"in:x", op.masked ? "in:mask" : "in:x", "out:y", "ws:post", "ws:ticket", "sym:rows", "sym:cols"}, "0", 1,
+                                   {"in:x", op.masked ? (op.weighted ? "in:w" : "in:mask") : "in:x", "out:y", "ws:post", "ws:ticket", "sym:rows", "sym:cols"}, "0", 1,
                                    {{{"name", "post"}, {"bytes", chunks + " * 8"}}, {{"name", "ticket"}, {"bytes", "4"}}});
         const J reset = cudaOneKernelPlan("kf_scan_reset", {"ceil_div(" + chunks + ", 256)", 1, 1}, 256, {"ws:post", "ws:ticket", "i64:" + chunks});
         plan["kernels"].insert(plan["kernels"].begin(), reset["kernels"][0]);
