@@ -447,7 +447,7 @@ extern "C" __global__ void local_array(const float *x, float *y, int k)
             for (int unroll : {1, 4})
                 for (int vec : {1, 8})
                     for (const char *acc : {"double", "float"})
-                        points.push_back({{"block", unroll == 4 ? 1024 : 128}, {"vec", vec}, {"unroll", unroll}, {"bps", 2}, {"acc", acc}});
+                        points.push_back({{"block", unroll == 4 ? 1024 : 128}, {"vec", vec}, {"unroll", unroll}, {"bps", unroll == 4 ? 1 : 8}, {"acc", acc}});
         int compiled = 0;
         std::string spills;
         for (DType dt : {DType::F32, DType::F16, DType::BF16}) {

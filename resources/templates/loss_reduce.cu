@@ -7,7 +7,9 @@
 // the load it addresses).
 __device__ __forceinline__ long long kf_at(int k, long long i, long long cols) { return KF_MODE(k) ? i % cols : i; }
 
-extern "C" __global__ void __launch_bounds__(BLOCK)
+// BPS blocks of every SM's share of the grid must be resident at once (a block left for a second wave
+// would double the time of its share), so the registers are held to what BPS blocks allow.
+extern "C" __global__ void __launch_bounds__(BLOCK, BPS)
 kf_loss_partial(const T *__restrict__ x0, const T *__restrict__ x1, const T *__restrict__ x2, const T *__restrict__ x3,
                 ACC_T *__restrict__ partial, long long n, long long cols)
 {

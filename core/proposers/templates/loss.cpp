@@ -19,6 +19,11 @@ namespace {
 using J = nlohmann::json;
 
 constexpr size_t kMaxInputs = 4; // the CUDA reduce kernel's pointer arguments
+// Threads of the reduce kernel resident per SM: its BPS blocks must all be (a second wave doubles a
+// share's time), which __launch_bounds__ grants by capping registers; at 2048 (32 registers) the 16-bit
+// packs of a log expression spilled, at 1024 (64) nothing does, and 1024 threads with two packs of
+// each input in flight cover an SM's share of the bandwidth.
+constexpr int kMaxResidentThreads = 1024;
 const std::vector<J> kAcc = {"double", "float"};
 const std::vector<J> kAccumulators = {1, 2, 4, 8, 16};
 
@@ -128,15 +133,15 @@ KernelTemplate cudaReduce(const std::string &family)
     t.space = {{"block", {128, 256, 512, 1024}}, {"vec", {1, 2, 4, 8}}, {"unroll", {1, 2, 4}}, {"bps", {1, 2, 4, 8}}, {"acc", kAcc}};
     t.valid = [](const J &p, const OperatorCard &card) {
         return reduceServable(card, "cuda") && p.value("vec", 1) * dtypeSize(card.inputs.front().dtype) <= 16
-               && p.value("block", 256) * p.value("bps", 1) <= 2048;
+               && p.value("block", 256) * p.value("bps", 1) <= kMaxResidentThreads;
     };
     t.render = [id = t.id](const J &p, const OperatorCard &card) {
         return paramDefines(id, p) + cudaPrelude(card.inputs.front().dtype)
                + expressionDefines(card.expression, inputNames(card), Expression::Target::Cuda) + modeDefines(card)
                + templateSource("loss_common.cuh") + templateSource("loss_reduce.cu");
     };
-    // Full occupancy (2048 threads per SM) with two packs of every input in flight per thread.
-    t.seed = [](const OperatorCard &card) { return J{{"block", 512}, {"vec", cudaVecFor(card)}, {"unroll", 2}, {"bps", 4}, {"acc", "double"}}; };
+    // 1024 threads per SM, two 16-byte packs of every input in flight per thread.
+    t.seed = [](const OperatorCard &card) { return J{{"block", 256}, {"vec", cudaVecFor(card)}, {"unroll", 2}, {"bps", 4}, {"acc", "double"}}; };
     t.launch = [](const J &p, const OperatorCard &card) {
         const int per = p.at("block").get<int>() * p.at("vec").get<int>() * p.at("unroll").get<int>();
         const std::string blocks = "max(1, min(ceil_div(rows * cols, " + std::to_string(per) + "), sm_count * " + std::to_string(int(p.at("bps"))) + "))";
@@ -212,7 +217,7 @@ KernelTemplate cudaTriplet()
             rows.push_back("in:" + in.name);
         for (const char *a : {"ws:rowloss", "sym:rows", "sym:cols"})
             rows.push_back(a);
-        return J{{"kernels", J::array({{{"name", "kf_triplet_rows"}, {"grid", {"ceil_div(rows, " + std::to_string(rpb) + ")", 1, 1}},
+        return J{{"kernels", J::array({{{"name", "kf_triplet_rows"}, {"grid", {"max(1, ceil_div(rows, " + std::to_string(rpb) + "))", 1, 1}},
                                         {"block", {tpr * rpb, 1, 1}}, {"shared_bytes", "0"}, {"args", rows}},
                                        {{"name", "kf_loss_final"}, {"grid", {1, 1, 1}}, {"block", {1024, 1, 1}}, {"shared_bytes", "0"},
                                         {"args", {"ws:rowloss", "out:" + card.outputs.front().name, "sym:rows", "sym:rows"}}}})},
