@@ -1,8 +1,8 @@
 // Layer norm (FAMILY 2), RMS norm (FAMILY 3) and group norm (FAMILY 4, a row being a (sample, group)'s
 // c / groups * hw contiguous elements, weights per channel) over few long rows: a row of cols cut into
-// SPLIT chunks, a block per chunk. kf_long_stats posts each chunk's (count, mean, M2); kf_long_apply merges its row's
-// SPLIT partials in one warp, in double and in chunk order (every block of a row gets the same bits),
-// then writes its chunk. RMS norm's mean square is M2 / count + mean^2, a sum of non-negative terms.
+// SPLIT chunks, a block per chunk. kf_long_stats posts each chunk's (count, mean, M2); the apply kernel
+// merges its row's SPLIT partials in one warp, in double and in chunk order (every block of a row gets
+// the same bits), then writes its chunk. RMS norm's mean square is M2 / count + mean^2, a sum of non-negative terms.
 // Blocks go chunk-major (block b is chunk b / rows of row b % rows), so the blocks in flight share one
 // chunk of the weights, read from memory once for every row; with REVERSE the apply takes the chunks last
 // read first, which L2 may still hold.
