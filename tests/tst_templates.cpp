@@ -11,6 +11,7 @@
 #include "proposers/template_sources.h"
 #include "test_support.h"
 #include "util/error.h"
+#include "workload/loss_patterns.h"
 #include "workload/problem_cards.h"
 #include "workload/workload_file.h"
 
@@ -819,6 +820,62 @@ def get_init_inputs():
             return;
         }
         QFAIL(("no card problem.kb." + key.toStdString() + " among " + keys).c_str());
+    }
+
+    // What the loss patterns refuse, each with its reason: no fused card, and the forward keeps its other cards.
+    void lossPatternsSayWhyNot_data()
+    {
+        QTest::addColumn<QString>("graph");
+        QTest::addColumn<QString>("why");
+        QTest::newRow("reduction none") << "mse_none" << "reduction none";
+        QTest::newRow("mean in float64") << "mean_dtype" << "with a dtype";
+        QTest::newRow("a sum over a constant") << "div_constant" << "divides by something other than a sum over size(x, 0)";
+        QTest::newRow("a softmax") << "softmax" << "not a mean, a sum or a loss";
+        QTest::newRow("a [rows, 1] target") << "column_target" << "neither of the largest input's shape nor one row";
+        QTest::newRow("triplet with the 1-norm") << "triplet_p1" << "other than the 2-norm";
+        QTest::newRow("a ListUnpack of nothing") << "bad_unpack" << "could not be read as a loss";
+    }
+
+    void lossPatternsSayWhyNot()
+    {
+        QFETCH(QString, graph);
+        QFETCH(QString, why);
+        using From = TracedValue::From;
+        auto in = [](int i) { return TracedValue{From::Input, i, nullptr}; };
+        auto node = [](int i) { return TracedValue{From::Node, i, nullptr}; };
+        auto constant = [](nlohmann::json v) { return TracedValue{From::Constant, 0, std::move(v)}; };
+        ProblemSignature sig;
+        sig.name = "p";
+        sig.modulePath = "/abs/p.pt";
+        TensorMeta x, scalar;
+        x.shape = {64, 100};
+        x.dtype = scalar.dtype = "float32";
+        sig.inputs = {x, x};
+        sig.outputs = {scalar};
+        auto &g = sig.graph;
+        if (graph == QStringLiteral("mse_none"))
+            g.nodes = {{"aten::mse_loss", {in(0), in(1), constant(0)}}};
+        else if (graph == QStringLiteral("mean_dtype"))
+            g.nodes = {{"aten::sub.Tensor", {in(0), in(1), constant(1)}}, {"aten::mean", {node(0), constant(7)}}};
+        else if (graph == QStringLiteral("div_constant"))
+            g.nodes = {{"aten::mse_loss", {in(0), in(1), constant(2)}}, {"aten::div.Scalar", {node(0), constant(64)}}};
+        else if (graph == QStringLiteral("softmax"))
+            g.nodes = {{"aten::softmax.int", {in(0), constant(-1), constant(nullptr)}}};
+        else if (graph == QStringLiteral("column_target")) {
+            sig.inputs[1].shape = {64, 1};
+            g.nodes = {{"aten::mse_loss", {in(0), in(1), constant(1)}}};
+        } else if (graph == QStringLiteral("triplet_p1")) {
+            sig.inputs.push_back(x);
+            g.nodes = {{"aten::triplet_margin_loss", {in(0), in(1), in(2), constant(1.0), constant(1.0), constant(1e-6), constant(false), constant(1)}}};
+        } else
+            g.nodes = {{"prim::ListUnpack", {}}, {"aten::mse_loss", {node(0), node(0), constant(1)}}};
+        g.outputs = {node(int(g.nodes.size()) - 1)};
+        std::string reason;
+        const bool triplet = graph.startsWith(QStringLiteral("triplet"));
+        QVERIFY(!(triplet ? tripletProblemCard(sig, &reason) : lossProblemCard(sig, &reason)));
+        QVERIFY2(reason.find(why.toStdString()) != std::string::npos, reason.c_str());
+        for (const auto &c : familyCardsForProblem(sig))
+            QVERIFY2(c.family.rfind("loss_", 0) != 0 && c.key.find(".traced") == std::string::npos, c.key.c_str());
     }
 };
 

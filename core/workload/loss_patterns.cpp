@@ -251,6 +251,8 @@ std::optional<OperatorCard> lossProblemCard(const ProblemSignature &sig, std::st
         term = Reader(sig.graph, names).reduction(sig.graph.outputs.front());
     } catch (const Fail &f) {
         return fail(f.why);
+    } catch (const std::exception &e) { // a graph of another shape than the worker writes: no card, the others stand
+        return fail(std::string("the traced graph could not be read as a loss: ") + e.what());
     }
     // The largest input sets rows x cols; the others are of its shape or one row of its last dimension.
     size_t main = 0;
