@@ -2,6 +2,7 @@
 // sums are shifted by its first value, so a mean far from zero does not cancel the variance away;
 // partials (count, mean, M2) merge by Chan et al.'s pairwise formula, in float within a block and in
 // double across blocks, whose counts may pass 2^24. Needs BLOCK (threads per block) and VEC.
+
 // Reciprocals without IEEE division, whose slow path is a called routine (a stack frame in every kernel
 // that merges): float's approximate one, and double's refined from float's by two Newton steps.
 __device__ __forceinline__ float rcp(float x) { return __fdividef(1.f, x); }
