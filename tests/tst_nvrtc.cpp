@@ -487,6 +487,42 @@ extern "C" __global__ void local_array(const float *x, float *y, int k)
         QVERIFY(compiled >= 12);
     }
 
+    // The templates that cut statistics across blocks fill an H200 (132 SMs) at KernelBench's shapes, where
+    // a block per row or per channel would not: 16 layer-norm rows of 4M elements, 64 batch-norm channels,
+    // 8 groups, one Frobenius norm. Every kernel but the one-warp combines gets at least two blocks per SM.
+    void splitNormsFillTheDevice_data()
+    {
+        QTest::addColumn<QString>("templateId");
+        QTest::addColumn<QString>("shape");
+        const std::vector<std::pair<const char *, const char *>> cases = {
+            {"cuda.layer_norm.split", "rows=16,cols=4194304"},      {"cuda.rms_norm.split", "rows=16,cols=4194304"},
+            {"cuda.group_norm.split", "n=1,c=64,hw=262144,groups=8"}, {"cuda.batch_norm.split", "n=64,c=64,hw=262144"},
+            {"cuda.batch_norm_affine.split", "n=2,c=3,hw=1048576"},   {"cuda.batch_norm_eval.split", "n=64,c=64,hw=262144"},
+            {"cuda.batch_norm.split", "n=4096,c=16,hw=1"},            {"cuda.frobenius_norm.grid", "rows=3670016,cols=512"}};
+        for (const auto &[t, shape] : cases)
+            QTest::newRow((std::string(t) + " " + shape).c_str()) << QString::fromLatin1(t) << QString::fromLatin1(shape);
+    }
+
+    void splitNormsFillTheDevice()
+    {
+        QFETCH(QString, templateId);
+        QFETCH(QString, shape);
+        const auto *t = TemplateLibrary::builtin().find(templateId.toStdString());
+        QVERIFY(t);
+        for (DType dt : {DType::F32, DType::F16, DType::BF16}) {
+            const auto card = makeCard(t->family, parseShape(shape.toStdString()), dt);
+            const auto p = t->seed(card);
+            QVERIFY2(t->valid(p, card), p.dump().c_str());
+            const auto plan = resolveLaunchPlan(parseLaunchPlan(t->launch(p, card), card), card.shape);
+            for (const auto &k : plan.kernels) {
+                if (k.threadsPerBlock() == 32)
+                    continue; // a combine: one warp per channel, or one in all
+                const int64_t blocks = int64_t(k.grid[0]) * k.grid[1] * k.grid[2];
+                QVERIFY2(blocks >= 264, (k.name + " " + p.dump() + ": " + std::to_string(blocks) + " blocks").c_str());
+            }
+        }
+    }
+
     void templatesPassTheStaticChecks()
     {
         // The proposer's own CUDA templates must never trip the checks.
