@@ -536,6 +536,66 @@ def get_init_inputs():
         }
     }
 
+    // KernelBench's scans at their own shape (32768 x 32768 float32; 93's mask bool) get their scan
+    // family's card over rows x cols, whose CPU template takes it and on which every CUDA template's seed
+    // is valid with a plan that resolves, in float32 and bfloat16.
+    void kernelBenchScansFitAFamily_data()
+    {
+        QTest::addColumn<QString>("op");     // the traced forward's scan call
+        QTest::addColumn<QString>("mask");   // the second input's dtype, "" for none
+        QTest::addColumn<QString>("family");
+        QTest::newRow("089 cumsum") << "aten::cumsum" << "" << "cumsum";
+        QTest::newRow("090 cumprod") << "aten::cumprod" << "" << "cumprod";
+        QTest::newRow("091 reverse cumsum") << "aten::cumsum" << "" << "cumsum_reverse";
+        QTest::newRow("092 exclusive cumsum") << "aten::cumsum" << "" << "cumsum_exclusive";
+        QTest::newRow("093 masked cumsum") << "aten::cumsum" << "bool" << "masked_cumsum";
+        QTest::newRow("093 with a float mask") << "aten::cumsum" << "float32" << "weighted_cumsum";
+    }
+
+    void kernelBenchScansFitAFamily()
+    {
+        QFETCH(QString, op);
+        QFETCH(QString, mask);
+        QFETCH(QString, family);
+        for (const char *dtype : {"float32", "bfloat16"}) {
+            TensorMeta x;
+            x.shape = {32768, 32768};
+            x.dtype = dtype;
+            ProblemSignature sig;
+            sig.name = "kb";
+            sig.modulePath = "/abs/kb.pt";
+            sig.inputs = {x};
+            if (!mask.isEmpty()) {
+                sig.inputs.push_back(x);
+                sig.inputs.back().dtype = mask == QStringLiteral("float32") ? std::string(dtype) : mask.toStdString();
+            }
+            sig.outputs = {x};
+            using From = TracedValue::From;
+            sig.graph.nodes.push_back({op.toStdString(), {{From::Input, 0, nullptr}, {From::Constant, 0, 1}, {From::Constant, 0, nullptr}}});
+            sig.graph.outputs = {{From::Node, 0, nullptr}};
+            QVERIFY2(familyMismatch(family.toStdString(), sig).empty(), familyMismatch(family.toStdString(), sig).c_str());
+            const OperatorCard *card = nullptr;
+            const auto cards = familyCardsForProblem(sig);
+            for (const auto &c : cards)
+                if (c.key == "problem.kb." + family.toStdString())
+                    card = &c;
+            QVERIFY2(card, family.toStdString().c_str());
+            QCOMPARE(card->shape.at("rows"), int64_t(32768));
+            QCOMPARE(card->shape.at("cols"), int64_t(32768));
+            const auto cpu = TemplateLibrary::builtin().forFamily(card->family, "cpu");
+            QCOMPARE(cpu.size(), size_t(1));
+            QCOMPARE(cpu.front()->valid(firstPoint(*cpu.front()), *card), std::string(dtype) == "float32");
+            const auto cuda = TemplateLibrary::builtin().forFamily(card->family, "cuda");
+            QCOMPARE(cuda.size(), size_t(2));
+            for (const auto *t : cuda) {
+                const auto seed = t->seed(*card);
+                QVERIFY2(t->valid(seed, *card), (t->id + " " + seed.dump()).c_str());
+                QVERIFY(!t->render(seed, *card).empty());
+                QVERIFY(t->launch(seed, *card).at("kernels").size() >= 1);
+            }
+        }
+    }
+
     // KernelBench's scans (level 1, 89-93), small, imported and profiled through the real worker: each
     // forward gets its scan family's card (the whole forward its reference; 93's mask a bool input, or a
     // float one: the weighted scan), on
