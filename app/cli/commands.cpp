@@ -309,7 +309,7 @@ int searchCommand(const Args &args)
                   "  --worker CMD       command line that starts a worker (default: kforge-worker beside this program;\n"
                   "                     e.g. 'ssh gpu7 kforge-worker' or 'srun --gres=gpu:1 kforge-worker')\n"
                   "  --compile-ahead K  queued candidates a worker that compiles ahead (cuda) is told of, to compile\n"
-                  "                     while the device times the one before (default 2; 0: none)\n"
+                  "                     while the device times the one before (default 3; 0: none)\n"
                   "  --rows R --cols C  demo softmax shape (default 256 x 1024)\n"
                   "  --op KEY           operator of the workload (default: its first)\n"
                   "  --family F         search a single operator of family F instead of the demo workload\n"

@@ -36,8 +36,11 @@ struct PoolOptions {
     // Queued evaluations a worker that compiles ahead (its hello's "prepares") is told of before it
     // needs them, each once (protocol "prepare"), so that it compiles that many at once while the device
     // times the one before; capped by the worker's own "prepare_threads" (1 when its hello has none).
-    // 0: no hints.
-    int compileAhead = 2;
+    // 0: no hints. 3, because a search submits the candidate that replaces a finished one just after
+    // the pool has sent the next evaluation and its hints: that candidate is hinted one evaluation
+    // later, so it has K - 1 evaluations of the device's time to compile in (a queue filled at once, as
+    // the harness bench fills it, gets K).
+    int compileAhead = 3;
 };
 
 struct PoolEvent {
