@@ -593,7 +593,8 @@ private slots:
     }
 
     // A claim of a build still compiling waits for it rather than compiling it again; one still queued
-    // behind a busy thread is compiled by the claimer at once, and by no thread after.
+    // behind a busy thread is compiled by the claimer at once, and by no thread after, even when hinted
+    // again meanwhile.
     void aClaimWaitsForACompileInFlight()
     {
         CompileAhead<Built> ahead(1, 4);
@@ -628,6 +629,26 @@ private slots:
         QThread::msleep(50); // the thread is free now: b must not be compiled by it after all
         QCOMPARE(int(callsB), 1);
         QCOMPARE(ahead.held(), size_t(0));
+        // A hint for what a claim is compiling in line is not compiled again.
+        Gate inLine;
+        std::atomic<int> callsC{0};
+        auto c = std::async(std::launch::async, [&] {
+            return ahead.claim("c", [&] {
+                ++callsC;
+                inLine.opened.wait();
+                return Built{"c", std::this_thread::get_id()};
+            });
+        });
+        QVERIFY(eventually([&] { return callsC == 1; }));
+        QVERIFY(ahead.hint("c", [&] {
+            ++callsC;
+            return Built{"c", std::this_thread::get_id()};
+        }));
+        QCOMPARE(ahead.held(), size_t(0));
+        inLine.open.set_value();
+        QVERIFY(!c.get().ahead);
+        QThread::msleep(20);
+        QCOMPARE(int(callsC), 1);
     }
 
     // Bounded: past maxBuilds a hint pushes out the oldest build no thread is compiling, or is refused

@@ -4,7 +4,8 @@
 // the evaluation of the same source and compile options (the key). Generic over the build, so that the
 // CPU tests exercise it without a GPU; the CUDA device holds one for its NVRTC builds.
 //
-// - A hint for a key already held does nothing: no source is compiled twice.
+// - A hint for a key already held, or being compiled by a claim, does nothing: no source is compiled
+//   twice.
 // - A claim of a build being compiled waits for it; of one still queued (every thread busy), compiles
 //   it at once on the claimer's thread instead of behind the other hints; of one not held, compiles it.
 // - Bounded: at most maxBuilds held (queued, compiling, or done and unclaimed). A hint past that drops
@@ -78,6 +79,8 @@ public:
             for (const auto &e : m_entries)
                 if (e->key == key)
                     return true;
+            if (std::find(m_inline.begin(), m_inline.end(), key) != m_inline.end())
+                return true; // a claim is compiling it in line
             if (m_entries.size() >= m_maxBuilds) {
                 auto idle = m_entries.begin();
                 while (idle != m_entries.end() && (*idle)->state == State::Compiling)
@@ -116,7 +119,17 @@ public:
         }
         Claimed c;
         if (!mine || mine->state == State::Queued) {
+            m_inline.push_back(key);
             lock.unlock();
+            struct Done { // the key leaves m_inline however the compile ends
+                CompileAhead &self;
+                const std::string &key;
+                ~Done()
+                {
+                    std::lock_guard g(self.m_mutex);
+                    self.m_inline.erase(std::find(self.m_inline.begin(), self.m_inline.end(), key));
+                }
+            } done{*this, key};
             c.build = compile(); // also a queued one: at once, here, rather than behind the other hints
             return c;
         }
@@ -194,6 +207,7 @@ private:
     mutable std::mutex m_mutex;
     std::condition_variable m_work, m_finished;
     std::list<std::shared_ptr<Entry>> m_entries; // oldest hint first
+    std::vector<std::string> m_inline;           // keys claims are compiling on their own threads
     size_t m_dropped = 0;
     bool m_stop = false;
     std::vector<std::thread> m_threads; // last: they start once everything above exists
