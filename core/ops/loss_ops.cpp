@@ -37,6 +37,7 @@ const std::vector<LossOp> &lossOps()
         // reduction='sum': the templates' other divisor.
         {"mse_loss_sum", "aten::mse_loss", "aten::mse_loss(Tensor self, Tensor target, int reduction=Sum) -> Tensor", {}, {},
          "pow(x - target, 2)", false, false, LossReduction::Sum},
+        {"l1_loss", "aten::l1_loss", "aten::l1_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor", {}, {}, "abs(x - target)"},
         {"smooth_l1_loss", "aten::smooth_l1_loss",
          "aten::smooth_l1_loss(Tensor self, Tensor target, int reduction=Mean, float beta=1.0) -> Tensor", {{"beta", 1.0}}, {},
          "where(abs(x - target) < beta, 0.5 * abs(x - target) * abs(x - target) / beta, abs(x - target) - 0.5 * beta)"},

@@ -2,7 +2,7 @@
 // A problem whose traced forward reduces to one scalar loss gets a fused card for the loss templates
 // (core/ops/loss_ops.h), found from the graph as the pointwise fusion finds its chains:
 //   mean(E) or sum(E) of a pointwise chain E of the inputs (MSE as sub, pow, mean; hinge as mul, rsub,
-//   clamp, mean), a loss call (aten::mse_loss, smooth_l1_loss, huber_loss, soft_margin_loss, kl_div with
+//   clamp, mean), a loss call (aten::mse_loss, l1_loss, smooth_l1_loss, huber_loss, soft_margin_loss, kl_div with
 //   either target form) over pointwise chains with reduction mean or sum, and either sum divided by
 //   size(v, 0) (F.kl_div's batchmean) -> family loss_mean, loss_sum or loss_batchmean, whose expression
 //   is the per-element term over x0, x1, ...;
