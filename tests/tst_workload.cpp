@@ -912,6 +912,16 @@ def get_init_inputs():
         sig.outputs = {tensor({4, 8}, "int32").tensors[0]};
         QVERIFY(familyCardsForProblem(sig).empty());
         QVERIFY(problemCardsUnfit(sig).find("output 0 is int32") != std::string::npos);
+        // Logits and int64 targets: rows of classes, the cross entropy family's card (its vocab the columns).
+        sig.inputs = {tensor({64, 512}).tensors[0], tensor({64}, "int64").tensors[0]};
+        sig.outputs = {tensor({}).tensors[0]};
+        std::vector<std::string> ce;
+        for (const auto &c : familyCardsForProblem(sig))
+            if (c.family == "cross_entropy")
+                ce.push_back(c.key + " " + std::to_string(c.shape.at("rows")) + "x" + std::to_string(c.shape.at("vocab")));
+        QCOMPARE(ce, (std::vector<std::string>{"problem.act.cross_entropy 64x512"}));
+        sig.inputs[1] = tensor({64}, "int32").tensors[0];
+        QVERIFY(problemCardsUnfit(sig).find("input 1 is int32") != std::string::npos);
     }
 
     // The forward's element flow, read from its traced operators, narrows the families offered: a chain of

@@ -450,7 +450,7 @@ int fastpCommand(const Args &args)
             s.nodes.insert(s.nodes.end(), nodesSeen.finished.begin(), nodesSeen.finished.end());
         };
         auto fold = [&](const Searched &s, FastpRow &into) {
-            ++into.cardsSearched;
+            into.cardsSearched += !s.nodes.empty(); // a card the screen never reached was not searched
             for (const auto &n : s.nodes) {
                 ++into.nodes;
                 const bool correct = isCorrectStatus(n.status);

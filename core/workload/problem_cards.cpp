@@ -4,9 +4,9 @@
 
 #include "ops/pointwise_ops.h"
 #include "util/error.h"
+#include "workload/loss_patterns.h"
 
 #include <set>
-#include "workload/loss_patterns.h"
 
 namespace kforge {
 
@@ -54,10 +54,12 @@ std::string problemCardsUnfit(const ProblemSignature &sig)
         return "the problem takes no tensor inputs";
     if (sig.outputs.empty())
         return "the problem returns no tensor";
-    // Inputs after the first may be bool masks (KernelBench's masked cumsum).
+    // Inputs after the first may be bool masks (KernelBench's masked cumsum) or int64 indices (a cross
+    // entropy's targets, drawn in range by the family's card).
     for (size_t i = 0; i < sig.inputs.size(); ++i)
-        if (!floating(sig.inputs[i].dtype) && (i == 0 || sig.inputs[i].dtype != "bool"))
-            return "input " + std::to_string(i) + " is " + sig.inputs[i].dtype + (i == 0 ? ", not a floating tensor" : ", not a floating tensor or a bool mask");
+        if (!floating(sig.inputs[i].dtype) && (i == 0 || (sig.inputs[i].dtype != "bool" && sig.inputs[i].dtype != "int64")))
+            return "input " + std::to_string(i) + " is " + sig.inputs[i].dtype
+                   + (i == 0 ? ", not a floating tensor" : ", not a floating tensor, a bool mask or int64 indices");
     // int64 outputs are indices (argmax, argmin over a dimension), compared exactly.
     for (size_t i = 0; i < sig.outputs.size(); ++i)
         if (!floating(sig.outputs[i].dtype) && sig.outputs[i].dtype != "int64")
@@ -105,6 +107,9 @@ struct InputView {
 std::vector<InputView> inputViews(const TensorMeta &x)
 {
     std::vector<InputView> v = {{rowsCols(x), ""}};
+    // Rows of classes, for a loss over them (cross entropy's logits).
+    if (x.shape.size() == 2)
+        v.push_back({{{"rows", x.shape[0]}, {"vocab", x.shape[1]}}, ""});
     for (size_t d = 0; d < x.shape.size(); ++d)
         v.push_back({dimView(x.shape, d), ".d" + std::to_string(d)});
     if (x.shape.size() >= 3) {
