@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nvrtc.h>
+#include <thread>
 #include <unistd.h>
 
 #include "util/hash.h"
@@ -27,10 +28,11 @@ std::string readFile(const fs::path &p)
     return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
-// Written under a private name, then renamed: workers sharing the cache never see half a file.
+// Written under a private name, then renamed: workers sharing the cache never see half a file, nor do
+// a worker's compile-ahead threads (the name has the thread too).
 void writeFile(const fs::path &p, const std::string &data)
 {
-    const fs::path tmp = p.string() + "." + std::to_string(::getpid()) + ".tmp";
+    const fs::path tmp = p.string() + "." + std::to_string(::getpid()) + "." + std::to_string(std::hash<std::thread::id>{}(std::this_thread::get_id())) + ".tmp";
     {
         std::ofstream out(tmp, std::ios::binary);
         out.write(data.data(), std::streamsize(data.size()));
