@@ -1,5 +1,6 @@
-// The scan templates, CPU and CUDA, for every family of core/ops/scan_ops.h: one kernel text each
-// (cpu_cumsum.cpp, cumsum_block_scan.cu) whose combine, direction, exclusivity and mask come from the
+// The scan templates, CPU and CUDA, for every family of core/ops/scan_ops.h: one kernel text per kind
+// (cpu_cumsum.cpp; on CUDA a block per row, cumsum_block_scan.cu, and chunks with a decoupled look-back,
+// scan_lookback.cu, over scan_common.cuh) whose combine, direction, exclusivity and mask come from the
 // family as defines.
 #include <string>
 
