@@ -28,7 +28,8 @@ struct TensorSpec {
     // "index:<symbol>" (integers in [0, extent of symbol), e.g. class targets), "lognormal:<symbol>"
     // (random signs, magnitudes exp(N(0, scale^2 / extent)): a product over the symbol stays in range).
     // "causal_mask" (a 2-D attention mask: 0 on and below the diagonal, the dtype's lowest finite value above).
-    // "positive" (uniform in [0.5, 1.5): a variance).
+    // "positive" (uniform in [0.5, 1.5): a variance). "uniform" (uniform in [0, scale): a problem's input that
+    // was never negative, so a forward through log or sqrt is defined on the trials).
     std::string init = "randn";
 };
 

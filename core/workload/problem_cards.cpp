@@ -44,6 +44,12 @@ void makeModuleReference(OperatorCard &c, const ProblemSignature &sig)
     // What the family's operator guarantees (rows summing to one) is not known of the problem: the guard's
     // numerics against the forward decide.
     c.invariants.clear();
+    // Inputs the problem never gave a negative value are drawn nonnegative: a forward through log or sqrt
+    // (KL divergence of log(p)) is NaN on normal draws, for the candidate and the reference alike, and
+    // such trials would test nothing.
+    for (size_t i = 0; i < c.inputs.size() && i < sig.inputs.size(); ++i)
+        if (floating(sig.inputs[i].dtype) && sig.inputs[i].min && *sig.inputs[i].min >= 0 && c.inputs[i].init == "randn")
+            c.inputs[i].init = "uniform";
 }
 
 } // namespace

@@ -145,8 +145,12 @@ void addProblemCards(WorkloadFile &w, const std::vector<c10::IValue> &inputs, co
     sig.name = w.name.empty() ? "problem" : w.name;
     sig.modulePath = w.resolve(w.model.path);
     for (const auto &v : inputs)
-        if (v.isTensor())
+        if (v.isTensor()) {
             sig.inputs.push_back(metaOfTensor(v.toTensor()));
+            // Whether it was ever negative: its cards then draw it so (problem_cards.cpp, makeModuleReference).
+            if (const auto &t = v.toTensor(); t.is_floating_point() && t.numel() > 0)
+                sig.inputs.back().min = t.min().item<double>();
+        }
     if (output.isTensor())
         sig.outputs.push_back(metaOfTensor(output.toTensor()));
     else if (output.isTuple())

@@ -69,6 +69,8 @@ std::vector<at::Tensor> makeInputs(const OperatorCard &card, const ShapeBindings
             out.push_back(at::rand(sizes, f32).lt(0.5));
         } else if (t.init == "positive" && at::isFloatingType(type)) { // a variance, away from zero
             out.push_back((at::rand(sizes, f32) + 0.5).to(type));
+        } else if (t.init == "uniform" && at::isFloatingType(type)) { // never negative, as the problem's input was
+            out.push_back((at::rand(sizes, f32) * scale).to(type));
         } else if (!at::isFloatingType(type)) {
             out.push_back(at::randint(-100, 100, sizes, at::TensorOptions().dtype(type).device(device)));
         } else {
