@@ -14,6 +14,7 @@
 #include "pool/worker_pool.h"
 #include "proposers/template_library.h"
 #include "proposers/template_proposer.h"
+#include "protocol/verdict.h"
 #include "search/search_engine.h"
 #include "store/session_store.h"
 #include "test_support.h"
@@ -1010,6 +1011,59 @@ def get_init_inputs():
         sig.inputs[0].min.reset(); // not known: normal draws
         for (const auto &c : familyCardsForProblem(sig))
             QVERIFY(c.inputs.at(0).init != "uniform");
+    }
+
+    // sum(log(x)) over rows: on normal draws every row has a negative value, so the forward is NaN in
+    // every element of every trial and a kernel that writes NaN would agree with it. The guard calls such
+    // trials vacuous; and a problem whose inputs were never negative (torch.rand) gets nonnegative draws,
+    // on which the same kernel is plainly wrong.
+    void vacuousTrialsProveNothing_data()
+    {
+        QTest::addColumn<QString>("draw");
+        QTest::addColumn<QString>("expected");
+        QTest::newRow("randn inputs: vacuous") << QStringLiteral("randn") << QString::fromLatin1(reason::VacuousTrials);
+        QTest::newRow("rand inputs: drawn nonnegative") << QStringLiteral("rand") << QString::fromLatin1(reason::UnexpectedNonFinite);
+    }
+
+    void vacuousTrialsProveNothing()
+    {
+        QFETCH(QString, draw);
+        QFETCH(QString, expected);
+        if (m_python.isEmpty())
+            QSKIP("no Python with torch (install python3-torch: packaging/install-deps.sh does)");
+        if (test::workerCommand().empty())
+            QSKIP("kforge-worker is not built");
+        const auto dir = QStringLiteral("problems-log-") + draw;
+        QVERIFY(QDir(m_dir.path()).mkpath(dir));
+        const auto at = [&](const char *file) { return path((dir + QLatin1Char('/') + QLatin1String(file)).toUtf8().constData()); };
+        writeFile(at("logsum.py"),
+                  QStringLiteral("import torch\nclass Model(torch.nn.Module):\n    def forward(self, x):\n        return torch.log(x).sum(dim=1)\n"
+                                 "def get_inputs():\n    return [torch.%1(32, 256)]\ndef get_init_inputs():\n    return []\n")
+                      .arg(draw)
+                      .toStdString()
+                      .c_str());
+        const auto json = at("logsum.json");
+        QString err;
+        QCOMPARE(runPython(m_python, {QString::fromLatin1(kHelper), QStringLiteral("problem"), at("logsum.py"), QStringLiteral("--out"), json},
+                           &err),
+                 0);
+        const auto w = loadWorkloadFile(json.toStdString());
+        const auto reply = pool().request({{"type", "profile_workload"}, {"workload", workloadToJson(w)}, {"dir", w.dir}, {"device", "cpu"},
+                                           {"problem", true}},
+                                          120000);
+        QVERIFY2(reply.value("type", "") == "workload_profile", reply.dump().substr(0, 2000).c_str());
+        const auto p = parseWorkload(reply.at("workload"), "reply");
+        const OperatorCard *card = nullptr;
+        for (const auto &c : p.cards)
+            if (c.key == "problem.logsum.sum")
+                card = &c;
+        QVERIFY2(card, reply.dump().substr(0, 1500).c_str());
+        QCOMPARE(card->inputs.at(0).init, std::string(draw == QStringLiteral("rand") ? "uniform" : "randn"));
+        EvalOptions o;
+        o.benchmark = false;
+        const auto v = pool().evaluate(*card, Candidate{"cpu", test::readAll(QStringLiteral(KFORGE_TEST_KERNELS "/cpu/writes_nan.cpp")).toStdString(), {}}, o);
+        QVERIFY2(!v.correct(), v.summaryLine().c_str());
+        QVERIFY2(!v.reasons.empty() && v.reasons.front().code == expected.toStdString(), v.summaryLine().c_str());
     }
 
     // torch.sum(x, dim=1, keepdim=True) on (4, 33, 17) imports to the sum over dim card around dimension 1,

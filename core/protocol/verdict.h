@@ -45,6 +45,7 @@ inline constexpr const char *LaunchPlanInvalid = "launch_plan_invalid"; // the C
 inline constexpr const char *LaunchFailed = "launch_failed";            // the driver refused a launch (recoverable)
 inline constexpr const char *OutOfBoundsWrite = "out_of_bounds_write";  // wrote into the guard band around an output
 inline constexpr const char *SandboxViolation = "sandbox_violation";    // a CPU candidate broke its sandbox's rules
+inline constexpr const char *VacuousTrials = "vacuous_trials";         // every trial's reference was NaN/Inf everywhere
 inline constexpr const char *HarnessLimit = "harness_limit";            // the harness could not afford a check (said, not a failure)
 } // namespace reason
 

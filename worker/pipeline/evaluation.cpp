@@ -110,6 +110,12 @@ private:
             if (!v.trials.back().passed)
                 break;
         }
+        // Trials on which the reference is NaN or Inf in every element compared nothing (a forward through
+        // log on normal draws): passing them proves nothing, and a kernel that writes NaN would pass.
+        if (!v.trials.empty() && v.trials.back().passed && !m_referenceFinite)
+            v.reasons.push_back({reason::VacuousTrials, "the float64 reference was NaN or Inf in every element of every output on all "
+                                                        + std::to_string(v.trials.size())
+                                                        + " trials: nothing was compared, so the candidate cannot be shown correct"});
         m_verifyMs = millisSince(verify0);
         if (guard::finishVerification(v, m_options))
             return v;
@@ -267,6 +273,8 @@ private:
                 return Reason{reason::InputModified, "input '" + m_card.inputs[i].name + "' was modified: " + std::to_string(n) + " of "
                                                          + std::to_string(kept[i].numel()) + " elements changed"};
         std::optional<Reason> failure;
+        for (size_t i = 0; i < ref64.size() && !m_referenceFinite; ++i)
+            m_referenceFinite = ref64[i].value.numel() == 0 || ref64[i].value.isfinite().any().item<bool>();
         for (size_t i = 0; i < b.out.size() && !failure; ++i) {
             const auto e = measureOutput(m_card.outputs[i].name, b.out[i].data, aten[i], ref64[i], m_card.errorModel, m_card.outputs[i].dtype,
                                          b.outSeeds[i]);
@@ -583,6 +591,7 @@ private:
     std::unique_ptr<Program> m_program;
     Verdict m_verdict;
     double m_loadMs = 0, m_verifyMs = 0, m_benchMs = 0;
+    bool m_referenceFinite = false; // some trial's reference had a finite element to compare
     struct {
         double refs = 0, scrub = 0, runs = 0, checks = 0, warmup = 0, timed = 0, spots = 0, last = 0;
     } m_phases;
