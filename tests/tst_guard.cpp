@@ -146,6 +146,39 @@ private slots:
         QCOMPARE(int(v.reasons.size()), reasons);
     }
 
+    // Passing trials whose reference was never finite compared nothing; one finite element anywhere, or a
+    // failed trial (its own reason), and there is nothing to add.
+    void vacuousTrials_data()
+    {
+        QTest::addColumn<QString>("trials");
+        QTest::addColumn<bool>("someFinite");
+        QTest::addColumn<bool>("vacuous");
+        QTest::newRow("all passed, never finite") << QStringLiteral("pp") << false << true;
+        QTest::newRow("all passed, finite somewhere") << QStringLiteral("pp") << true << false;
+        QTest::newRow("the last failed") << QStringLiteral("pf") << false << false;
+        QTest::newRow("no trials") << QString() << false << false;
+    }
+
+    void vacuousTrials()
+    {
+        QFETCH(QString, trials);
+        QFETCH(bool, someFinite);
+        QFETCH(bool, vacuous);
+        Verdict v;
+        for (const auto c : trials) {
+            TrialReport t;
+            t.passed = c == QLatin1Char('p');
+            v.trials.push_back(t);
+        }
+        const auto r = guard::vacuousTrials(v, someFinite);
+        QCOMPARE(r.has_value(), vacuous);
+        if (r) {
+            QCOMPARE(r->code, std::string(reason::VacuousTrials));
+            QVERIFY(r->message.find("on all 2 trials") != std::string::npos);
+            QCOMPARE(guard::statusForFailure(r->code), VerdictStatus::Incorrect);
+        }
+    }
+
     void judgeTiming_data()
     {
         QTest::addColumn<double>("candidate");

@@ -24,6 +24,15 @@ bool finishVerification(Verdict &v, const EvalOptions &options)
     return false;
 }
 
+std::optional<Reason> vacuousTrials(const Verdict &v, bool someReferenceFinite)
+{
+    if (v.trials.empty() || !v.trials.back().passed || someReferenceFinite)
+        return std::nullopt;
+    return Reason{reason::VacuousTrials, "the float64 reference was NaN or Inf in every element of every output on all "
+                                             + std::to_string(v.trials.size())
+                                             + " trials: nothing was compared, so the candidate cannot be shown correct"};
+}
+
 VerdictStatus statusForFailure(const std::string &code)
 {
     return code == reason::Crashed ? VerdictStatus::Crashed : code == reason::Timeout ? VerdictStatus::Timeout : VerdictStatus::Incorrect;

@@ -110,12 +110,8 @@ private:
             if (!v.trials.back().passed)
                 break;
         }
-        // Trials on which the reference is NaN or Inf in every element compared nothing (a forward through
-        // log on normal draws): passing them proves nothing, and a kernel that writes NaN would pass.
-        if (!v.trials.empty() && v.trials.back().passed && !m_referenceFinite)
-            v.reasons.push_back({reason::VacuousTrials, "the float64 reference was NaN or Inf in every element of every output on all "
-                                                        + std::to_string(v.trials.size())
-                                                        + " trials: nothing was compared, so the candidate cannot be shown correct"});
+        if (auto r = guard::vacuousTrials(v, m_referenceFinite))
+            v.reasons.push_back(*r);
         m_verifyMs = millisSince(verify0);
         if (guard::finishVerification(v, m_options))
             return v;
