@@ -14,7 +14,8 @@
 //   -> {"id":6,"type":"run_pack","workload":{...},"dir":"...","pack":"...","iters":N}   (worker/profile/pack_run.h)
 //   <- {"id":6,"type":"pack_run","ok":true,"report":{"without":{..},"with":{..},"outputs_match":..,"counters":{..}}}
 //   -> {"type":"prepare","candidate":{...}}   (no id, no reply: a hint to compile ahead; sent only to a
-//                                             worker whose hello lists the backend under "prepares")
+//                                             worker whose hello lists the backend under "prepares",
+//                                             for at most its hello's "prepare_threads" queued ones)
 //   -> {"id":3,"type":"shutdown"}
 //   <- {"id":3,"type":"bye","ok":true}
 //

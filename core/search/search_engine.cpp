@@ -153,7 +153,7 @@ SearchProgress SearchEngine::run(int64_t sessionId, int64_t operatorId, const Op
         return true;
     };
 
-    std::string backend; // of the proposals so far: workers that compile ahead get one more queued
+    std::string backend; // of the proposals so far: workers that compile ahead get K more queued
     auto submit = [&](int t, int64_t id, const Candidate &candidate) {
         ++prog.running;
         m_pool.submit(card, candidate, m_options.eval, [this, t, id](Verdict v) {
@@ -172,7 +172,7 @@ SearchProgress SearchEngine::run(int64_t sessionId, int64_t operatorId, const Op
         submit(t, id, detail->candidate);
     }
     for (;;) {
-        // Keep every worker busy, and one more queued for each worker that compiles it meanwhile.
+        // Keep every worker busy, and K more queued for each worker that compiles them meanwhile (lookahead).
         while (budgetLeft() && prog.running < m_pool.size() + (backend.empty() ? 0 : m_pool.lookahead(backend))) {
             const bool warm = warmStart.has_value();
             const int rootChildren = int(tree.node(0).children.size());
