@@ -12,11 +12,7 @@
 
 namespace kforge {
 
-namespace {
-
-using J = nlohmann::json;
-
-int64_t need(const ShapeBindings &s, const char *sym, const std::string &family)
+int64_t needSymbol(const ShapeBindings &s, const char *sym, const std::string &family)
 {
     auto it = s.find(sym);
     if (it == s.end())
@@ -24,13 +20,17 @@ int64_t need(const ShapeBindings &s, const char *sym, const std::string &family)
     return it->second;
 }
 
+namespace {
+
+using J = nlohmann::json;
+
 // Row-wise families: x[rows, cols] reduced or normalized along cols.
 OperatorCard rowCard(const std::string &family, const ShapeBindings &s, DType dt)
 {
     OperatorCard c;
     c.family = family;
     c.key = family + ".lastdim." + dtypeName(dt);
-    const int64_t rows = need(s, "rows", family), cols = need(s, "cols", family);
+    const int64_t rows = needSymbol(s, "rows", family), cols = needSymbol(s, "cols", family);
     c.shape = {{"rows", rows}, {"cols", cols}};
     // Held-out shapes catch kernels that hard-code the row length or assume a multiple of the
     // vector width.
@@ -47,7 +47,7 @@ OperatorCard dimCard(const std::string &family, const ShapeBindings &s, DType dt
     OperatorCard c;
     c.family = family;
     c.key = family + ".outer_dim_inner." + dtypeName(dt);
-    const int64_t outer = need(s, "outer", family), dim = need(s, "dim", family), inner = need(s, "inner", family);
+    const int64_t outer = needSymbol(s, "outer", family), dim = needSymbol(s, "dim", family), inner = needSymbol(s, "inner", family);
     c.shape = {{"outer", outer}, {"dim", dim}, {"inner", inner}};
     // Held out: a contiguous last dimension (inner 1), a longer odd dim, and an odd inner that no vector
     // width divides.
@@ -83,7 +83,7 @@ OperatorCard batchNormCard(const std::string &family, const ShapeBindings &s, DT
     OperatorCard c;
     c.family = family;
     c.key = family + ".nchw." + dtypeName(dt);
-    c.shape = {{"n", need(s, "n", family)}, {"c", need(s, "c", family)}, {"hw", need(s, "hw", family)}};
+    c.shape = {{"n", needSymbol(s, "n", family)}, {"c", needSymbol(s, "c", family)}, {"hw", needSymbol(s, "hw", family)}};
     // Held out: one sample (statistics over hw alone), odd channel and spatial extents, hw 1 (BatchNorm1d).
     c.heldOutShapes = {{{"n", 1}, {"c", 3}, {"hw", 49}}, {{"n", 3}, {"c", 5}, {"hw", c.shape["hw"] + 3}}, {{"n", 9}, {"c", 7}, {"hw", 1}}};
     c.inputs = {{"x", {"n", "c", "hw"}, dt}};
@@ -160,8 +160,8 @@ const std::map<std::string, std::function<OperatorCard(const ShapeBindings &, DT
              OperatorCard c;
              c.family = "group_norm";
              c.key = "group_norm.nchw." + dtypeName(dt);
-             c.shape = {{"n", need(s, "n", "group_norm")}, {"c", need(s, "c", "group_norm")},
-                        {"hw", need(s, "hw", "group_norm")}, {"groups", need(s, "groups", "group_norm")}};
+             c.shape = {{"n", needSymbol(s, "n", "group_norm")}, {"c", needSymbol(s, "c", "group_norm")},
+                        {"hw", needSymbol(s, "hw", "group_norm")}, {"groups", needSymbol(s, "groups", "group_norm")}};
              c.heldOutShapes = {{{"n", 1}, {"c", 12}, {"hw", 49}, {"groups", 3}}};
              c.inputs = {{"x", {"n", "c", "hw"}, dt}, {"weight", {"c"}, dt, "randn_unscaled"}, {"bias", {"c"}, dt, "randn_unscaled"}};
              c.outputs = {{"y", {"n", "c", "hw"}, dt}};
@@ -189,7 +189,7 @@ const std::map<std::string, std::function<OperatorCard(const ShapeBindings &, DT
          }},
         {"scaled_masked_softmax", [](const ShapeBindings &s, DType dt) {
              auto c = rowCard("scaled_masked_softmax", s, dt);
-             const int64_t mrows = need(s, "mrows", "scaled_masked_softmax"), rows = c.shape.at("rows"), cols = c.shape.at("cols");
+             const int64_t mrows = needSymbol(s, "mrows", "scaled_masked_softmax"), rows = c.shape.at("rows"), cols = c.shape.at("cols");
              if (mrows < 1 || rows % mrows != 0)
                  throw Error("a scaled_masked_softmax card needs rows a multiple of mrows (the mask's rows), not rows " + std::to_string(rows)
                              + " and mrows " + std::to_string(mrows));
@@ -214,7 +214,7 @@ const std::map<std::string, std::function<OperatorCard(const ShapeBindings &, DT
              c.atenOverload = "dim_IntList";
              c.referenceArgs = J::array({{{"input", 0}}, {{"int_list", {-1}}}, {{"bool", false}}, {{"none", true}}});
              c.errorModel = ErrorModel::Sum;
-             c.flopsPerElement = double(need(s, "cols", "sum"));
+             c.flopsPerElement = double(needSymbol(s, "cols", "sum"));
              return c;
          }},
         {"mean", [](const ShapeBindings &s, DType dt) {
@@ -225,7 +225,7 @@ const std::map<std::string, std::function<OperatorCard(const ShapeBindings &, DT
              c.atenOverload = "dim";
              c.referenceArgs = J::array({{{"input", 0}}, {{"int_list", {-1}}}, {{"bool", false}}, {{"none", true}}});
              c.errorModel = ErrorModel::Sum;
-             c.flopsPerElement = double(need(s, "cols", "mean"));
+             c.flopsPerElement = double(needSymbol(s, "cols", "mean"));
              return c;
          }},
         {"max", [](const ShapeBindings &s, DType dt) {
@@ -235,7 +235,7 @@ const std::map<std::string, std::function<OperatorCard(const ShapeBindings &, DT
              c.atenOp = "aten::amax";
              c.referenceArgs = J::array({{{"input", 0}}, {{"int_list", {-1}}}, {{"bool", false}}});
              c.errorModel = ErrorModel::Exact;
-             c.flopsPerElement = double(need(s, "cols", "max"));
+             c.flopsPerElement = double(needSymbol(s, "cols", "max"));
              return c;
          }},
         {"argmax", [](const ShapeBindings &s, DType dt) {
@@ -245,14 +245,14 @@ const std::map<std::string, std::function<OperatorCard(const ShapeBindings &, DT
              c.atenOp = "aten::argmax";
              c.referenceArgs = J::array({{{"input", 0}}, {{"int", -1}}, {{"bool", false}}});
              c.errorModel = ErrorModel::Exact;
-             c.flopsPerElement = double(need(s, "cols", "argmax"));
+             c.flopsPerElement = double(needSymbol(s, "cols", "argmax"));
              return c;
          }},
         {"cross_entropy", [](const ShapeBindings &s, DType dt) {
              OperatorCard c;
              c.family = "cross_entropy";
              c.key = "cross_entropy.mean." + dtypeName(dt);
-             c.shape = {{"rows", need(s, "rows", "cross_entropy")}, {"vocab", need(s, "vocab", "cross_entropy")}};
+             c.shape = {{"rows", needSymbol(s, "rows", "cross_entropy")}, {"vocab", needSymbol(s, "vocab", "cross_entropy")}};
              c.heldOutShapes = {{{"rows", 5}, {"vocab", 1000}}};
              c.inputs = {{"logits", {"rows", "vocab"}, dt}, {"target", {"rows"}, DType::I64, "index:vocab"}};
              c.outputs = {{"loss", {}, dt}};
@@ -353,7 +353,7 @@ const std::map<std::string, std::function<OperatorCard(const ShapeBindings &, DT
              OperatorCard c;
              c.family = "instance_norm";
              c.key = "instance_norm.nchw." + dtypeName(dt);
-             c.shape = {{"n", need(s, "n", "instance_norm")}, {"c", need(s, "c", "instance_norm")}, {"hw", need(s, "hw", "instance_norm")}};
+             c.shape = {{"n", needSymbol(s, "n", "instance_norm")}, {"c", needSymbol(s, "c", "instance_norm")}, {"hw", needSymbol(s, "hw", "instance_norm")}};
              c.heldOutShapes = {{{"n", 1}, {"c", 3}, {"hw", 49}}, {{"n", 2}, {"c", 5}, {"hw", c.shape["hw"] + 3}}};
              c.inputs = {{"x", {"n", "c", "hw"}, dt}};
              c.outputs = {{"y", {"n", "c", "hw"}, dt}};

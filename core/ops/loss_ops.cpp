@@ -9,14 +9,6 @@ namespace {
 
 using J = nlohmann::json;
 
-int64_t need(const ShapeBindings &s, const char *sym, const std::string &family)
-{
-    auto it = s.find(sym);
-    if (it == s.end())
-        throw Error("a " + family + " card needs the shape symbol '" + sym + "'");
-    return it->second;
-}
-
 std::map<std::string, double> constantsOf(const LossOp &op)
 {
     std::map<std::string, double> c;
@@ -66,7 +58,7 @@ OperatorCard lossFamilyCard(const LossOp &op, const ShapeBindings &s, DType dt)
     OperatorCard c;
     c.family = op.family;
     c.key = op.family + (op.reduction == LossReduction::Sum ? ".sum." : ".mean.") + dtypeName(dt);
-    const int64_t rows = need(s, "rows", op.family), cols = need(s, "cols", op.family);
+    const int64_t rows = needSymbol(s, "rows", op.family), cols = needSymbol(s, "cols", op.family);
     c.shape = {{"rows", rows}, {"cols", cols}};
     // Held out: a row length no vector width divides, and a count of elements no block size does.
     c.heldOutShapes = {{{"rows", 7}, {"cols", cols + 3}}, {{"rows", rows / 2 + 1}, {"cols", 33}}};
@@ -129,7 +121,7 @@ OperatorCard tripletCard(const ShapeBindings &s, DType dt, double margin)
     OperatorCard c;
     c.family = kTripletFamily;
     c.key = std::string(kTripletFamily) + ".mean." + dtypeName(dt);
-    const int64_t rows = need(s, "rows", kTripletFamily), cols = need(s, "cols", kTripletFamily);
+    const int64_t rows = needSymbol(s, "rows", kTripletFamily), cols = needSymbol(s, "cols", kTripletFamily);
     c.shape = {{"rows", rows}, {"cols", cols}};
     c.heldOutShapes = {{{"rows", 7}, {"cols", cols + 3}}, {{"rows", rows / 2 + 1}, {"cols", 33}}};
     c.inputs = {{"anchor", {"rows", "cols"}, dt}, {"positive", {"rows", "cols"}, dt}, {"negative", {"rows", "cols"}, dt}};

@@ -88,6 +88,8 @@ void from_json(const nlohmann::json &j, OperatorCard &c);
 // or a shape missing one of the family's symbols.
 std::vector<std::string> cardFamilies();
 OperatorCard makeCard(const std::string &family, const ShapeBindings &shape, DType dtype = DType::F32);
+// The extent of a family's shape symbol, or an Error naming the family and the missing symbol.
+int64_t needSymbol(const ShapeBindings &s, const char *sym, const std::string &family);
 // The card every row-wise family starts from: x[rows, cols] in, y[rows, cols] out, held-out shapes.
 OperatorCard rowwiseCard(const std::string &family, const ShapeBindings &shape, DType dtype);
 // Families over a middle dimension (named <op>_dim) take their input as an [outer, dim, inner] view and
