@@ -204,6 +204,12 @@ std::optional<double> compileRatio(const std::string &python, const std::string 
     return eager / compiled;
 }
 
+// A problem whose forward is one top-level ATen call: that call is the whole problem.
+bool isOneCall(const WorkloadFile &w)
+{
+    return std::count_if(w.calls.begin(), w.calls.end(), [](const CapturedCall &c) { return c.depth == 0; }) == 1;
+}
+
 // A problem's cards in screening order: first the family of its one top-level ATen call (a problem that
 // is one call), then the cards read from its traced forward (the fused pointwise chain, a loss or norm
 // found in the graph: keys ending .pointwise, .traced, .ln, .g<groups>), then views around a dimension its
@@ -211,7 +217,7 @@ std::optional<double> compileRatio(const std::string &python, const std::string 
 std::vector<OperatorCard> screeningOrder(const std::vector<OperatorCard> &cards, const std::vector<OperatorCard> &all, const WorkloadFile &w)
 {
     std::set<std::string> direct;
-    if (std::count_if(w.calls.begin(), w.calls.end(), [](const CapturedCall &c) { return c.depth == 0; }) == 1)
+    if (isOneCall(w))
         for (const auto &c : all)
             if (!isProblemCard(c) && !c.family.empty())
                 direct.insert(c.family);
@@ -420,7 +426,7 @@ int fastpCommand(const Args &args)
             // A problem that is one ATen call is that call: where no family fits its whole forward (an int64
             // target, a family with its own shape symbols), the call's own family card is searched.
             if (cards.empty() && !w.problem.empty()
-                && std::count_if(w.calls.begin(), w.calls.end(), [](const CapturedCall &c) { return c.depth == 0; }) == 1)
+                && isOneCall(w))
                 for (const auto &c : all)
                     if (!isProblemCard(c) && !c.family.empty() && !lib.forFamily(c.family, backend).empty())
                         cards.push_back(c);
