@@ -1,0 +1,176 @@
+# tst_pack's half for python/kforge_fx.py, the FX pass: eager modules that write the attention-softmax chain
+# in each spelling it covers, and near misses it must leave alone.
+#   python3 fx_pass_test.py LIBKFORGE_RUNTIME [PACK]
+# Prints one JSON line. "cases": per module, how many chains were rewritten, how many kforge operator calls
+# the rewritten graph holds, and whether its outputs equal the module's bit for bit (the operators' own
+# implementation is the chain). With PACK (a CPU pack whose kernel covers scaled_masked_softmax on scores of
+# 2 x 2 x 64 x 64 with a 64 x 64 mask and scale 0.25), "pack": the runtime's counters and the outputs' distance
+# for rewritten modules run with the pack loaded.
+import json
+import os
+import sys
+
+import torch
+import torch.nn.functional as F
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+import kforge_fx  # noqa: E402
+
+B, H, S, D = 2, 2, 8, 4
+
+
+def causal(n, dtype=torch.float32):
+    return torch.full((n, n), torch.finfo(dtype).min, dtype=dtype).triu(1)
+
+
+class Chain(torch.nn.Module):
+    """One attention softmax, written by `scores` (q, k, mask buffer -> any value) and `soft` (s, q -> p)."""
+
+    def __init__(self, body, n=S, dtype=torch.float32):
+        super().__init__()
+        self.body = body
+        self.register_buffer("mask", causal(n, dtype))
+        self.register_buffer("scale_tensor", torch.tensor(0.25, dtype=dtype))
+        self.softmax_last = torch.nn.Softmax(dim=-1)
+        self.softmax_dim1 = torch.nn.Softmax(dim=1)
+
+    def forward(self, q, k):
+        return self.body(self, q, k)
+
+
+def mm(q, k):
+    return torch.matmul(q, k.transpose(2, 3))
+
+
+# name -> forward body. Every chain below is the fused operator's meaning or a near miss of it.
+BODIES = {
+    # --- spellings that are the chain --------------------------------------------------------------------
+    "decoder_block": lambda m, q, k: torch.softmax((mm(q, k) * 0.25 + m.mask).float(), -1).to(q.dtype),
+    "diffusion_block": lambda m, q, k: torch.softmax((mm(q, k) * 0.25).float(), -1).to(q.dtype),
+    "functional_type_as": lambda m, q, k: F.softmax((mm(q, k) * 0.25 + m.mask).float(), dim=-1).type_as(q),
+    "method_softmax_scores_dtype": lambda m, q, k: (lambda x: (x * 0.125).to(torch.float32).softmax(-1).to(x.dtype))(q @ k.transpose(-1, -2)),
+    "swapped_operands_module_softmax": lambda m, q, k: m.softmax_last((m.mask + 0.25 * q.matmul(k.transpose(2, 3))).to(dtype=torch.float)).to(dtype=q.dtype),
+    "torch_mul_add_alpha_flags": lambda m, q, k: F.softmax(torch.add(torch.mul(mm(q, k), 0.5), m.mask, alpha=1).to(torch.float32, False, False), -1).to(q.dtype),
+    "keyword_flags": lambda m, q, k: torch.softmax(input=(mm(q, k) * 0.25 + m.mask).to(dtype=torch.float32, non_blocking=False, copy=False,
+                                                                                      memory_format=torch.preserve_format), dim=-1).to(q.dtype, copy=False),
+    "method_add_mask_first": lambda m, q, k: torch.softmax(m.mask.add(mm(q, k).mul(0.25)).float(), dim=-1).to(q.dtype),
+    "int_scale": lambda m, q, k: torch.softmax((mm(q, k) * 2).float(), -1).to(q.dtype),
+    "two_layers": lambda m, q, k: torch.matmul(torch.softmax((mm(q, k) * 0.25 + m.mask).float(), -1).to(q.dtype),
+                                               torch.softmax((mm(k, q) * 0.5).float(), -1).to(k.dtype)),
+    # --- near misses: not the chain, left alone ------------------------------------------------------------
+    "softmax_dim_1": lambda m, q, k: torch.softmax((mm(q, k) * 0.25 + m.mask).float(), 1).to(q.dtype),
+    "softmax_dim_3_of_4": lambda m, q, k: torch.softmax((mm(q, k) * 0.25 + m.mask).float(), 3).to(q.dtype),
+    "module_softmax_dim_1": lambda m, q, k: m.softmax_dim1((mm(q, k) * 0.25).float()).to(q.dtype),
+    "softmax_dtype_argument": lambda m, q, k: torch.softmax((mm(q, k) * 0.25 + m.mask).float(), -1, dtype=torch.float32).to(q.dtype),
+    "tensor_scale": lambda m, q, k: torch.softmax((mm(q, k) * m.scale_tensor + m.mask).float(), -1).to(q.dtype),
+    "traced_scale": lambda m, q, k: torch.softmax((mm(q, k) * q.shape[-1] ** -0.5).float(), -1).to(q.dtype),
+    "bool_scale": lambda m, q, k: torch.softmax((mm(q, k) * True).float(), -1).to(q.dtype),
+    "divided_by_scale": lambda m, q, k: torch.softmax((mm(q, k) / 4 + m.mask).float(), -1).to(q.dtype),
+    "mask_subtracted": lambda m, q, k: torch.softmax((mm(q, k) * 0.25 - m.mask).float(), -1).to(q.dtype),
+    "alpha_2": lambda m, q, k: torch.softmax(torch.add(mm(q, k) * 0.25, m.mask, alpha=2).float(), -1).to(q.dtype),
+    "upcast_to_double": lambda m, q, k: torch.softmax((mm(q, k) * 0.25 + m.mask).double(), -1).to(q.dtype),
+    "upcast_copies": lambda m, q, k: torch.softmax((mm(q, k) * 0.25 + m.mask).to(torch.float32, copy=True), -1).to(q.dtype),
+    "no_cast_back": lambda m, q, k: torch.softmax((mm(q, k) * 0.25 + m.mask).float(), -1),
+    "cast_to_constant_dtype": lambda m, q, k: torch.softmax((mm(q, k) * 0.25 + m.mask).float(), -1).to(torch.float32),
+    "cast_to_another_tensors_dtype": lambda m, q, k: torch.softmax((mm(q, k) * 0.25 + m.mask).float(), -1).to(m.mask.dtype),
+    "cast_to_scaled_scores_dtype": lambda m, q, k: (lambda s: torch.softmax(s.float(), -1).to(s.dtype))(mm(q, k) * 0.25 + m.mask),
+    "log_softmax": lambda m, q, k: torch.log_softmax((mm(q, k) * 0.25 + m.mask).float(), -1).to(q.dtype),
+    "scores_used_twice": lambda m, q, k: (lambda s: torch.softmax((s + m.mask).float(), -1).to(q.dtype) + s)(mm(q, k) * 0.25),
+    "probabilities_used_twice": lambda m, q, k: (lambda p: p.to(q.dtype) * p.sum())(torch.softmax((mm(q, k) * 0.25 + m.mask).float(), -1)),
+}
+
+
+class MaskArgument(torch.nn.Module):
+    """The mask a forward argument (as Hugging Face models pass it): a value the graph cannot type."""
+
+    def forward(self, q, k, mask):
+        return torch.softmax((mm(q, k) * 0.25 + mask).float(), -1).to(q.dtype)
+
+
+class Outer(torch.nn.Module):
+    """The chain inside a submodule: symbolic tracing inlines it, the rewrite finds it there."""
+
+    def __init__(self):
+        super().__init__()
+        self.attn = Chain(BODIES["decoder_block"])
+
+    def forward(self, q, k):
+        return self.attn(q, k) * 2
+
+
+def kforge_calls(gm):
+    ops = (torch.ops.kforge.scaled_softmax, torch.ops.kforge.scaled_masked_softmax, kforge_fx._scaled_masked_softmax_checked)
+    return sum(1 for n in gm.graph.nodes if n.op == "call_function" and any(n.target is o for o in ops))
+
+
+def same(a, b):
+    return torch.equal(a, b) and a.dtype == b.dtype
+
+
+def case_result(module, inputs_list):
+    reference = [module(*inputs) for inputs in inputs_list]
+    gm, count = kforge_fx.rewrite_fused_patterns(module)
+    again, count_again = kforge_fx.rewrite_fused_patterns(gm)  # in place: nothing left to rewrite
+    return {"count": count, "kforge_calls": kforge_calls(gm), "again": count_again, "in_place": again is gm,
+            "equal": all(same(gm(*inputs), ref) for inputs, ref in zip(inputs_list, reference))}
+
+
+def main():
+    lib = sys.argv[1]
+    pack = sys.argv[2] if len(sys.argv) > 2 else None
+    out = {"torch": torch.__version__}
+    try:
+        kforge_fx.rewrite_fused_patterns(Chain(BODIES["decoder_block"]))
+        out["refused_without_library"] = ""
+    except RuntimeError as e:
+        out["refused_without_library"] = str(e)
+    torch.ops.load_library(lib)
+    torch.manual_seed(7)
+    q, k = torch.randn(B, H, S, D), torch.randn(B, H, S, D)
+    cases = {}
+    with torch.no_grad():
+        for name, body in BODIES.items():
+            cases[name] = case_result(Chain(body), [(q, k)])
+        hq, hk = q.to(torch.bfloat16), k.to(torch.bfloat16)
+        cases["decoder_block_bfloat16"] = case_result(Chain(BODIES["decoder_block"], dtype=torch.bfloat16), [(hq, hk)])
+        cases["cast_to_constant_bfloat16"] = case_result(
+            Chain(lambda m, q, k: torch.softmax((mm(q, k) * 0.25 + m.mask).float(), -1).to(torch.bfloat16), dtype=torch.bfloat16), [(hq, hk)])
+        # A forward-argument mask: a tensor takes the operator, a Python number the chain as written.
+        cases["mask_argument"] = case_result(MaskArgument(), [(q, k, causal(S)), (q, k, -0.5)])
+        cases["submodule"] = case_result(Outer(), [(q, k)])
+    out["cases"] = cases
+    if pack:
+        out["pack"] = with_pack(pack)
+    print(json.dumps(out))
+
+
+def with_pack(pack):
+    """The rewritten modules with the pack loaded: covered scores take the kernel; another shape and the near
+    misses do not reach the fused operator."""
+    torch.manual_seed(11)
+    n = 64
+    q, k = torch.randn(B, H, n, 16), torch.randn(B, H, n, 16)
+    small_q, small_k = torch.randn(B, H, 32, 16), torch.randn(B, H, 32, 16)
+    covered = Chain(BODIES["decoder_block"], n=n)
+    other_shape = Chain(BODIES["decoder_block"], n=32)
+    near_miss = Chain(BODIES["no_cast_back"], n=n)
+    result = {}
+    with torch.no_grad():
+        refs = {"covered": covered(q, k), "mask_argument": MaskArgument()(q, k, causal(n)), "other_shape": other_shape(small_q, small_k),
+                "near_miss": near_miss(q, k)}
+        runs = {"covered": (kforge_fx.load_pack(covered, pack, sys.argv[1]), (q, k)),
+                "mask_argument": (kforge_fx.rewrite_fused_patterns(MaskArgument())[0], (q, k, causal(n))),
+                "other_shape": (kforge_fx.rewrite_fused_patterns(other_shape)[0], (small_q, small_k)),
+                "near_miss": (kforge_fx.rewrite_fused_patterns(near_miss)[0], (q, k))}
+        result["fused_chains"] = runs["covered"][0].kforge_fused_chains
+        for name, (gm, inputs) in runs.items():
+            torch.ops.kforge.reset_counters()
+            y = gm(*inputs)
+            result[name] = {"counters": json.loads(torch.ops.kforge.counters()),
+                            "max_diff": (y.double() - refs[name].double()).abs().max().item(), "equal": same(y, refs[name])}
+        torch.ops.kforge.unload_packs()
+    return result
+
+
+if __name__ == "__main__":
+    main()
