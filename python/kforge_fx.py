@@ -1,4 +1,5 @@
-"""The FX pass: an eager PyTorch model's attention-softmax chains rewritten to kforge's fused operators.
+"""The FX pass: an eager PyTorch model's fused chains (attention softmax, and the pointwise ones) rewritten to
+kforge's fused operators.
 
     import torch, kforge_fx
     torch.ops.load_library("libkforge_runtime.so")
@@ -38,6 +39,18 @@ swapped operand orders are the same values. The mask is a tensor of the graph: a
 (get_attr), or any other value of the graph, which is checked to be a tensor when the call runs (a Python
 number there takes the chain as written).
 
+The pointwise chains, where the runtime registers their operators (the C++ rewrite's other patterns):
+
+    silu(gate) * up                                          by torch.ops.kforge.silu_mul(gate, up)
+    w * (xf * rsqrt(xf.pow(2).mean(-1, True) + eps)).to(x.dtype), xf = x.float()
+                                                             by torch.ops.kforge.rms_norm_cast(x, w, eps)
+
+silu is F.silu (not in place) or an nn.SiLU submodule (not in place), `up` a value of the graph (a Python
+number there takes the chain); either product order. RMSNorm: the upcast to float32 as above, the square as
+pow 2 (`xf.pow(2)`, `xf ** 2`, torch.pow; 2 or 2.0), the mean over dim -1 ([-1] or (-1,)) kept, no dtype,
+eps a float written in the model added with alpha 1 (either order), rsqrt, the cast back to x's own dtype
+(`.to(x.dtype)`), the products either way round; xf used only by the square and the product.
+
 Works with torch 1.13 and 2.x (torch.fx.symbolic_trace). A model that does not trace symbolically (control
 flow on tensor values) is refused with torch.fx's own reason.
 """
@@ -47,7 +60,7 @@ import operator
 import torch
 import torch.fx
 
-__all__ = ["rewrite_fused_patterns", "load_pack"]
+__all__ = ["rewrite_fused_patterns", "fused_calls", "load_pack"]
 
 _F32 = torch.float32
 _MISSING = object()
@@ -67,6 +80,27 @@ def _scaled_masked_softmax_checked(x, scale, mask):
     if isinstance(mask, torch.Tensor):
         return torch.ops.kforge.scaled_masked_softmax(x, scale, mask)
     return torch.softmax((x * scale + mask).float(), -1).to(x.dtype)
+
+
+def _silu_mul_checked(gate, up):
+    if isinstance(up, torch.Tensor):
+        return torch.ops.kforge.silu_mul(gate, up)
+    return torch.nn.functional.silu(gate) * up
+
+
+def _rms_norm_cast_checked(x, weight, eps):
+    if isinstance(weight, torch.Tensor):
+        return torch.ops.kforge.rms_norm_cast(x, weight, eps)
+    xf = x.float()
+    return weight * (xf * torch.rsqrt(xf.pow(2).mean(-1, True) + eps)).to(x.dtype)
+
+
+def _optional_op(name):
+    """A fused operator of this runtime that not every build has, or None."""
+    try:
+        return getattr(torch.ops.kforge, name)
+    except (AttributeError, RuntimeError):
+        return None
 
 
 # --- reading one node's call --------------------------------------------------------------------------
@@ -236,6 +270,144 @@ def _tensor_attr(gm, node):
     return isinstance(value, torch.Tensor)
 
 
+def _product_operands(node):
+    """(a, b) when the node is a * b of two values of the graph, else None."""
+    if _is_function(node, operator.mul):
+        got = dict(zip(("a", "b"), node.args)) if len(node.args) == 2 and not node.kwargs else None
+    elif _is_function(node, torch.mul):
+        got = _call_args(node, ("a", "b"))
+    elif _is_method(node, "mul"):
+        got = _call_args(node, ("a", "b"))
+    else:
+        return None
+    if got is None or len(got) != 2 or not all(isinstance(v, torch.fx.Node) for v in got.values()):
+        return None
+    return got["a"], got["b"]
+
+
+def _silu_input(gm, node):
+    """gate when the node is silu(gate), not in place, else None."""
+    if _is_function(node, torch.nn.functional.silu):
+        a = _call_args(node, ("input", "inplace"))
+        gate = a and a.get("input")
+        return gate if isinstance(gate, torch.fx.Node) and a.get("inplace", False) is False else None
+    if node.op == "call_module":
+        sub = gm.get_submodule(node.target)
+        if type(sub) is torch.nn.SiLU and not sub.inplace and len(node.args) == 1 and not node.kwargs and isinstance(node.args[0], torch.fx.Node):
+            return node.args[0]
+    return None
+
+
+def _match_silu_mul(gm, y):
+    """silu(gate) * up, either order: (nodes to remove, gate, up), or None."""
+    operands = _product_operands(y)
+    if operands is None:
+        return None
+    for s, up in (operands, operands[::-1]):
+        gate = _silu_input(gm, s)
+        if gate is not None and _single_use(s, y) and up is not s:
+            return [s, y], gate, up
+    return None
+
+
+def _only_used_by(node, users):
+    return len(node.users) > 0 and all(u in users for u in node.users)
+
+
+def _match_rms_norm_cast(gm, y):
+    """w * (xf * rsqrt(xf.pow(2).mean(-1, True) + eps)).to(x.dtype) with xf = x.float(), the products either
+    way round: (nodes to remove, x, w, eps, the getattr that reads x's dtype), or None."""
+    operands = _product_operands(y)
+    if operands is None:
+        return None
+    for c, w in (operands, operands[::-1]):
+        cast = _dtype_cast(c)
+        if cast is None or not _single_use(c, y):
+            continue
+        xn, d = cast
+        if not (isinstance(d, torch.fx.Node) and _is_function(d, getattr) and len(d.args) == 2 and d.args[1] == "dtype" and not d.kwargs):
+            continue
+        prod = _product_operands(xn) if isinstance(xn, torch.fx.Node) and _single_use(xn, c) else None
+        if prod is None:
+            continue
+        for xf, r in (prod, prod[::-1]):
+            x = _float32_upcast(xf)
+            if x is None or d.args[0] is not x or not _single_use(r, xn):
+                continue
+            if not (_is_function(r, torch.rsqrt) and len(r.args) == 1 and not r.kwargs) and not (_is_method(r, "rsqrt") and len(r.args) == 1 and not r.kwargs):
+                continue
+            ve = r.args[0]
+            if not isinstance(ve, torch.fx.Node) or not _single_use(ve, r):
+                continue
+            added = _plus_number(ve)
+            if added is None:
+                continue
+            var, eps = added
+            if not _single_use(var, ve):
+                continue
+            sq = _mean_last_kept(var)
+            if sq is None or not _single_use(sq, var) or _squared(sq) is not xf:
+                continue
+            if not _only_used_by(xf, {sq, xn}) or w in (xf, sq, var, ve, r, xn, c):
+                continue
+            return [xf, sq, var, ve, r, xn, c, y], x, w, eps, d
+    return None
+
+
+def _plus_number(node):
+    """(v, eps) when the node is v + eps, eps a float written in the model (alpha absent or 1), else None."""
+    if _is_function(node, operator.add) and len(node.args) == 2 and not node.kwargs:
+        a, b = node.args
+        if isinstance(a, torch.fx.Node) and type(b) is float:
+            return a, b
+        if isinstance(b, torch.fx.Node) and type(a) is float:
+            return b, a
+        return None
+    if _is_function(node, torch.add):
+        got = _call_args(node, ("input", "other"), ("alpha",))
+    elif _is_method(node, "add"):
+        got = _call_args(node, ("self", "other"), ("alpha",))
+    else:
+        return None
+    if got is None or "other" not in got or not _is_one(got.get("alpha", 1)):
+        return None
+    v = got.get("input", got.get("self"))
+    return (v, got["other"]) if isinstance(v, torch.fx.Node) and type(got["other"]) is float else None
+
+
+def _mean_last_kept(node):
+    """v when the node is v.mean(-1, keepdim=True) (dim -1, [-1] or (-1,)) with no dtype, else None."""
+    if _is_method(node, "mean"):
+        a = _call_args(node, ("self", "dim", "keepdim", "dtype"))
+    elif _is_function(node, torch.mean):
+        a = _call_args(node, ("input", "dim", "keepdim", "dtype"))
+    else:
+        return None
+    if a is None:
+        return None
+    dim = a.get("dim")
+    last = (type(dim) is int and dim == -1) or (isinstance(dim, (list, tuple)) and len(dim) == 1 and type(dim[0]) is int and dim[0] == -1)
+    if not last or a.get("keepdim") is not True or a.get("dtype") is not None:
+        return None
+    v = a.get("input", a.get("self"))
+    return v if isinstance(v, torch.fx.Node) else None
+
+
+def _squared(node):
+    """v when the node is v.pow(2) (or v ** 2, torch.pow(v, 2); 2 or 2.0), else None."""
+    if _is_function(node, operator.pow) and len(node.args) == 2 and not node.kwargs:
+        v, e = node.args
+    elif _is_method(node, "pow"):
+        a = _call_args(node, ("self", "exponent"))
+        v, e = (a.get("self"), a.get("exponent")) if a else (None, None)
+    elif _is_function(node, torch.pow):
+        a = _call_args(node, ("input", "exponent"))
+        v, e = (a.get("input"), a.get("exponent")) if a else (None, None)
+    else:
+        return None
+    return v if isinstance(v, torch.fx.Node) and _is_number(e) and e == 2 else None
+
+
 # --- the pass ------------------------------------------------------------------------------------------
 
 
@@ -269,41 +441,77 @@ def _match(gm, p):
 
 
 def rewrite_fused_patterns(module, concrete_args=None):
-    """Replace each exact attention-softmax chain of `module` by kforge's fused operator.
+    """Replace each exact fused chain of `module` by kforge's operator for it.
 
     module: an nn.Module, traced with torch.fx.symbolic_trace (the module itself is not changed; the result
     shares its parameters and buffers), or a torch.fx.GraphModule, rewritten in place. concrete_args is
     passed to symbolic_trace. Returns (graph_module, count), count the chains replaced. Needs the kforge
-    operators: torch.ops.load_library(libkforge_runtime.so) first.
+    operators: torch.ops.load_library(libkforge_runtime.so) first. The pointwise chains (silu_mul,
+    rms_norm_cast) are rewritten where the runtime registers their operators.
     """
     plain_op, masked_op = _ops()
+    silu_mul_op, rms_op = _optional_op("silu_mul"), _optional_op("rms_norm_cast")
     gm = module if isinstance(module, torch.fx.GraphModule) else torch.fx.symbolic_trace(module, concrete_args=concrete_args)
     graph = gm.graph
-    count = 0
-    for p in list(graph.nodes):
-        if p.graph is not graph:  # already erased as part of an earlier chain
-            continue
-        found = _match(gm, p)
-        if found is None:
-            continue
-        chain, x, scale, mask, dtype_read = found
+    erased = set()
+
+    def replace(chain, target, args, extra=()):
         y = chain[-1]
         with graph.inserting_before(y):
-            if mask is None:
-                fused = graph.call_function(plain_op, (x, scale))
-            elif _tensor_attr(gm, mask):
-                fused = graph.call_function(masked_op, (x, scale, mask))
-            else:
-                fused = graph.call_function(_scaled_masked_softmax_checked, (x, scale, mask))
+            fused = graph.call_function(target, args)
         y.replace_all_uses_with(fused)
         for n in reversed(chain):
             graph.erase_node(n)
-        if dtype_read is not None and not dtype_read.users:
-            graph.erase_node(dtype_read)
-        count += 1
+            erased.add(n)
+        for n in extra:  # the getattr that read a dtype, where nothing else reads it
+            if not n.users:
+                graph.erase_node(n)
+                erased.add(n)
+
+    count = 0
+    for node in list(graph.nodes):
+        if node in erased:
+            continue
+        found = _match(gm, node)
+        if found is not None:
+            chain, x, scale, mask, dtype_read = found
+            if mask is None:
+                replace(chain, plain_op, (x, scale), [dtype_read] if dtype_read is not None else [])
+            else:
+                replace(chain, masked_op if _tensor_attr(gm, mask) else _scaled_masked_softmax_checked, (x, scale, mask),
+                        [dtype_read] if dtype_read is not None else [])
+            count += 1
+            continue
+        found = _match_rms_norm_cast(gm, node) if rms_op is not None else None
+        if found is not None:
+            chain, x, w, eps, dtype_read = found
+            replace(chain, rms_op if _tensor_attr(gm, w) else _rms_norm_cast_checked, (x, w, eps), [dtype_read])
+            count += 1
+            continue
+        found = _match_silu_mul(gm, node) if silu_mul_op is not None else None
+        if found is not None:
+            chain, gate, up = found
+            replace(chain, silu_mul_op if _tensor_attr(gm, up) else _silu_mul_checked, (gate, up))
+            count += 1
     graph.lint()
     gm.recompile()
     return gm, count
+
+
+def fused_calls(gm):
+    """How many calls of each kforge fused operator the GraphModule's graph makes, by operator name
+    ("kforge::scaled_masked_softmax": 1, ...); a call checked when it runs counts as its operator's."""
+    names = {_scaled_masked_softmax_checked: "kforge::scaled_masked_softmax", _silu_mul_checked: "kforge::silu_mul",
+             _rms_norm_cast_checked: "kforge::rms_norm_cast"}
+    for name in ("scaled_softmax", "scaled_masked_softmax", "silu_mul", "rms_norm_cast"):
+        op = _optional_op(name)
+        if op is not None:
+            names[op] = "kforge::" + name
+    out = {}
+    for n in gm.graph.nodes:
+        if n.op == "call_function" and n.target in names:
+            out[names[n.target]] = out.get(names[n.target], 0) + 1
+    return out
 
 
 def load_pack(model, pack_dir, runtime_lib):

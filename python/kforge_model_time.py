@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Time a built-in model's workload eager, eager with a kforge kernel pack, and under torch.compile, in one process.
 
-    python3 kforge_model_time.py WORKLOAD.json [--pack DIR --runtime libkforge_runtime.so] [--device cpu|cuda]
+    python3 kforge_model_time.py WORKLOAD.json [--pack DIR --runtime libkforge_runtime.so [--no-fx]] [--device cpu|cuda]
                                  [--iters N] [--no-compile] [--out RESULT.json]
 
 The workload must come from `kforge-cli model NAME` (or `profile builtin:NAME`): its file carries the model's
@@ -10,10 +10,13 @@ weights of its .pt file, and checked against the TorchScript module on the same 
 are then timed interleaved, round by round (CUDA events on the GPU), after a warm-up of each; medians and
 spreads are reported. The pack is loaded through torch.ops.load_library and registered only around its
 runs, so its rounds and the others see the same process; after each load one untimed forward loads its
-kernels onto the device (a once-per-process cost), and the next is timed. torch.compile needs PyTorch 2.0 or later; where
-it is missing, or fails, the result says why and the other figures stand.
+kernels onto the device (a once-per-process cost), and the next is timed. "eager with the pack" runs the eager module
+rewritten by kforge_fx (the FX pass: each exact attention-softmax chain calls kforge's fused operator, whose kernel the
+pack may hold; "fused_chains" says how many, "fused_calls" of which operators), checked first to compute bit for bit what the eager module computes
+without the pack; --no-fx runs the eager module as written instead (only one-for-one kernels apply). torch.compile
+needs PyTorch 2.0 or later; where it is missing, or fails, the result says why and the other figures stand.
 
-Writes {"eager": {...}, "eager_pack": {...}, "compile": {...}, "torchscript_max_diff": ..., ...}.
+Writes {"eager": {...}, "eager_pack": {...}, "compile": {...}, "torchscript_max_diff": ..., "fused_chains": ..., ...}.
 """
 
 import argparse
@@ -95,6 +98,14 @@ def make_inputs(torch, workload, device):
     return out
 
 
+def _fx_rewrite(module):
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import kforge_fx
+
+    gm, count = kforge_fx.rewrite_fused_patterns(module)
+    return gm, count, kforge_fx.fused_calls(gm)
+
+
 def _summary(samples):
     s = sorted(samples)
     return {"median_ms": statistics.median(s), "min_ms": s[0], "max_ms": s[-1], "samples_ms": samples}
@@ -108,6 +119,7 @@ def main(argv=None):
     p.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
     p.add_argument("--iters", type=int, default=10)
     p.add_argument("--no-compile", action="store_true")
+    p.add_argument("--no-fx", action="store_true", help="run the pack with the eager module as written, not FX-rewritten")
     p.add_argument("--out")
     args = p.parse_args(argv)
     if args.pack and not args.runtime:
@@ -174,7 +186,20 @@ def main(argv=None):
             pack_dir = os.path.abspath(args.pack)
             load = lambda: torch.ops.kforge.load_pack(pack_dir)
             unload = torch.ops.kforge.unload_packs
-            variants.append(("eager_pack", eager))
+            with_pack = eager
+            if args.no_fx:
+                result["fx"] = {"used": False, "why": "--no-fx"}
+            else:
+                try:
+                    with_pack, result["fused_chains"], result["fused_calls"] = _fx_rewrite(eager)
+                    result["fx"] = {"used": True}
+                except Exception as e:  # a model FX cannot trace: the pack still serves its one-for-one calls
+                    result["fx"] = {"used": False, "why": "the FX pass failed: %s: %s" % (type(e).__name__, str(e).splitlines()[0] if str(e) else "")}
+                if result["fx"]["used"]:
+                    # Without the pack the operators' own implementation is the chain: the same bits, or a bug.
+                    if not torch.equal(with_pack(*inputs), a):
+                        return _fail(args.out, "the FX-rewritten module does not compute what the eager module computes")
+            variants.append(("eager_pack", with_pack))
         compiled = None
         if not args.no_compile:
             if not hasattr(torch, "compile"):

@@ -31,7 +31,9 @@ class Chain(torch.nn.Module):
         self.body = body
         self.register_buffer("mask", causal(n, dtype))
         self.register_buffer("scale_tensor", torch.tensor(0.25, dtype=dtype))
+        self.register_buffer("weight", torch.linspace(0.5, 1.5, D, dtype=dtype))
         self.softmax_last = torch.nn.Softmax(dim=-1)
+        self.silu = torch.nn.SiLU()
         self.softmax_dim1 = torch.nn.Softmax(dim=1)
 
     def forward(self, q, k):
@@ -79,6 +81,25 @@ BODIES = {
     "probabilities_used_twice": lambda m, q, k: (lambda p: p.to(q.dtype) * p.sum())(torch.softmax((mm(q, k) * 0.25 + m.mask).float(), -1)),
 }
 
+# The pointwise chains, rewritten where the runtime registers their operators: name -> (operator, body).
+POINTWISE = {
+    "silu_mul_functional": ("silu_mul", lambda m, q, k: F.silu(q) * k),
+    "silu_mul_module_swapped": ("silu_mul", lambda m, q, k: k * m.silu(q)),
+    "silu_mul_torch_mul": ("silu_mul", lambda m, q, k: torch.mul(F.silu(q, inplace=False), k)),
+    "silu_in_place": ("silu_mul", lambda m, q, k: F.silu(q * 1, inplace=True) * k),
+    "silu_times_number": ("silu_mul", lambda m, q, k: F.silu(q) * 2.0),
+    "silu_used_twice": ("silu_mul", lambda m, q, k: (lambda s: s * k + s)(F.silu(q))),
+    "sigmoid_mul": ("silu_mul", lambda m, q, k: q * torch.sigmoid(q) * k),
+    "rms_norm_decoder": ("rms_norm_cast", lambda m, q, k: (lambda xf: m.weight * (xf * torch.rsqrt(xf.pow(2).mean(-1, True) + 1e-6)).to(q.dtype))(q.float())),
+    "rms_norm_other_spellings": ("rms_norm_cast", lambda m, q, k: (lambda xf: (torch.rsqrt(1e-5 + torch.mean(xf ** 2, dim=[-1], keepdim=True)) * xf).to(q.dtype) * m.weight)(q.to(torch.float32))),
+    "rms_norm_int_eps": ("rms_norm_cast", lambda m, q, k: (lambda xf: m.weight * (xf * torch.rsqrt(xf.pow(2).mean(-1, True) + 1)).to(q.dtype))(q.float())),
+    "rms_norm_over_dim_2": ("rms_norm_cast", lambda m, q, k: (lambda xf: m.weight * (xf * torch.rsqrt(xf.pow(2).mean(-2, True) + 1e-6)).to(q.dtype))(q.float())),
+    "rms_norm_fourth_power": ("rms_norm_cast", lambda m, q, k: (lambda xf: m.weight * (xf * torch.rsqrt(xf.pow(4).mean(-1, True) + 1e-6)).to(q.dtype))(q.float())),
+    "rms_norm_keepdim_false": ("rms_norm_cast", lambda m, q, k: (lambda xf: m.weight * (xf * torch.rsqrt(xf.pow(2).mean(-1, False) + 1e-6)[..., None]).to(q.dtype))(q.float())),
+    "rms_norm_sqrt_divide": ("rms_norm_cast", lambda m, q, k: (lambda xf: m.weight * (xf / torch.sqrt(xf.pow(2).mean(-1, True) + 1e-6)).to(q.dtype))(q.float())),
+    "rms_norm_constant_dtype": ("rms_norm_cast", lambda m, q, k: (lambda xf: m.weight * (xf * torch.rsqrt(xf.pow(2).mean(-1, True) + 1e-6)).to(torch.float32))(q.float())),
+}
+
 
 class MaskArgument(torch.nn.Module):
     """The mask a forward argument (as Hugging Face models pass it): a value the graph cannot type."""
@@ -99,8 +120,7 @@ class Outer(torch.nn.Module):
 
 
 def kforge_calls(gm):
-    ops = (torch.ops.kforge.scaled_softmax, torch.ops.kforge.scaled_masked_softmax, kforge_fx._scaled_masked_softmax_checked)
-    return sum(1 for n in gm.graph.nodes if n.op == "call_function" and any(n.target is o for o in ops))
+    return sum(kforge_fx.fused_calls(gm).values())
 
 
 def same(a, b):
@@ -138,6 +158,15 @@ def main():
         # A forward-argument mask: a tensor takes the operator, a Python number the chain as written.
         cases["mask_argument"] = case_result(MaskArgument(), [(q, k, causal(S)), (q, k, -0.5)])
         cases["submodule"] = case_result(Outer(), [(q, k)])
+        for name, (op, body) in POINTWISE.items():
+            if kforge_fx._optional_op(op) is None:
+                cases[name] = {"skipped": "this runtime registers no kforge::%s" % op}
+            else:
+                cases[name] = case_result(Chain(body), [(q, k)])
+        if kforge_fx._optional_op("rms_norm_cast") is not None:
+            cases["rms_norm_bfloat16"] = case_result(Chain(POINTWISE["rms_norm_decoder"][1], dtype=torch.bfloat16), [(hq, hk)])
+        else:
+            cases["rms_norm_bfloat16"] = {"skipped": "this runtime registers no kforge::rms_norm_cast"}
     out["cases"] = cases
     if pack:
         out["pack"] = with_pack(pack)
