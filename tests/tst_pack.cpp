@@ -149,6 +149,7 @@ private:
     QTemporaryDir m_dir;
     std::string m_pack;
     std::string m_how; // how the exported node was chosen
+    nlohmann::json m_fx; // tests/fx_pass_test.py's report on its modules, made once for fxPassRewritesExactChains' rows
 
     std::string path(const char *name) const { return (m_dir.path() + QLatin1Char('/') + QLatin1String(name)).toStdString(); }
 
@@ -517,7 +518,14 @@ private slots:
             QCOMPARE(j.at(v).at("samples_ms").size(), size_t(2));
             QVERIFY(j.at(v).at("median_ms").get<double>() > 0);
         }
-        // The decoder's one softmax call per forward reached the pack: taken or fallen back, counted once.
+        // The FX pass rewrote the decoder's attention chain to the fused operator (this pack has no kernel for
+        // it, so its own chain runs): its one softmax call per forward reached the pack, taken or fallen back.
+        QVERIFY2(j.at("fx").at("used").get<bool>(), j.dump().c_str());
+        QCOMPARE(j.at("fused_calls").at("kforge::scaled_masked_softmax").get<int>(), 1);
+        int fused = 0;
+        for (const auto &item : j.at("fused_calls").items())
+            fused += item.value().get<int>();
+        QCOMPARE(j.at("fused_chains").get<int>(), fused); // with the pointwise chains where the runtime has their operators
         const auto &c = j.at("counters").at("aten::_softmax");
         QCOMPARE(c.at("taken").get<int64_t>() + c.at("fell_back").get<int64_t>(), int64_t(1));
         QVERIFY2(j.at("pack_max_diff").get<double>() < 1e-4, j.dump().c_str());
@@ -612,6 +620,87 @@ private slots:
         QVERIFY2(report.at("outputs_match").get<bool>(), report.dump().c_str());
         QCOMPARE(report.at("fused_chains").get<int>(), 1);
         QCOMPARE(report.at("counters").at("kforge::scaled_masked_softmax").at("taken").get<int64_t>(), int64_t(3));
+    }
+
+    // python/kforge_fx.py, the FX pass: each eager module of tests/fx_pass_test.py rewritten as many times as
+    // its chains are the fused operators' meaning (a spelling it covers), never for a near miss, and its
+    // outputs bit for bit the module's (the operators' own implementation is the chain).
+    void fxPassRewritesExactChains_data()
+    {
+        QTest::addColumn<QString>("name");
+        QTest::addColumn<int>("rewrites");
+        const std::pair<const char *, int> rows[] = {
+            {"decoder_block", 1}, {"diffusion_block", 1}, {"functional_type_as", 1}, {"method_softmax_scores_dtype", 1},
+            {"swapped_operands_module_softmax", 1}, {"torch_mul_add_alpha_flags", 1}, {"keyword_flags", 1}, {"method_add_mask_first", 1},
+            {"int_scale", 1}, {"two_layers", 2}, {"decoder_block_bfloat16", 1}, {"mask_argument", 1}, {"submodule", 1},
+            // near misses: another meaning, or one the graph cannot prove
+            {"softmax_dim_1", 0}, {"softmax_dim_3_of_4", 0}, {"module_softmax_dim_1", 0}, {"softmax_dtype_argument", 0},
+            {"tensor_scale", 0}, {"traced_scale", 0}, {"bool_scale", 0}, {"divided_by_scale", 0}, {"mask_subtracted", 0},
+            {"alpha_2", 0}, {"upcast_to_double", 0}, {"upcast_copies", 0}, {"no_cast_back", 0}, {"cast_to_constant_dtype", 0},
+            {"cast_to_constant_bfloat16", 0}, {"cast_to_another_tensors_dtype", 0}, {"cast_to_scaled_scores_dtype", 0},
+            {"log_softmax", 0}, {"scores_used_twice", 0}, {"probabilities_used_twice", 0},
+            // the pointwise chains, where the runtime registers their operators
+            {"silu_mul_functional", 1}, {"silu_mul_module_swapped", 1}, {"silu_mul_torch_mul", 1}, {"silu_in_place", 0},
+            {"silu_times_number", 0}, {"silu_used_twice", 0}, {"sigmoid_mul", 0}, {"rms_norm_decoder", 1}, {"rms_norm_other_spellings", 1},
+            {"rms_norm_bfloat16", 1}, {"rms_norm_int_eps", 0}, {"rms_norm_over_dim_2", 0}, {"rms_norm_fourth_power", 0},
+            {"rms_norm_keepdim_false", 0}, {"rms_norm_sqrt_divide", 0}, {"rms_norm_constant_dtype", 0}};
+        for (const auto &[name, n] : rows)
+            QTest::newRow(name) << QString::fromLatin1(name) << n;
+    }
+
+    void fxPassRewritesExactChains()
+    {
+        QFETCH(QString, name);
+        QFETCH(int, rewrites);
+        if (m_fx.is_null()) {
+            const auto py = python();
+            if (py.isEmpty())
+                QSKIP("no Python with torch (install python3-torch: packaging/install-deps.sh does)");
+            const auto r = run(py, {QStringLiteral(KFORGE_SOURCE_DIR "/tests/fx_pass_test.py"), QStringLiteral(KFORGE_RUNTIME_PATH)}, 180000);
+            QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
+            m_fx = nlohmann::json::parse(r.out.trimmed().split(QLatin1Char('\n')).last().toStdString());
+            // Without the runtime library the pass says what to load.
+            QVERIFY2(m_fx.at("refused_without_library").get<std::string>().find("torch.ops.load_library") != std::string::npos, m_fx.dump().c_str());
+        }
+        const auto &cases = m_fx.at("cases");
+        QVERIFY2(cases.contains(name.toStdString()), qPrintable(QStringLiteral("fx_pass_test.py has no module ") + name));
+        const auto &c = cases.at(name.toStdString());
+        if (c.contains("skipped"))
+            QSKIP(c.at("skipped").get<std::string>().c_str());
+        QCOMPARE(c.at("count").get<int>(), rewrites);
+        QCOMPARE(c.at("kforge_calls").get<int>(), rewrites);
+        QCOMPARE(c.at("again").get<int>(), 0); // a GraphModule is rewritten in place, and nothing is left
+        QVERIFY(c.at("in_place").get<bool>());
+        QVERIFY2(c.at("equal").get<bool>(), c.dump().c_str());
+    }
+
+    // The rewritten eager module with fusedAttentionSoftmax's CPU pack: the covered chain takes the pack's
+    // kernel (a buffer mask and a forward-argument mask alike), scores of another shape fall back on their
+    // shape, and a near miss never reaches the fused operator.
+    void fxPassWithPack()
+    {
+        const auto pack = path("attn-pack");
+        if (!QFile::exists(QString::fromStdString(pack + "/manifest.json")))
+            QSKIP("fusedAttentionSoftmax made no pack (no Python with torch)");
+        const auto r = run(python(), {QStringLiteral(KFORGE_SOURCE_DIR "/tests/fx_pass_test.py"), QStringLiteral(KFORGE_RUNTIME_PATH),
+                                      QString::fromStdString(pack)},
+                           180000);
+        QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
+        const auto j = nlohmann::json::parse(r.out.trimmed().split(QLatin1Char('\n')).last().toStdString()).at("pack");
+        QCOMPARE(j.at("fused_chains").get<int>(), 1);
+        const auto fused = [&](const char *which, const char *what) {
+            const auto &c = j.at(which).at("counters");
+            return c.contains("kforge::scaled_masked_softmax") ? c.at("kforge::scaled_masked_softmax").at(what).get<int64_t>() : int64_t(0);
+        };
+        for (const char *which : {"covered", "mask_argument"}) {
+            QVERIFY2(fused(which, "taken") == 1 && fused(which, "fell_back") == 0, j.dump().c_str());
+            QVERIFY2(j.at(which).at("max_diff").get<double>() < 1e-5, j.dump().c_str());
+        }
+        QVERIFY2(fused("other_shape", "taken") == 0 && fused("other_shape", "fell_back") == 1, j.dump().c_str());
+        QCOMPARE(j.at("other_shape").at("counters").at("kforge::scaled_masked_softmax").at("why").at("shape").get<int64_t>(), int64_t(1));
+        QVERIFY2(fused("near_miss", "taken") + fused("near_miss", "fell_back") == 0, j.dump().c_str());
+        for (const char *which : {"other_shape", "near_miss"})
+            QVERIFY2(j.at(which).at("max_diff").get<double>() < 1e-5, j.dump().c_str());
     }
 
     // kforge-cli run --compare: the worker runs the model without and with the pack, interleaved.
