@@ -99,6 +99,7 @@ def make_inputs(torch, workload, device):
 
 
 def _fx_rewrite(module):
+    sys.dont_write_bytecode = True  # no __pycache__ beside the script
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import kforge_fx
 
