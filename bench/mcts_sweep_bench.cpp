@@ -5,17 +5,19 @@
 // space, for the sweep and the search alike). Then the search's policy (MctsTree's selection, widening
 // and pruning, the template proposer, the reward the engine gives) runs with several seeds, each
 // evaluation looked up in the sweep, and we count the evaluations it needed to come within 3% of the
-// sweep's best speedup. Prints a Markdown table: the fraction of the space each search evaluated, read
-// two ways: at most 20% of the points, and at most ceil(20%) of them, at least one evaluation (a space
-// of 4 points passes when the first evaluation is within 3%).
+// sweep's best speedup. Prints a Markdown table: the evaluations each search needed, in absolute numbers
+// and as a fraction of the space, beside 20% of the space in evaluations (under one for spaces under 5
+// points, where only a first proposal within 3% can pass) and what a random order expects; read two
+// ways: at most 20% of the points, and at most ceil(20%) of them, at least one evaluation.
 //
 // --first spread replays another choice of the baseline's children after the templates' seeds: the
-// valid point farthest from those tried (each parameter's values by index, normalised), instead of a
-// random one; --first centre also starts a template that has no seed at the middle of its values.
-// Neither asks anything of the measured values, so neither can be fitted to them.
+// valid point farthest from those tried (each parameter's values by index, normalised), instead of the
+// proposer's own (a template without a seed starts at the middle of its values, then the root's
+// children are moves from the best so far). Neither asks anything of the measured values.
 //
 //   kforge-mcts-sweep-bench [--backend cpu|cuda] [--families a,b] [--max-points N] [--seeds N]
-//                           [--samples N] [--workers N] [--worker CMD] [--first seeds|spread|centre]
+//                           [--samples N] [--workers N] [--worker CMD] [--cache FILE] [--first seeds|spread]
+//                           [--exploration C] [--best-backup 1]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -35,6 +37,7 @@
 #include "proposers/template_library.h"
 #include "proposers/template_proposer.h"
 #include "search/mcts.h"
+#include "search/policy_replay.h"
 #include "util/error.h"
 
 using namespace kforge;
@@ -156,6 +159,7 @@ void sweep(Family &f, WorkerPool &pool, const std::string &backend, const EvalOp
         }
         return;
     }
+    pool.start(); // at the first family the cache lacks (start is idempotent): a replay of a whole cache starts no worker
     TemplateProposer renderer(backend, f.lib);
     std::vector<std::pair<std::string, Candidate>> work;
     for (const auto *t : f.lib.forFamily(f.card.family, backend))
@@ -192,19 +196,16 @@ void sweep(Family &f, WorkerPool &pool, const std::string &backend, const EvalOp
     cache[f.name] = f.speedup;
 }
 
-// The template proposer, except that the baseline's children after the seeds are the unseen valid
-// point farthest from the points tried (in index space, each parameter normalised to [0, 1]; the
-// template with the fewest tries first), ties broken by the seed: a space-filling start that reads
-// nothing of the measurements. With `centre`, a template without a seed starts at the valid point
-// nearest the middle of each parameter's values instead of a random one. Children of other nodes are
-// the template proposer's.
+// The template proposer, except that the baseline's children after the templates' seeds are the unseen
+// valid point farthest from the points tried (in index space, each parameter normalised to [0, 1]; the
+// template with the fewest tries first), ties broken by the replay's seed: a space-filling start that
+// reads nothing of the measurements, to hold the proposer's own start (the seed, else the middle of each
+// parameter's values, then moves from the best) against. Children of other nodes are the proposer's.
 class SpreadProposer : public Proposer {
 public:
-    SpreadProposer(std::string backend, const TemplateLibrary &lib, bool centre)
-        : m_backend(std::move(backend)), m_lib(lib), m_inner(m_backend, lib), m_centre(centre)
-    {
-    }
+    SpreadProposer(std::string backend, const TemplateLibrary &lib) : m_backend(std::move(backend)), m_lib(lib), m_inner(m_backend, lib) {}
     std::string name() const override { return "spread"; }
+    void finished(const NodeRecord &node) override { m_inner.finished(node); }
     std::optional<Proposal> propose(const OperatorCard &card, const NodeRecord *parent, std::mt19937_64 &rng) override
     {
         if (parent) {
@@ -235,8 +236,6 @@ public:
                 double d = 1e9;
                 for (const auto &q : m_tried[t->id])
                     d = std::min(d, distance(*t, p, q));
-                if (m_centre && m_tried[t->id].empty()) // no seed: the middle of each parameter's values first
-                    d -= distance(*t, p, centre(*t));
                 d += std::uniform_real_distribution<double>(0, 1e-6)(rng); // ties: the replay's seed decides
                 if (d > bestD) {
                     bestD = d;
@@ -256,13 +255,6 @@ private:
         const auto &v = m_tried[id];
         return std::find(v.begin(), v.end(), p) != v.end();
     }
-    static nlohmann::json centre(const KernelTemplate &t)
-    {
-        nlohmann::json c = nlohmann::json::object();
-        for (const auto &[name, values] : t.space)
-            c[name] = values[(values.size() - 1) / 2];
-        return c;
-    }
     static double distance(const KernelTemplate &t, const nlohmann::json &a, const nlohmann::json &b)
     {
         double d = 0;
@@ -281,6 +273,8 @@ private:
         NodeRecord n;
         n.templateId = t.id;
         n.params = p;
+        n.parentId = 0;
+        n.status = "running";
         m_inner.known(n); // so its own moves do not propose this point again
         Proposal prop = m_inner.render(t, p, card);
         prop.rationale = why;
@@ -290,48 +284,33 @@ private:
     std::string m_backend;
     const TemplateLibrary &m_lib;
     TemplateProposer m_inner;
-    bool m_centre;
     std::map<std::string, std::vector<nlohmann::json>> m_tried;
 };
 
-// The search's policy replayed against the sweep: the evaluations until one within 3% of the best
-// (the number of points when it never gets there).
-int replay(const Family &f, const std::string &backend, uint64_t seed, const MctsParams &params, const std::string &first)
+struct Replay {
+    int needed = 0;       // evaluations until one within 3% of the best (the number of points when never)
+    double first = 0;     // the first evaluation's speedup over the best (0: it failed)
+};
+
+// The search's policy (search/policy_replay.h) replayed against the sweep.
+Replay replay(const Family &f, const std::string &backend, uint64_t seed, const MctsParams &params, const std::string &first)
 {
     TemplateProposer templates(backend, f.lib);
-    SpreadProposer spreading(backend, f.lib, first == "centre");
+    SpreadProposer spreading(backend, f.lib);
     Proposer &proposer = first == "seeds" ? static_cast<Proposer &>(templates) : spreading;
-    std::mt19937_64 rng(seed);
-    MctsTree tree;
-    std::vector<NodeRecord> records(1);
-    const int total = int(f.speedup.size());
-    for (int evaluated = 0; evaluated < total;) {
-        const auto sel = tree.select(params);
-        if (!sel)
-            return total;
-        const NodeRecord *parent = *sel == 0 ? nullptr : &records[size_t(*sel)];
-        auto proposal = proposer.propose(f.card, parent, rng);
-        if (!proposal) {
-            tree.markExhausted(*sel);
-            continue;
-        }
-        const auto it = f.speedup.find(key(proposal->templateId, proposal->params));
+    const Measure measure = [&](const std::string &id, const nlohmann::json &p) -> std::optional<double> {
+        const auto it = f.speedup.find(key(id, p));
         if (it == f.speedup.end())
-            throw Error("the proposer left the swept space: " + key(proposal->templateId, proposal->params));
-        ++evaluated;
-        const int t = tree.addChild(*sel);
-        NodeRecord rec;
-        rec.templateId = proposal->templateId;
-        rec.params = proposal->params;
-        rec.speedup = it->second;
-        records.push_back(rec);
-        const bool correct = it->second > 0;
-        tree.complete(t, rewardFor(correct, it->second), !correct);
-        tree.prune(params);
-        if (correct && it->second * kWithin >= f.bestSpeedup)
-            return evaluated;
-    }
-    return total;
+            return std::nullopt;
+        return it->second;
+    };
+    const auto within = [&](const ReplayStep &s) { return s.speedup > 0 && s.speedup * kWithin >= f.bestSpeedup; };
+    const int total = int(f.speedup.size());
+    const auto steps = replaySearch(proposer, f.card, params, seed, total, measure, within);
+    Replay r;
+    r.needed = !steps.empty() && within(steps.back()) ? int(steps.size()) : total;
+    r.first = steps.empty() ? 0 : steps.front().speedup / f.bestSpeedup;
+    return r;
 }
 
 std::vector<std::string> split(const std::string &s)
@@ -355,14 +334,14 @@ int main(int argc, char **argv)
         const std::string a = argv[i];
         if (!opt.count(a) || i + 1 >= argc) {
             std::fprintf(stderr, "usage: %s [--backend cpu|cuda] [--families a,b] [--max-points N] [--seeds N] [--samples N] "
-                                 "[--workers N] [--worker CMD] [--cache FILE] [--exploration C] [--best-backup 1] [--first seeds|spread|centre]\n", argv[0]);
+                                 "[--workers N] [--worker CMD] [--cache FILE] [--exploration C] [--best-backup 1] [--first seeds|spread]\n", argv[0]);
             return 2;
         }
         opt[a] = argv[++i];
     }
     const std::string first = opt["--first"];
-    if (first != "seeds" && first != "spread" && first != "centre") {
-        std::fprintf(stderr, "--first takes seeds, spread or centre, not '%s'\n", first.c_str());
+    if (first != "seeds" && first != "spread") {
+        std::fprintf(stderr, "--first takes seeds or spread, not '%s'\n", first.c_str());
         return 2;
     }
     const std::string backend = opt["--backend"];
@@ -372,7 +351,6 @@ int main(int argc, char **argv)
     po.command = !opt["--worker"].empty() ? opt["--worker"] : std::string("'") + KFORGE_WORKER_PATH + "'";
     po.workers = std::stoi(opt["--workers"]);
     WorkerPool pool(po);
-    pool.start();
     EvalOptions eo;
     eo.benchSamples = std::stoi(opt["--samples"]);
     eo.warmup = 2;
@@ -397,11 +375,13 @@ int main(int argc, char **argv)
         if ((wanted.empty() || wanted.count(fam)) && !TemplateLibrary::builtin().forFamily(fam, backend).empty())
             families.insert(fam);
     std::printf("| family | templates | points swept | values per parameter | failed | best (speedup) | points within 3%% | "
-                "evals to within 3%% (median, worst of %d seeds) | fraction (median, worst) | random order (expected) | "
-                "within 20%% | within ceil(20%%), at least 1 | first seed / best |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n", seeds);
+                "20%% of the points (evals) | evals to within 3%% (median, worst of %d seeds) | fraction (median, worst) | "
+                "random order (expected evals, fraction) | within 20%% | within ceil(20%%), at least 1 | first proposal / best |\n"
+                "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n", seeds);
     std::fflush(stdout);
     const auto t0 = std::chrono::steady_clock::now();
-    int families_met = 0, families_met_ceil = 0, families_run = 0, evaluations = 0;
+    int families_met = 0, families_met_ceil = 0, families_run = 0, evaluations = 0, sumMedian = 0, sumWorst = 0;
+    double sumRandom = 0;
     for (const auto &fam : families) {
         Family f;
         f.name = fam;
@@ -418,15 +398,20 @@ int main(int argc, char **argv)
             std::ofstream(opt["--cache"]) << cache.dump(1);
         evaluations += int(f.speedup.size());
         if (f.bestSpeedup <= 0) {
-            std::printf("| %s | %zu | %zu | %s | %d | none correct | - | - | - | - | - | - | - |\n", fam.c_str(), templates.size(), f.speedup.size(),
+            std::printf("| %s | %zu | %zu | %s | %d | none correct | - | - | - | - | - | - | - | - |\n", fam.c_str(), templates.size(), f.speedup.size(),
                         f.valuesKept ? std::to_string(f.valuesKept).c_str() : "all", f.failed);
             std::fflush(stdout);
             continue;
         }
         std::vector<int> needed;
-        for (int s = 1; s <= seeds; ++s)
-            needed.push_back(replay(f, backend, uint64_t(s), params, first));
+        std::vector<double> firsts;
+        for (int sd = 1; sd <= seeds; ++sd) {
+            const auto r = replay(f, backend, uint64_t(sd), params, first);
+            needed.push_back(r.needed);
+            firsts.push_back(r.first);
+        }
         std::sort(needed.begin(), needed.end());
+        std::sort(firsts.begin(), firsts.end());
         const int median = needed[needed.size() / 2], worst = needed.back();
         const double n = double(f.speedup.size());
         const bool met = worst <= 0.2 * n + 1e-9;
@@ -434,29 +419,28 @@ int main(int argc, char **argv)
         int near = 0; // points within 3% of the best: a random order needs (n + 1) / (near + 1) on average
         for (const auto &[k, sp] : f.speedup)
             near += sp > 0 && sp * kWithin >= f.bestSpeedup;
-        // The first template's seed, the search's first evaluation: what a space of under 10 points hangs on.
-        std::string first = "no seed";
-        for (const auto *t : f.lib.forFamily(fam, backend))
-            if (t->seed) {
-                const auto sp = f.speedup.find(key(t->id, t->seed(f.card)));
-                char buf[64];
-                std::snprintf(buf, sizeof buf, "%.2f", sp == f.speedup.end() ? -1.0 : sp->second / f.bestSpeedup);
-                first = sp == f.speedup.end() ? "not swept" : buf;
-                break;
-            }
+        const double randomEvals = (n + 1) / (near + 1);
+        char budget[48], firstText[32];
+        std::snprintf(budget, sizeof budget, "%.1f%s", 0.2 * n, 0.2 * n < 1 ? " (under one)" : "");
+        const double firstRatio = firsts[firsts.size() / 2]; // the median seed's
+        std::snprintf(firstText, sizeof firstText, "%.2f", firstRatio);
         families_met += met;
         families_met_ceil += metCeil;
         ++families_run;
-        std::printf("| %s | %zu | %zu | %s | %d | %s (%.3fx) | %d | %d, %d | %.0f%%, %.0f%% | %.0f%% | %s | %s | %s |\n", fam.c_str(),
+        sumMedian += median;
+        sumWorst += worst;
+        sumRandom += randomEvals;
+        std::printf("| %s | %zu | %zu | %s | %d | %s (%.3fx) | %d | %s | %d, %d | %.0f%%, %.0f%% | %.1f, %.0f%% | %s | %s | %s |\n", fam.c_str(),
                     templates.size(), f.speedup.size(), f.valuesKept ? std::to_string(f.valuesKept).c_str() : "all", f.failed,
-                    f.best.c_str(), f.bestSpeedup, near, median, worst, 100.0 * median / n, 100.0 * worst / n,
-                    100.0 * (n + 1) / (near + 1) / n, met ? "yes" : "no", metCeil ? "yes" : "no", first.c_str());
+                    f.best.c_str(), f.bestSpeedup, near, budget, median, worst, 100.0 * median / n, 100.0 * worst / n, randomEvals,
+                    100.0 * randomEvals / n, met ? "yes" : "no", metCeil ? "yes" : "no", firstRatio > 0 ? firstText : "failed");
         std::fflush(stdout);
     }
     pool.shutdown();
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::printf("\n%d of %d families within 3%% of the sweep's best after at most 20%% of the evaluations (worst seed); "
-                "%d of %d after at most ceil(20%%), at least one evaluation; first proposals: %s; %d evaluations swept in %.0f s\n",
-                families_met, families_run, families_met_ceil, families_run, first.c_str(), evaluations, seconds);
+                "%d of %d after at most ceil(20%%), at least one evaluation; evaluations to within 3%% summed over the families: "
+                "%d (median seeds), %d (worst seeds), %.1f expected of a random order; first proposals: %s; %d evaluations swept in %.0f s\n",
+                families_met, families_run, families_met_ceil, families_run, sumMedian, sumWorst, sumRandom, first.c_str(), evaluations, seconds);
     return 0;
 }

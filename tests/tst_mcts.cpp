@@ -1,8 +1,14 @@
 // Tree statistics and selection, as tables: progressive widening, skipping nodes in flight, repairs
-// of failed nodes bounded, and the guard's speed decision.
+// of failed nodes bounded, and the guard's speed decision. The template proposer's informed expansion
+// on hand-built spaces: coordinate moves, no point twice, the template switch rule.
 #include <QtTest>
 
 #include <cmath>
+#include <set>
+
+#include "proposers/template_moves.h"
+#include "proposers/template_proposer.h"
+#include "search/policy_replay.h"
 
 #include "protocol/verdict.h"
 #include "search/campaign.h"
@@ -38,6 +44,66 @@ QStringList specs(std::initializer_list<const char *> v)
     for (const char *x : v)
         out << QString::fromLatin1(x);
     return out;
+}
+
+// A hand-built template of the family "hand": parameters p0, p1, ... with `sizes[k]` ordered values
+// 0..sizes[k]-1; `seed` its seed point (empty: none).
+KernelTemplate handTemplate(const std::string &id, const QList<int> &sizes, const QList<int> &seed = {})
+{
+    KernelTemplate t;
+    t.id = id;
+    t.family = "hand";
+    t.backend = "cpu";
+    for (int k = 0; k < sizes.size(); ++k)
+        for (int v = 0; v < sizes[k]; ++v)
+            t.space["p" + std::to_string(k)].push_back(v);
+    t.render = [](const nlohmann::json &, const OperatorCard &) { return std::string("// a hand-built point"); };
+    if (!seed.isEmpty())
+        t.seed = [seed](const OperatorCard &) {
+            nlohmann::json p = nlohmann::json::object();
+            for (int k = 0; k < seed.size(); ++k)
+                p["p" + std::to_string(k)] = seed[k];
+            return p;
+        };
+    return t;
+}
+
+OperatorCard handCard()
+{
+    OperatorCard c;
+    c.key = "hand";
+    c.family = "hand";
+    return c;
+}
+
+nlohmann::json point(const QList<int> &idx)
+{
+    nlohmann::json p = nlohmann::json::object();
+    for (int k = 0; k < idx.size(); ++k)
+        p["p" + std::to_string(k)] = idx[k];
+    return p;
+}
+
+// "2,1=0.5": a point and its speedup (0: failed).
+std::pair<nlohmann::json, double> measured(const QString &spec)
+{
+    const auto parts = spec.split(QLatin1Char('='));
+    QList<int> idx;
+    for (const auto &v : parts[0].split(QLatin1Char(',')))
+        idx << v.toInt();
+    return {point(idx), parts.size() > 1 ? parts[1].toDouble() : 0.0};
+}
+
+NodeRecord result(int64_t id, int64_t parent, const std::string &templateId, const nlohmann::json &params, double speedup)
+{
+    NodeRecord n;
+    n.id = id;
+    n.parentId = parent;
+    n.templateId = templateId;
+    n.params = params;
+    n.speedup = speedup;
+    n.status = speedup > 0 ? "accepted" : "incorrect";
+    return n;
 }
 
 } // namespace
@@ -363,6 +429,208 @@ private slots:
         QVERIFY(total <= budget);
         QCOMPARE(plan.nodes, total);
         QVERIFY2(std::abs(amdahlBound(plan) - bound) < 1e-9, qPrintable(QString::number(amdahlBound(plan))));
+    }
+
+    // A separable space, each parameter unimodal along its order: from the seed, or from the middle of
+    // each parameter's values, the search (tree and proposer as the engine runs them) evaluates the best
+    // point within 1 + sum(values - 1) evaluations, whatever the replay's seed, and never a point twice.
+    void coordinateMovesReachTheOptimum_data()
+    {
+        QTest::addColumn<QList<int>>("sizes");
+        QTest::addColumn<QList<int>>("optimum");
+        QTest::addColumn<QList<int>>("seed");
+        QTest::newRow("corner, from the middle") << QList<int>{5, 4, 3} << QList<int>{0, 0, 0} << QList<int>{};
+        QTest::newRow("far corner, from the middle") << QList<int>{5, 4, 3} << QList<int>{4, 3, 2} << QList<int>{};
+        QTest::newRow("middle, from a corner seed") << QList<int>{5, 4, 3} << QList<int>{2, 1, 1} << QList<int>{0, 0, 0};
+        QTest::newRow("far corner, from a corner seed") << QList<int>{5, 4, 3} << QList<int>{4, 3, 2} << QList<int>{0, 0, 0};
+        QTest::newRow("four parameters") << QList<int>{6, 5, 4, 3} << QList<int>{5, 0, 3, 1} << QList<int>{};
+        QTest::newRow("two long lines") << QList<int>{8, 8} << QList<int>{7, 0} << QList<int>{3, 4};
+        QTest::newRow("one parameter") << QList<int>{10} << QList<int>{9} << QList<int>{};
+    }
+
+    void coordinateMovesReachTheOptimum()
+    {
+        QFETCH(QList<int>, sizes);
+        QFETCH(QList<int>, optimum);
+        QFETCH(QList<int>, seed);
+        TemplateLibrary lib;
+        lib.add(handTemplate("hand.sep", sizes, seed));
+        const Measure measure = [&](const std::string &, const nlohmann::json &p) -> std::optional<double> {
+            double s = 1;
+            for (int k = 0; k < sizes.size(); ++k)
+                s /= 1.0 + 0.3 * (k + 1) * std::abs(p.at("p" + std::to_string(k)).get<int>() - optimum[k]);
+            return s;
+        };
+        int bound = 1;
+        for (int n : sizes)
+            bound += n - 1;
+        for (uint64_t rs = 1; rs <= 5; ++rs) {
+            TemplateProposer proposer("cpu", lib);
+            const auto steps = replaySearch(proposer, handCard(), MctsParams{}, rs, 1000, measure,
+                                            [](const ReplayStep &s) { return s.speedup >= 1.0; });
+            QVERIFY(!steps.empty());
+            QCOMPARE(steps.back().params, point(optimum));
+            QVERIFY2(int(steps.size()) <= bound, qPrintable(QStringLiteral("%1 evaluations, bound %2, replay seed %3: last move %4")
+                                                               .arg(steps.size()).arg(bound).arg(rs).arg(QString::fromStdString(steps.back().rationale))));
+            std::set<std::string> points;
+            for (const auto &st : steps)
+                QVERIFY(points.insert(st.params.dump()).second);
+            if (!seed.isEmpty())
+                QCOMPARE(steps.front().params, point(seed));
+        }
+    }
+
+    // Two templates with invalid points (p0 + p1 == 3) and failing ones (p0 == 1): the search proposes
+    // every valid point once and only once, then has nothing left from the root or from any node.
+    void noPointProposedTwice()
+    {
+        TemplateLibrary lib;
+        for (const char *id : {"hand.a", "hand.b"}) {
+            auto t = handTemplate(id, {4, 3}, std::string(id) == "hand.a" ? QList<int>{0, 0} : QList<int>{});
+            t.valid = [](const nlohmann::json &p, const OperatorCard &) { return p.at("p0").get<int>() + p.at("p1").get<int>() != 3; };
+            lib.add(std::move(t));
+        }
+        const Measure measure = [](const std::string &id, const nlohmann::json &p) -> std::optional<double> {
+            if (p.at("p0").get<int>() + p.at("p1").get<int>() == 3)
+                return std::nullopt; // an invalid point proposed: replaySearch throws
+            return p.at("p0").get<int>() == 1 ? 0.0 : (id == "hand.a" ? 1.0 : 2.0) + 0.1 * p.at("p1").get<int>();
+        };
+        const int valid = 2 * (4 * 3 - 3);
+        TemplateProposer proposer("cpu", lib);
+        std::vector<ReplayStep> steps;
+        try {
+            steps = replaySearch(proposer, handCard(), MctsParams{}, 7, 1000, measure);
+        } catch (const std::exception &e) {
+            QFAIL(e.what());
+        }
+        QCOMPARE(int(steps.size()), valid);
+        std::set<std::string> points;
+        for (const auto &st : steps)
+            QVERIFY2(points.insert(st.templateId + st.params.dump()).second, st.rationale.c_str());
+        std::mt19937_64 rng(1);
+        QVERIFY(!proposer.propose(handCard(), nullptr, rng));
+        const auto node = result(steps.front().node, 0, steps.front().templateId, steps.front().params, steps.front().speedup);
+        QVERIFY(!proposer.propose(handCard(), &node, rng));
+    }
+
+    // From the root, every template's start comes first, seeded templates before the others (which
+    // start at the middle of their values); then moves from the best point so far.
+    void everyTemplateStartsFirst()
+    {
+        TemplateLibrary lib;
+        lib.add(handTemplate("hand.plain", {5, 3}));
+        lib.add(handTemplate("hand.seeded", {5, 3}, {4, 0}));
+        TemplateProposer proposer("cpu", lib);
+        std::mt19937_64 rng(3);
+        const auto first = proposer.propose(handCard(), nullptr, rng);
+        QVERIFY(first);
+        QCOMPARE(first->templateId, std::string("hand.seeded"));
+        QCOMPARE(first->params, point({4, 0}));
+        const auto second = proposer.propose(handCard(), nullptr, rng);
+        QVERIFY(second);
+        QCOMPARE(second->templateId, std::string("hand.plain"));
+        QCOMPARE(second->params, point({2, 1}));
+        proposer.finished(result(1, 0, "hand.seeded", point({4, 0}), 0.5));
+        proposer.finished(result(2, 0, "hand.plain", point({2, 1}), 1.5));
+        const auto third = proposer.propose(handCard(), nullptr, rng);
+        QVERIFY(third);
+        QCOMPARE(third->templateId, std::string("hand.plain")); // a move from the best so far
+        QVERIFY2(third->rationale.find("from the best so far") != std::string::npos, third->rationale.c_str());
+    }
+
+    // A template switches only when its best is clearly behind another's (under half of it) once it has
+    // two results; otherwise a node's children stay in its template.
+    void templateSwitchRule_data()
+    {
+        QTest::addColumn<QStringList>("a"); // results of hand.a, "p0=speedup" (0: failed)
+        QTest::addColumn<QStringList>("b");
+        QTest::addColumn<QString>("expected"); // the template of the proposal from a's last node
+        QTest::newRow("clearly behind") << QStringList{QStringLiteral("2=0.2"), QStringLiteral("3=0.3")} << QStringList{QStringLiteral("2=1.0")}
+                                        << QStringLiteral("hand.b");
+        QTest::newRow("close behind") << QStringList{QStringLiteral("2=0.6"), QStringLiteral("3=0.7")} << QStringList{QStringLiteral("2=1.0")}
+                                      << QStringLiteral("hand.a");
+        QTest::newRow("behind on its start alone") << QStringList{QStringLiteral("2=0.2")} << QStringList{QStringLiteral("2=1.0")}
+                                                   << QStringLiteral("hand.a");
+        QTest::newRow("failed twice") << QStringList{QStringLiteral("2=0"), QStringLiteral("3=0")} << QStringList{QStringLiteral("2=1.0")}
+                                      << QStringLiteral("hand.b");
+        QTest::newRow("the other failed") << QStringList{QStringLiteral("2=0.2"), QStringLiteral("3=0.3")} << QStringList{QStringLiteral("2=0")}
+                                          << QStringLiteral("hand.a");
+        QTest::newRow("ahead") << QStringList{QStringLiteral("2=2.0"), QStringLiteral("3=2.5")} << QStringList{QStringLiteral("2=1.0")}
+                               << QStringLiteral("hand.a");
+    }
+
+    void templateSwitchRule()
+    {
+        QFETCH(QStringList, a);
+        QFETCH(QStringList, b);
+        QFETCH(QString, expected);
+        TemplateLibrary lib;
+        lib.add(handTemplate("hand.a", {6}));
+        lib.add(handTemplate("hand.b", {6}));
+        TemplateProposer proposer("cpu", lib);
+        int64_t id = 0, parent = 0;
+        NodeRecord last;
+        for (const auto &spec : a) { // a chain under the root: each a child of the one before
+            const auto [p, s] = measured(spec);
+            last = result(++id, parent, "hand.a", p, s);
+            proposer.known(last);
+            parent = id;
+        }
+        for (const auto &spec : b) {
+            const auto [p, s] = measured(spec);
+            proposer.known(result(++id, 0, "hand.b", p, s));
+        }
+        std::mt19937_64 rng(5);
+        const auto next = proposer.propose(handCard(), &last, rng);
+        QVERIFY(next);
+        QCOMPARE(QString::fromStdString(next->templateId), expected);
+        QCOMPARE(next->rationale.rfind("switch template", 0) == 0, expected != QLatin1String("hand.a"));
+    }
+
+    // One move from an origin, ranked by what was measured: "p0,p1=speedup" points, the origin (1.0x),
+    // and the move expected ("p1=2") with its rank.
+    void movesFollowTheMeasurements_data()
+    {
+        QTest::addColumn<QStringList>("evidence");
+        QTest::addColumn<QString>("origin");
+        QTest::addColumn<QString>("move");
+        QTest::addColumn<QString>("rank");
+        QTest::newRow("nothing measured: towards more values") << QStringList{} << QStringLiteral("1,1") << QStringLiteral("p0=2")
+                                                               << QStringLiteral("unexplored");
+        QTest::newRow("came down from p0 = 3: go on") << QStringList{QStringLiteral("3,1=0.5")} << QStringLiteral("2,1") << QStringLiteral("p0=1")
+                                                      << QStringLiteral("improving");
+        QTest::newRow("a local best on p0: try p1") << QStringList{QStringLiteral("1,0=0.5"), QStringLiteral("3,0=0.5")} << QStringLiteral("2,0")
+                                                    << QStringLiteral("p1=1") << QStringLiteral("unexplored");
+        QTest::newRow("values tried elsewhere come after new ones")
+            << QStringList{QStringLiteral("1,0=0.5"), QStringLiteral("3,0=0.5")} << QStringLiteral("2,1") << QStringLiteral("p1=2")
+            << QStringLiteral("unexplored");
+        QTest::newRow("every neighbour worse: beyond the worse one")
+            << QStringList{QStringLiteral("0,1=0.5"), QStringLiteral("2,1=0.5"), QStringLiteral("1,0=0.5"), QStringLiteral("1,2=0.5")}
+            << QStringLiteral("1,1") << QStringLiteral("p0=3") << QStringLiteral("beyond a worse point");
+        QTest::newRow("failures count as worse") << QStringList{QStringLiteral("0,1=0"), QStringLiteral("2,1=0"), QStringLiteral("1,0=0"),
+                                                                QStringLiteral("1,2=0")}
+                                                 << QStringLiteral("1,1") << QStringLiteral("p0=3") << QStringLiteral("beyond a worse point");
+    }
+
+    void movesFollowTheMeasurements()
+    {
+        QFETCH(QStringList, evidence);
+        QFETCH(QString, origin);
+        QFETCH(QString, move);
+        QFETCH(QString, rank);
+        const auto t = handTemplate("hand.m", {5, 3});
+        moves::Evidence e;
+        for (const auto &spec : evidence) {
+            const auto [p, s] = measured(spec);
+            e.measure(t.id, p, s > 0 ? s : -1.0);
+        }
+        const auto o = measured(origin).first;
+        e.measure(t.id, o, 1.0);
+        std::mt19937_64 rng(11);
+        const auto m = moves::bestMove({moves::Origin{&t, o, 1.0, 1}}, handCard(), e, rng);
+        QVERIFY(m);
+        QCOMPARE(QString::fromStdString(m->parameter + "=" + m->to.dump()), move);
+        QCOMPARE(QString::fromLatin1(moves::rankName(m->rank)), rank);
     }
 
     void amdahlOfMeasuredSpeedups()

@@ -40,6 +40,9 @@ public:
     // A node of this operator already in the session (a resumed search), told before begin(): the
     // proposer proposes nothing it already made.
     virtual void known(const NodeRecord &node) {}
+    // A node's result arrived (its status, speedup and reward set; its id and parent id too): the
+    // template proposer moves from what was measured.
+    virtual void finished(const NodeRecord &node) {}
     virtual std::string stopReason() const { return {}; }
 };
 

@@ -1,42 +1,55 @@
 #include "proposers/template_proposer.h"
 
 #include <algorithm>
+#include <cstdio>
+
+#include "search/search_engine.h"
 
 namespace kforge {
+
+namespace {
+
+std::string speedupText(double s)
+{
+    if (s < 0)
+        return "failed";
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.2fx", s);
+    return buf;
+}
+
+std::string describe(const moves::Origin &o)
+{
+    return (o.node ? "node " + std::to_string(o.node) : std::string("the parent")) + " (" + speedupText(o.score) + ")";
+}
+
+} // namespace
 
 TemplateProposer::TemplateProposer(std::string backend, const TemplateLibrary &lib)
     : m_backend(std::move(backend)), m_lib(lib)
 {
 }
 
-nlohmann::json TemplateProposer::randomPoint(const KernelTemplate &t, std::mt19937_64 &rng) const
+void TemplateProposer::known(const NodeRecord &node)
 {
-    nlohmann::json p = nlohmann::json::object();
-    for (const auto &[name, values] : t.space)
-        p[name] = values[std::uniform_int_distribution<size_t>(0, values.size() - 1)(rng)];
-    return p;
+    if (!node.parentId) // the baseline
+        return;
+    if (!m_evidence.isSeen(node.templateId, node.params))
+        ++m_seenByTemplate[node.templateId];
+    m_evidence.propose(node.templateId, node.params);
+    if (!isUnfinished(node.status))
+        finished(node);
 }
 
-nlohmann::json TemplateProposer::neighbour(const KernelTemplate &t, const nlohmann::json &from, std::mt19937_64 &rng) const
+void TemplateProposer::finished(const NodeRecord &node)
 {
-    nlohmann::json p = from;
-    auto it = t.space.begin();
-    std::advance(it, std::uniform_int_distribution<size_t>(0, t.space.size() - 1)(rng));
-    const auto &[name, values] = *it;
-    auto pos = std::find(values.begin(), values.end(), from.value(name, nlohmann::json()));
-    if (pos == values.end()) {
-        p[name] = values.front();
-        return p;
-    }
-    const auto idx = size_t(pos - values.begin());
-    const bool up = std::uniform_int_distribution<int>(0, 1)(rng) == 1;
-    if (up && idx + 1 < values.size())
-        p[name] = values[idx + 1];
-    else if (idx > 0)
-        p[name] = values[idx - 1];
-    else if (idx + 1 < values.size())
-        p[name] = values[idx + 1];
-    return p;
+    if (!node.parentId)
+        return;
+    if (!m_evidence.isSeen(node.templateId, node.params)) // a node it did not propose (a lesson's warm start)
+        ++m_seenByTemplate[node.templateId];
+    const double score = isCorrectStatus(node.status) && node.speedup > 0 ? node.speedup : -1.0;
+    m_evidence.measure(node.templateId, node.params, score);
+    m_results[node.id] = Result{node.templateId, node.params, score};
 }
 
 Proposal TemplateProposer::render(const KernelTemplate &t, const nlohmann::json &params, const OperatorCard &card) const
@@ -51,49 +64,128 @@ Proposal TemplateProposer::render(const KernelTemplate &t, const nlohmann::json 
     return prop;
 }
 
+double TemplateProposer::templateBest(const std::string &templateId) const
+{
+    double best = -1;
+    for (const auto &[id, r] : m_results)
+        if (r.templateId == templateId)
+            best = std::max(best, r.score);
+    return best;
+}
+
+int TemplateProposer::templateResults(const std::string &templateId) const
+{
+    int n = 0;
+    for (const auto &[id, r] : m_results)
+        n += r.templateId == templateId;
+    return n;
+}
+
+std::vector<moves::Origin> TemplateProposer::origins(const KernelTemplate &t) const
+{
+    std::vector<moves::Origin> out;
+    for (const auto &[id, r] : m_results)
+        if (r.templateId == t.id && r.score > 0)
+            out.push_back({&t, r.params, r.score, id});
+    std::stable_sort(out.begin(), out.end(), [](const auto &a, const auto &b) { return a.score > b.score; });
+    return out;
+}
+
+std::optional<Proposal> TemplateProposer::take(const KernelTemplate &t, const nlohmann::json &params, const OperatorCard &card, std::string why)
+{
+    if (m_evidence.isSeen(t.id, params))
+        return std::nullopt;
+    m_evidence.propose(t.id, params);
+    ++m_seenByTemplate[t.id];
+    Proposal p = render(t, params, card);
+    p.rationale = std::move(why);
+    return p;
+}
+
+std::optional<Proposal> TemplateProposer::takeMove(const moves::Move &m, const std::vector<moves::Origin> &from, const OperatorCard &card,
+                                                   const std::string &prefix)
+{
+    return take(*m.tmpl, m.params, card,
+                prefix + "move " + m.parameter + " from " + m.from.dump() + " to " + m.to.dump() + " (" + moves::rankName(m.rank) + ") from "
+                    + describe(from[m.origin]));
+}
+
+std::optional<Proposal> TemplateProposer::fromRoot(const std::vector<const KernelTemplate *> &templates, const OperatorCard &card,
+                                                   std::mt19937_64 &rng)
+{
+    // Every template's start, the seeded ones first.
+    std::vector<const KernelTemplate *> order = templates;
+    std::stable_partition(order.begin(), order.end(), [](const KernelTemplate *t) { return bool(t->seed); });
+    for (const auto *t : order) {
+        if (m_seenByTemplate[t->id] > 0)
+            continue;
+        if (t->seed) {
+            const auto seed = t->seed(card);
+            if ((!t->valid || t->valid(seed, card)) && !m_evidence.isSeen(t->id, seed))
+                return take(*t, seed, card, "expert starting point for " + t->id);
+        }
+        if (const auto c = moves::nearestUnseen(*t, moves::centre(*t), card, m_evidence, rng))
+            return take(*t, *c, card, "first attempt with " + t->id + " at the middle of each parameter's values");
+    }
+    // Then from the best points so far, whichever template they are of.
+    std::vector<moves::Origin> all;
+    for (const auto *t : templates) {
+        const auto o = origins(*t);
+        all.insert(all.end(), o.begin(), o.end());
+    }
+    std::stable_sort(all.begin(), all.end(), [](const auto &a, const auto &b) { return a.score > b.score; });
+    if (const auto m = moves::bestMove(all, card, m_evidence, rng))
+        return takeMove(*m, all, card, "from the best so far: ");
+    // No coordinate move is left from any correct point: the unseen point nearest each template's best.
+    std::vector<const KernelTemplate *> byBest = templates;
+    std::stable_sort(byBest.begin(), byBest.end(), [&](auto *a, auto *b) { return templateBest(a->id) > templateBest(b->id); });
+    for (const auto *t : byBest) {
+        const auto o = origins(*t);
+        const auto target = o.empty() ? moves::centre(*t) : o.front().params;
+        if (const auto p = moves::nearestUnseen(*t, target, card, m_evidence, rng))
+            return take(*t, *p, card, "the unseen point of " + t->id + " nearest " + (o.empty() ? "the middle of its values" : describe(o.front())));
+    }
+    return std::nullopt;
+}
+
+std::optional<Proposal> TemplateProposer::fromNode(const std::vector<const KernelTemplate *> &templates, const KernelTemplate &t,
+                                                   const NodeRecord &parent, const OperatorCard &card, std::mt19937_64 &rng)
+{
+    // A template clearly behind another's best gives its budget to that one.
+    const double own = templateBest(t.id);
+    const KernelTemplate *leader = nullptr;
+    for (const auto *u : templates)
+        if (u != &t && templateBest(u->id) > 0 && (!leader || templateBest(u->id) > templateBest(leader->id)))
+            leader = u;
+    if (leader && templateResults(t.id) >= 2 && own < kClearlyBehind * templateBest(leader->id)) {
+        const auto from = origins(*leader);
+        if (const auto m = moves::bestMove(from, card, m_evidence, rng))
+            return takeMove(*m, from, card,
+                            "switch template to " + leader->id + " (" + t.id + "'s best " + speedupText(own) + " is under half of its "
+                                + speedupText(templateBest(leader->id)) + "): ");
+    }
+    auto from = origins(t);
+    if (from.empty() || !m_results.count(parent.id)) { // nothing correct yet (a repair), or a parent never reported
+        const double score = isCorrectStatus(parent.status) && parent.speedup > 0 ? parent.speedup : -1.0;
+        if (from.empty() || score > from.front().score)
+            from.insert(from.begin(), moves::Origin{&t, parent.params, score, parent.id});
+    }
+    if (const auto m = moves::bestMove(from, card, m_evidence, rng))
+        return takeMove(*m, from, card, "");
+    if (const auto p = moves::nearestUnseen(t, from.front().params, card, m_evidence, rng))
+        return take(t, *p, card, "no move along one parameter is left: the unseen point of " + t.id + " nearest " + describe(from.front()));
+    return fromRoot(templates, card, rng); // this template is spent: the others
+}
+
 std::optional<Proposal> TemplateProposer::propose(const OperatorCard &card, const NodeRecord *parent, std::mt19937_64 &rng)
 {
     const auto templates = m_lib.forFamily(card.family, m_backend);
     if (templates.empty())
         return std::nullopt;
-    const KernelTemplate *parentTemplate = parent ? m_lib.find(parent->templateId) : nullptr;
-    if (!parent)
-        for (const auto *t : templates) {
-            if (!t->seed)
-                continue;
-            const auto params = t->seed(card);
-            if ((t->valid && !t->valid(params, card)) || !m_seen.insert(t->id + params.dump()).second)
-                continue;
-            Proposal p = render(*t, params, card);
-            p.rationale = "expert starting point for " + t->id;
-            return p;
-        }
-    for (int attempt = 0; attempt < 64; ++attempt) {
-        const KernelTemplate *t = nullptr;
-        nlohmann::json params;
-        std::string why;
-        const bool switchTemplate = !parentTemplate || std::uniform_real_distribution<double>(0, 1)(rng) < 0.25;
-        if (switchTemplate) {
-            t = templates[std::uniform_int_distribution<size_t>(0, templates.size() - 1)(rng)];
-            params = randomPoint(*t, rng);
-            why = parentTemplate ? "switch template to " + t->id : "first attempt with " + t->id;
-        } else {
-            t = parentTemplate;
-            params = neighbour(*t, parent->params, rng);
-            for (auto &[k, v] : params.items())
-                if (parent->params.value(k, nlohmann::json()) != v)
-                    why = "move " + k + " from " + parent->params[k].dump() + " to " + v.dump();
-        }
-        if (t->valid && !t->valid(params, card))
-            continue;
-        const std::string key = t->id + params.dump();
-        if (!m_seen.insert(key).second)
-            continue;
-        Proposal p = render(*t, params, card);
-        p.rationale = why;
-        return p;
-    }
-    return std::nullopt;
+    const KernelTemplate *t = parent ? m_lib.find(parent->templateId) : nullptr;
+    if (!t || t->family != card.family || t->backend != m_backend) // the root, or a node of no template of ours (a lesson's)
+        return fromRoot(templates, card, rng);
+    return fromNode(templates, *t, *parent, card, rng);
 }
 
 } // namespace kforge

@@ -1,11 +1,25 @@
 #pragma once
-// The offline proposer: picks a template and a point in its tuning space. From a parent it moves one
-// parameter to a neighbouring value, or (less often) switches to another template of the family. It
-// never proposes the same point twice in one search, a resumed one included.
-#include <set>
+// The offline proposer: picks a template and a point in its tuning space, informed by what the search
+// has measured (Proposer::finished, and Proposer::known on a resume).
+//  - From the root: each template's start first, seeded templates first (the expert seed, else the
+//    valid point nearest the middle of each parameter's values); once every template has one, the best
+//    coordinate move from the best points so far, over all templates.
+//  - From a node: the best coordinate move (proposers/template_moves.h) from the best points so far of
+//    the node's template (the node itself when none is correct: a repair). Selection picks the node,
+//    and so the template; the move starts from that template's best, not from the node, because a
+//    move from a poorer node of the same template spends an evaluation the best already answers (on a
+//    separable space, moves from subtree bests needed up to twice the evaluations). When the node's
+//    template is clearly behind another's (its best under half the other's speedup, once it has two
+//    results, so a start alone never condemns it), the move is made from the other template's best: a
+//    template switch. When no coordinate move is left, the unseen valid point nearest the best; then
+//    the other templates.
+// It never proposes the same point twice in one search, a resumed one included.
+#include <map>
+#include <optional>
 
 #include "proposers/proposer.h"
 #include "proposers/template_library.h"
+#include "proposers/template_moves.h"
 
 namespace kforge {
 
@@ -14,17 +28,36 @@ public:
     explicit TemplateProposer(std::string backend, const TemplateLibrary &lib = TemplateLibrary::builtin());
     std::string name() const override { return "templates"; }
     std::optional<Proposal> propose(const OperatorCard &card, const NodeRecord *parent, std::mt19937_64 &rng) override;
-    void known(const NodeRecord &node) override { m_seen.insert(node.templateId + node.params.dump()); }
+    void known(const NodeRecord &node) override;
+    void finished(const NodeRecord &node) override;
 
     Proposal render(const KernelTemplate &t, const nlohmann::json &params, const OperatorCard &card) const;
 
+    // A template is clearly behind another when its best speedup is under this fraction of the other's.
+    static constexpr double kClearlyBehind = 0.5;
+
 private:
-    nlohmann::json randomPoint(const KernelTemplate &t, std::mt19937_64 &rng) const;
-    nlohmann::json neighbour(const KernelTemplate &t, const nlohmann::json &from, std::mt19937_64 &rng) const;
+    struct Result {
+        std::string templateId;
+        nlohmann::json params;
+        double score = -1; // speedup when correct, -1 when not
+    };
+
+    std::optional<Proposal> fromRoot(const std::vector<const KernelTemplate *> &templates, const OperatorCard &card, std::mt19937_64 &rng);
+    std::optional<Proposal> fromNode(const std::vector<const KernelTemplate *> &templates, const KernelTemplate &t, const NodeRecord &parent,
+                                     const OperatorCard &card, std::mt19937_64 &rng);
+    // The correct results of `t`, best first.
+    std::vector<moves::Origin> origins(const KernelTemplate &t) const;
+    std::optional<Proposal> take(const KernelTemplate &t, const nlohmann::json &params, const OperatorCard &card, std::string why);
+    std::optional<Proposal> takeMove(const moves::Move &m, const std::vector<moves::Origin> &from, const OperatorCard &card, const std::string &prefix);
+    double templateBest(const std::string &templateId) const;
+    int templateResults(const std::string &templateId) const;
 
     std::string m_backend;
     const TemplateLibrary &m_lib;
-    std::set<std::string> m_seen;
+    moves::Evidence m_evidence;
+    std::map<int64_t, Result> m_results;         // evaluated nodes by id
+    std::map<std::string, int> m_seenByTemplate; // points proposed per template
 };
 
 } // namespace kforge

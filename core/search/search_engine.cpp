@@ -275,6 +275,7 @@ SearchProgress SearchEngine::run(int64_t sessionId, int64_t operatorId, const Op
             rec.reasons = c.verdict.reasons;
             rec.summary = c.verdict.summaryLine();
             rec.worker = c.verdict.worker;
+            m_proposer.finished(rec);
             if (observer)
                 observer->nodeFinished(rec);
         }

@@ -1,0 +1,190 @@
+#include "proposers/template_moves.h"
+
+#include <algorithm>
+#include <cmath>
+#include <tuple>
+
+namespace kforge::moves {
+
+std::string pointKey(const std::string &templateId, const nlohmann::json &params)
+{
+    return templateId + params.dump();
+}
+
+const char *rankName(Rank r)
+{
+    switch (r) {
+    case Rank::Improving:
+        return "improving";
+    case Rank::Unexplored:
+        return "unexplored";
+    case Rank::TriedElsewhere:
+        return "value tried elsewhere";
+    case Rank::BeyondWorse:
+        return "beyond a worse point";
+    }
+    return "";
+}
+
+void Evidence::measure(const std::string &templateId, const nlohmann::json &params, double s)
+{
+    const std::string key = pointKey(templateId, params);
+    seen.insert(key);
+    auto &list = evaluated[templateId];
+    if (score.count(key))
+        for (auto &[p, old] : list)
+            if (p == params)
+                old = s;
+    if (!score.count(key))
+        list.push_back({params, s});
+    score[key] = s;
+}
+
+namespace {
+
+bool validPoint(const KernelTemplate &t, const nlohmann::json &p, const OperatorCard &card)
+{
+    return !t.valid || t.valid(p, card);
+}
+
+std::optional<size_t> indexOf(const std::vector<nlohmann::json> &values, const nlohmann::json &v)
+{
+    const auto it = std::find(values.begin(), values.end(), v);
+    if (it == values.end())
+        return std::nullopt;
+    return size_t(it - values.begin());
+}
+
+// The nearest evaluated point's score walking from index `i` in direction `d` (the origin excluded).
+std::optional<double> nearestScore(const KernelTemplate &t, const nlohmann::json &origin, const std::string &name,
+                                   const std::vector<nlohmann::json> &values, size_t i, int d, const Evidence &e)
+{
+    for (long j = long(i) + d; j >= 0 && j < long(values.size()); j += d) {
+        nlohmann::json y = origin;
+        y[name] = values[size_t(j)];
+        const auto s = e.score.find(pointKey(t.id, y));
+        if (s != e.score.end())
+            return s->second;
+    }
+    return std::nullopt;
+}
+
+} // namespace
+
+std::optional<Move> bestMove(const std::vector<Origin> &origins, const OperatorCard &card, const Evidence &e, std::mt19937_64 &rng)
+{
+    // (group, origin, rank, evaluated on the line, -values left that way, rng): the smallest wins. The
+    // groups: improving or unexplored, tried elsewhere, beyond worse.
+    using Key = std::tuple<int, size_t, int, int, long, double>;
+    std::optional<Key> bestKey;
+    std::optional<Move> best;
+    std::uniform_real_distribution<double> jitter(0, 1);
+    for (size_t oi = 0; oi < origins.size(); ++oi) {
+        const auto &o = origins[oi];
+        if (!o.tmpl)
+            continue;
+        const auto &t = *o.tmpl;
+        for (const auto &[name, values] : t.space) {
+            const auto at = indexOf(values, o.params.value(name, nlohmann::json()));
+            if (values.size() < 2 || !at)
+                continue;
+            const size_t i = *at;
+            int lineEvaluated = 0;
+            for (size_t j = 0; j < values.size(); ++j) {
+                nlohmann::json y = o.params;
+                y[name] = values[j];
+                lineEvaluated += j != i && e.score.count(pointKey(t.id, y));
+            }
+            for (int d : {-1, +1}) {
+                std::optional<double> ahead; // the nearest evaluated point passed over on the way
+                std::optional<nlohmann::json> target;
+                for (long j = long(i) + d; j >= 0 && j < long(values.size()); j += d) {
+                    nlohmann::json y = o.params;
+                    y[name] = values[size_t(j)];
+                    const std::string k = pointKey(t.id, y);
+                    if (e.seen.count(k)) {
+                        const auto s = e.score.find(k);
+                        if (s != e.score.end() && !ahead)
+                            ahead = s->second;
+                        continue;
+                    }
+                    if (!validPoint(t, y, card))
+                        continue;
+                    target = std::move(y);
+                    break;
+                }
+                if (!target)
+                    continue;
+                const auto back = nearestScore(t, o.params, name, values, i, -d, e);
+                bool triedWorse = false; // the value moved to, measured on another line, did worse
+                if (const auto ev = e.evaluated.find(t.id); ev != e.evaluated.end())
+                    for (const auto &[p, s] : ev->second)
+                        triedWorse = triedWorse || (p.value(name, nlohmann::json()) == (*target)[name] && s < o.score);
+                const Rank rank = ahead && *ahead < o.score ? Rank::BeyondWorse
+                                : back && *back < o.score   ? Rank::Improving
+                                : triedWorse                ? Rank::TriedElsewhere
+                                                            : Rank::Unexplored;
+                const int group = rank == Rank::BeyondWorse ? 2 : rank == Rank::TriedElsewhere ? 1 : 0;
+                const long left = d > 0 ? long(values.size() - 1 - i) : long(i);
+                const Key key{group, oi, int(rank), lineEvaluated, -left, jitter(rng)};
+                if (!bestKey || key < *bestKey) {
+                    bestKey = key;
+                    best = Move{o.tmpl, *target, oi, name, values[i], (*target)[name], rank};
+                }
+            }
+        }
+    }
+    return best;
+}
+
+nlohmann::json centre(const KernelTemplate &t)
+{
+    nlohmann::json c = nlohmann::json::object();
+    for (const auto &[name, values] : t.space)
+        if (!values.empty())
+            c[name] = values[(values.size() - 1) / 2];
+    return c;
+}
+
+std::optional<nlohmann::json> nearestUnseen(const KernelTemplate &t, const nlohmann::json &target, const OperatorCard &card, const Evidence &e,
+                                            std::mt19937_64 &rng)
+{
+    std::vector<std::pair<std::string, const std::vector<nlohmann::json> *>> dims;
+    for (const auto &[name, values] : t.space) {
+        if (values.empty())
+            return std::nullopt;
+        dims.push_back({name, &values});
+    }
+    std::vector<std::optional<size_t>> targetIdx;
+    for (const auto &[name, values] : dims)
+        targetIdx.push_back(indexOf(*values, target.value(name, nlohmann::json())));
+    std::uniform_real_distribution<double> jitter(0, 1e-6);
+    std::optional<nlohmann::json> best;
+    double bestD = 0;
+    std::vector<size_t> idx(dims.size(), 0);
+    for (;;) { // every point of the grid, as an odometer
+        nlohmann::json p = nlohmann::json::object();
+        double dist = 0;
+        for (size_t d = 0; d < dims.size(); ++d) {
+            const auto &values = *dims[d].second;
+            p[dims[d].first] = values[idx[d]];
+            if (values.size() > 1)
+                dist += targetIdx[d] ? std::abs(double(idx[d]) - double(*targetIdx[d])) / double(values.size() - 1) : 0.5;
+        }
+        if (!e.isSeen(t.id, p) && validPoint(t, p, card)) {
+            dist += jitter(rng);
+            if (!best || dist < bestD) {
+                bestD = dist;
+                best = std::move(p);
+            }
+        }
+        size_t d = 0;
+        while (d < dims.size() && ++idx[d] == dims[d].second->size())
+            idx[d++] = 0;
+        if (d == dims.size())
+            break;
+    }
+    return best;
+}
+
+} // namespace kforge::moves
