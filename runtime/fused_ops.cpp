@@ -1,6 +1,7 @@
 #include "runtime/fused_ops.h"
 
 #include <optional>
+#include <set>
 
 #include <torch/csrc/jit/ir/constants.h>
 #include <torch/csrc/jit/ir/subgraph_matcher.h>
@@ -17,6 +18,18 @@ at::Tensor scaledSoftmaxChain(const at::Tensor &x, double scale, at::ScalarType 
 at::Tensor scaledMaskedSoftmaxChain(const at::Tensor &x, double scale, const at::Tensor &mask, at::ScalarType compute)
 {
     return at::softmax((x * scale + mask).to(compute), -1).to(x.scalar_type());
+}
+
+at::Tensor siluMulChain(const at::Tensor &gate, const at::Tensor &up)
+{
+    return at::silu(gate) * up;
+}
+
+at::Tensor rmsNormCastChain(const at::Tensor &x, const at::Tensor &weight, double eps, at::ScalarType compute)
+{
+    const auto xf = x.to(compute);
+    const auto var = xf.pow(2).mean({-1}, true);
+    return weight * (xf * at::rsqrt(var + eps)).to(x.scalar_type());
 }
 
 namespace {
@@ -49,6 +62,37 @@ const char *kPlainReplacement = R"(
 graph(%x, %scale, %f32, %nb1, %cp1, %mf1, %dim, %sdt, %odt, %nb2, %cp2, %mf2):
   %y = kforge::scaled_softmax(%x, %scale)
   return (%y))";
+// silu(gate) * up, either order of the product (IEEE multiplication commutes, and so do type promotion and
+// broadcasting).
+const char *kSiluMulPattern = R"(
+graph(%gate, %up):
+  %s = aten::silu(%gate)
+  %y = aten::mul(%s, %up)
+  return (%y))";
+const char *kMulSiluPattern = R"(
+graph(%gate, %up):
+  %s = aten::silu(%gate)
+  %y = aten::mul(%up, %s)
+  return (%y))";
+const char *kSiluMulReplacement = R"(
+graph(%gate, %up):
+  %y = kforge::silu_mul(%gate, %up)
+  return (%y))";
+// RMSNorm as `xf = x.float(); var = xf.pow(2).mean(-1, True); xf = xf * torch.rsqrt(var + eps);
+// return w * xf.to(x.dtype)` writes it (the weight on either side of the product); the mean's dims are
+// free, a list constant or a list built from a constant, and checked by the filter.
+const std::string kRmsHead = "graph(%x, %w, %f32, %nb1, %cp1, %mf1, %two, %dims, %keep, %mdt, %eps, %alpha, %odt, %nb2, %cp2, %mf2):\n";
+const std::string kRmsBody = R"(  %xf = aten::to(%x, %f32, %nb1, %cp1, %mf1)
+  %sq = aten::pow(%xf, %two)
+  %var = aten::mean(%sq, %dims, %keep, %mdt)
+  %ve = aten::add(%var, %eps, %alpha)
+  %r = aten::rsqrt(%ve)
+  %xn = aten::mul(%xf, %r)
+  %c = aten::to(%xn, %odt, %nb2, %cp2, %mf2)
+)";
+const std::string kWeightFirstRmsPattern = kRmsHead + kRmsBody + "  %y = aten::mul(%w, %c)\n  return (%y)";
+const std::string kWeightLastRmsPattern = kRmsHead + kRmsBody + "  %y = aten::mul(%c, %w)\n  return (%y)";
+const std::string kRmsReplacement = kRmsHead + "  %y = kforge::rms_norm_cast(%x, %w, %eps)\n  return (%y)";
 
 std::optional<c10::IValue> constantOf(const torch::jit::Value *v)
 {
@@ -58,16 +102,56 @@ std::optional<c10::IValue> constantOf(const torch::jit::Value *v)
     return c ? std::optional<c10::IValue>(*c) : std::nullopt;
 }
 
+using Vars = std::unordered_map<std::string, torch::jit::Value *>;
+
+// The graph's value a pattern's named value matched, or null.
+torch::jit::Value *matched(const torch::jit::Match &m, const Vars &vars, const char *name)
+{
+    const auto it = vars.find(name);
+    return it == vars.end() ? nullptr : m.values_map.at(it->second);
+}
+
+bool isConstInt(const torch::jit::Value *v, int64_t want)
+{
+    const auto c = constantOf(v);
+    return c && ((c->isInt() && c->toInt() == want) || (c->isDouble() && c->toDouble() == double(want)));
+}
+
+bool isConstNone(const torch::jit::Value *v)
+{
+    const auto c = constantOf(v);
+    return c && c->isNone();
+}
+
+bool isTensor(const torch::jit::Value *v)
+{
+    return v && v->type()->isSubtypeOf(*c10::TensorType::get());
+}
+
+// Casts as `.float()` and `.to(dtype)` write them: no non-blocking copy, no forced copy, no memory format.
+bool plainCasts(const torch::jit::Match &m, const Vars &vars)
+{
+    for (const char *flag : {"nb1", "cp1", "nb2", "cp2"}) {
+        const auto f = constantOf(matched(m, vars, flag));
+        if (!f || !f->isBool() || f->toBool())
+            return false;
+    }
+    return isConstNone(matched(m, vars, "mf1")) && isConstNone(matched(m, vars, "mf2"));
+}
+
+// Whether `dtype` is read from `x` itself (prim::dtype of x).
+bool dtypeOf(const torch::jit::Value *dtype, const torch::jit::Value *x)
+{
+    return dtype && x && dtype->node()->kind() == c10::Symbol::fromQualString("prim::dtype") && dtype->node()->input(0) == x;
+}
+
 // A match is the fused operator's meaning only when: the scale is a constant number, the first cast is
 // to float32 and the softmax is over the last dimension with no dtype of its own, the add's alpha is 1,
 // the final cast is to x's own dtype (prim::dtype of x, or a constant equal to it), and no cast copies
 // or changes the memory format. Anything else stays as the model wrote it.
-bool fusable(const torch::jit::Match &m, const std::unordered_map<std::string, torch::jit::Value *> &vars)
+bool softmaxFusable(const torch::jit::Match &m, const Vars &vars)
 {
-    const auto get = [&](const char *name) -> torch::jit::Value * {
-        const auto it = vars.find(name);
-        return it == vars.end() ? nullptr : m.values_map.at(it->second);
-    };
+    const auto get = [&](const char *name) { return matched(m, vars, name); };
     const auto scale = constantOf(get("scale"));
     if (!scale || !(scale->isDouble() || scale->isInt()))
         return false;
@@ -80,30 +164,19 @@ bool fusable(const torch::jit::Match &m, const std::unordered_map<std::string, t
     const auto sdt = constantOf(get("sdt"));
     if (!sdt || !sdt->isNone())
         return false;
-    if (vars.count("alpha")) {
-        const auto alpha = constantOf(get("alpha"));
-        if (!alpha || !((alpha->isInt() && alpha->toInt() == 1) || (alpha->isDouble() && alpha->toDouble() == 1.0)))
-            return false;
-    }
-    for (const char *flag : {"nb1", "cp1", "nb2", "cp2"}) {
-        const auto f = constantOf(get(flag));
-        if (!f || !f->isBool() || f->toBool())
-            return false;
-    }
-    for (const char *mf : {"mf1", "mf2"}) {
-        const auto f = constantOf(get(mf));
-        if (!f || !f->isNone())
-            return false;
-    }
+    if (vars.count("alpha") && !isConstInt(get("alpha"), 1))
+        return false;
+    if (!plainCasts(m, vars))
+        return false;
     // The output dtype: x's own, as `.to(q.dtype)` reads it from a tensor of x's dtype. Only
     // prim::dtype of x itself is certain from the graph alone; any other source is left alone.
     const auto *odt = get("odt");
     const auto *x = get("x");
     if (!odt || odt->node()->kind() != c10::Symbol::fromQualString("prim::dtype"))
         return false;
-    const auto *src = odt->node()->input(0);
-    if (src == x)
+    if (dtypeOf(odt, x))
         return true;
+    const auto *src = odt->node()->input(0);
     // `.to(q.dtype)` with s = q @ k^T * scale: q and x are both outputs of bf16 math; accept a dtype taken
     // from an input of the matmul that produced x.
     const auto *producer = x->node();
@@ -114,32 +187,103 @@ bool fusable(const torch::jit::Match &m, const std::unordered_map<std::string, t
     return false;
 }
 
+// aten::mul also matches a product with a number (mul.Scalar): only a tensor `up` is the fused operator.
+// The SiLU's output has no use outside the match (the matcher refuses a pattern's inner value used elsewhere).
+bool siluMulFusable(const torch::jit::Match &m, const Vars &vars)
+{
+    return isTensor(matched(m, vars, "up"));
+}
+
+// The mean's dims as a list of ints: a list constant, or prim::ListConstruct of int constants.
+std::optional<std::vector<int64_t>> intList(const torch::jit::Value *v)
+{
+    if (const auto c = constantOf(v); c && c->isIntList())
+        return c->toIntVector();
+    if (!v || v->node()->kind() != c10::Symbol::fromQualString("prim::ListConstruct"))
+        return std::nullopt;
+    std::vector<int64_t> out;
+    for (const auto *in : v->node()->inputs()) {
+        const auto c = constantOf(in);
+        if (!c || !c->isInt())
+            return std::nullopt;
+        out.push_back(c->toInt());
+    }
+    return out;
+}
+
+// The RMSNorm chain is the fused operator's only with: the upcast to float32, the square as pow 2, the mean
+// over [-1] kept with no dtype, eps a float constant added with alpha 1, the cast back to x's own dtype
+// (prim::dtype of x), plain casts, and a tensor weight.
+bool rmsNormFusable(const torch::jit::Match &m, const Vars &vars)
+{
+    const auto get = [&](const char *name) { return matched(m, vars, name); };
+    const auto keep = constantOf(get("keep"));
+    const auto eps = constantOf(get("eps"));
+    return isConstInt(get("f32"), int64_t(at::kFloat)) && isConstInt(get("two"), 2) && intList(get("dims")) == std::vector<int64_t>{-1}
+           && keep && keep->isBool() && keep->toBool() && isConstNone(get("mdt")) && eps && eps->isDouble() && isConstInt(get("alpha"), 1)
+           && plainCasts(m, vars) && dtypeOf(get("odt"), get("x")) && isTensor(get("w"));
+}
+
+struct FusedPattern {
+    const char *op; // the operator the replacement calls
+    std::string pattern, replacement;
+    bool (*fusable)(const torch::jit::Match &, const Vars &);
+};
+
+// In order: the masked softmax before the plain one, whose pattern is its tail.
+const FusedPattern kPatterns[] = {
+    {"kforge::scaled_masked_softmax", kMaskedPattern, kMaskedReplacement, softmaxFusable},
+    {"kforge::scaled_softmax", kPlainPattern, kPlainReplacement, softmaxFusable},
+    {"kforge::silu_mul", kSiluMulPattern, kSiluMulReplacement, siluMulFusable},
+    {"kforge::silu_mul", kMulSiluPattern, kSiluMulReplacement, siluMulFusable},
+    {"kforge::rms_norm_cast", kWeightFirstRmsPattern, kRmsReplacement, rmsNormFusable},
+    {"kforge::rms_norm_cast", kWeightLastRmsPattern, kRmsReplacement, rmsNormFusable},
+};
+
+int fusedCalls(const std::shared_ptr<torch::jit::Graph> &g)
+{
+    std::set<c10::Symbol> ops;
+    for (const auto &p : kPatterns)
+        ops.insert(c10::Symbol::fromQualString(p.op));
+    int n = 0;
+    for (const auto *node : g->nodes())
+        n += int(ops.count(node->kind()));
+    return n;
+}
+
 } // namespace
 
 int rewriteFusedPatterns(torch::jit::Module &module)
 {
-    int replaced = 0;
-    const auto countIn = [](const std::shared_ptr<torch::jit::Graph> &g, const char *name) {
-        int n = 0;
-        const auto sym = c10::Symbol::fromQualString(name);
-        for (const auto *node : g->nodes())
-            if (node->kind() == sym)
-                ++n;
-        return n;
-    };
+    // Every graph is inlined before any is rewritten, so a forward inlines its helpers' chains as written
+    // (a helper method rewritten first would come inlined already fused, and uncounted).
+    std::vector<std::shared_ptr<torch::jit::Graph>> graphs;
     for (auto m : module.modules())
         for (auto &method : m.get_methods()) {
-            auto g = method.graph();
-            torch::jit::Inline(*g);
-            const int before = countIn(g, "kforge::scaled_masked_softmax") + countIn(g, "kforge::scaled_softmax");
-            for (const auto &[pattern, replacement] : {std::pair{kMaskedPattern, kMaskedReplacement}, std::pair{kPlainPattern, kPlainReplacement}}) {
-                torch::jit::SubgraphRewriter rw;
-                rw.RegisterRewritePattern(pattern, replacement);
-                rw.runOnGraph(g, fusable);
-            }
-            replaced += countIn(g, "kforge::scaled_masked_softmax") + countIn(g, "kforge::scaled_softmax") - before;
+            graphs.push_back(method.graph());
+            torch::jit::Inline(*graphs.back());
         }
-    return replaced;
+    // What the module runs is its forward, which holds every call it makes once inlined; a module without
+    // one counts its own methods.
+    std::vector<std::shared_ptr<torch::jit::Graph>> counted;
+    if (const auto forward = module.find_method("forward"))
+        counted.push_back(forward->graph());
+    else
+        for (auto &method : module.get_methods())
+            counted.push_back(method.graph());
+    int before = 0;
+    for (const auto &g : counted)
+        before += fusedCalls(g);
+    for (auto &g : graphs)
+        for (const auto &p : kPatterns) {
+            torch::jit::SubgraphRewriter rw;
+            rw.RegisterRewritePattern(p.pattern, p.replacement);
+            rw.runOnGraph(g, p.fusable);
+        }
+    int after = 0;
+    for (const auto &g : counted)
+        after += fusedCalls(g);
+    return after - before;
 }
 
 } // namespace kforge::runtime

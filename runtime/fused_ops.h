@@ -8,6 +8,10 @@
 //       softmax((x * scale).float(), -1).to(x.dtype)           (attention without a mask)
 //   kforge::scaled_masked_softmax(Tensor x, float scale, Tensor mask) -> Tensor
 //       softmax((x * scale + mask).float(), -1).to(x.dtype)    (mask broadcast over x's leading dims)
+//   kforge::silu_mul(Tensor gate, Tensor up) -> Tensor
+//       silu(gate) * up                                         (the gated MLP's SiLU gate)
+//   kforge::rms_norm_cast(Tensor x, Tensor weight, float eps) -> Tensor
+//       xf = x.float(); weight * (xf * rsqrt(xf.pow(2).mean(-1, True) + eps)).to(x.dtype)   (RMSNorm written out)
 //
 // rewriteFusedPatterns finds the chains in a TorchScript module's graphs and replaces each by its
 // operator (TorchScript's SubgraphRewriter); an eager Python model would need the same done by an FX pass.
@@ -21,8 +25,12 @@ namespace kforge::runtime {
 // `compute` is the type of the upcast: float32 as the models write it, float64 for the guard's reference.
 at::Tensor scaledSoftmaxChain(const at::Tensor &x, double scale, at::ScalarType compute = at::kFloat);
 at::Tensor scaledMaskedSoftmaxChain(const at::Tensor &x, double scale, const at::Tensor &mask, at::ScalarType compute = at::kFloat);
+at::Tensor siluMulChain(const at::Tensor &gate, const at::Tensor &up);
+at::Tensor rmsNormCastChain(const at::Tensor &x, const at::Tensor &weight, double eps, at::ScalarType compute = at::kFloat);
 
-// Rewrites every method of the module (and its submodules) in place; returns how many chains it replaced.
+// Rewrites every method of the module (and its submodules) in place; returns how many chains it replaced
+// in the module's forward (inlined, it holds every call the forward makes; a module without a forward
+// counts its own methods).
 int rewriteFusedPatterns(torch::jit::Module &module);
 
 } // namespace kforge::runtime

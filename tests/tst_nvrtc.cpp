@@ -260,7 +260,7 @@ extern "C" __global__ void local_array(const float *x, float *y, int k)
             {"relu6", "rows=16384,cols=4096"}, {"hardsigmoid", "rows=16384,cols=4096"}, {"hardswish", "rows=16384,cols=4096"},
             {"softplus", "rows=16384,cols=4096"}, {"mish", "rows=16384,cols=4096"}, {"tanh", "rows=16384,cols=4096"},
             {"softmax", "rows=262144,cols=32"}, {"log_softmax", "rows=65536,cols=63"}, {"layer_norm", "rows=262144,cols=48"},
-            {"rms_norm", "rows=65536,cols=33"},
+            {"rms_norm", "rows=65536,cols=33"}, {"silu_mul", "rows=16384,cols=11008"}, {"rms_norm_cast", "rows=16384,cols=4096"},
             {"cumsum", "rows=4096,cols=4096"}, {"cross_entropy", "rows=4096,vocab=128256"},
             {"sum_dim", "outer=128,dim=4096,inner=4095"}, {"mean_dim", "outer=16,dim=256,inner=256"}, {"max_dim", "outer=128,dim=4096,inner=4095"},
             {"min_dim", "outer=2,dim=100000,inner=8"}, {"argmax_dim", "outer=128,dim=4096,inner=4095"}, {"argmin_dim", "outer=1,dim=65536,inner=64"},

@@ -163,6 +163,31 @@ private:
         return dst;
     }
 
+    // kforge-cli export of a CPU search's session. Where no template beat ATen by more than the noise on
+    // this machine, a person accepts the fastest correct one, which export then takes (the person-accepted
+    // path).
+    Run exportBest(const QString &session, const std::string &out)
+    {
+        auto exported = cli({QStringLiteral("export"), session, QStringLiteral("--out"), QString::fromStdString(out)});
+        if (exported.code == 0 || !exported.err.contains(QStringLiteral("nothing to export")))
+            return exported;
+        SessionStore store(session.toStdString(), SessionStore::Mode::ReadOnly);
+        const NodeRecord *best = nullptr;
+        const auto nodes = store.nodes(store.sessions().back().id);
+        for (const auto &n : nodes)
+            if (n.status == "not_faster" && (!best || n.speedup > best->speedup))
+                best = &n;
+        if (!best) {
+            exported.err += QStringLiteral("\nthe search found no correct kernel at all");
+            return exported;
+        }
+        const auto decided = cli({QStringLiteral("decide"), QStringLiteral("--session"), session, QStringLiteral("--node"), QString::number(best->id),
+                                  QStringLiteral("--accept"), QStringLiteral("--reason"), QStringLiteral("correct; tst_pack needs a kernel to ship")});
+        if (decided.code != 0)
+            return decided;
+        return cli({QStringLiteral("export"), session, QStringLiteral("--out"), QString::fromStdString(out)});
+    }
+
 private slots:
     void initTestCase()
     {
@@ -176,23 +201,7 @@ private slots:
                                  QString::fromStdString(std::string(KFORGE_WORKER_PATH))});
         QVERIFY2(search.code == 0, qPrintable(search.out + search.err));
         m_pack = path("pack");
-        auto exported = cli({QStringLiteral("export"), session, QStringLiteral("--out"), QString::fromStdString(m_pack)});
-        if (exported.code != 0 && exported.err.contains(QStringLiteral("nothing to export"))) {
-            // No template beat ATen by more than the noise on this machine: a person accepts the fastest
-            // correct one, which export then takes (the person-accepted path).
-            SessionStore store(session.toStdString(), SessionStore::Mode::ReadOnly);
-            const NodeRecord *best = nullptr;
-            const auto nodes = store.nodes(store.sessions().back().id);
-            for (const auto &n : nodes)
-                if (n.status == "not_faster" && (!best || n.speedup > best->speedup))
-                    best = &n;
-            QVERIFY2(best, "the search found no correct kernel at all");
-            const auto decided = cli({QStringLiteral("decide"), QStringLiteral("--session"), session, QStringLiteral("--node"),
-                                      QString::number(best->id), QStringLiteral("--accept"), QStringLiteral("--reason"),
-                                      QStringLiteral("correct; tst_pack needs a kernel to ship")});
-            QVERIFY2(decided.code == 0, qPrintable(decided.err));
-            exported = cli({QStringLiteral("export"), session, QStringLiteral("--out"), QString::fromStdString(m_pack)});
-        }
+        const auto exported = exportBest(session, m_pack);
         QVERIFY2(exported.code == 0, qPrintable(exported.out + exported.err));
         m_how = exported.out.toStdString();
         qInfo("%s", m_how.c_str());
@@ -701,6 +710,105 @@ private slots:
         QVERIFY2(fused("near_miss", "taken") + fused("near_miss", "fell_back") == 0, j.dump().c_str());
         for (const char *which : {"other_shape", "near_miss"})
             QVERIFY2(j.at(which).at("max_diff").get<double>() < 1e-5, j.dump().c_str());
+    }
+
+    // The SiLU gate's rewrite follows data flow and keeps only silu(gate) * up with a tensor `up`, in either
+    // order; the rewritten module computes the same bits.
+    void rewriteSiluGate_data()
+    {
+        QTest::addColumn<QString>("body");
+        QTest::addColumn<int>("replaced");
+        QTest::newRow("silu(a) * b") << "torch.silu(a) * b" << 1;
+        QTest::newRow("b * silu(a)") << "b * torch.silu(a)" << 1;
+        QTest::newRow("two gates") << "torch.silu(a) * b + torch.silu(b) * a" << 2;
+        QTest::newRow("by a number") << "torch.silu(a) * 2.0" << 0;
+        QTest::newRow("the gate used twice") << "torch.silu(a) * b + torch.silu(a)" << 1;
+        QTest::newRow("shared gate") << "s = torch.silu(a)\n    return s * b + s" << 0;
+        QTest::newRow("sigmoid, not silu") << "torch.sigmoid(a) * b" << 0;
+    }
+
+    void rewriteSiluGate()
+    {
+        QFETCH(QString, body);
+        QFETCH(int, replaced);
+        const auto text = body.toStdString();
+        torch::jit::Module module("m");
+        module.define("def forward(self, a, b):\n    " + (text.find("return") == std::string::npos ? "return " + text : text) + "\n");
+        auto clone = module.clone();
+        QCOMPARE(runtime::rewriteFusedPatterns(clone), replaced);
+        std::ostringstream os;
+        os << *clone.get_method("forward").graph();
+        int fused = 0;
+        for (size_t at = os.str().find("kforge::silu_mul"); at != std::string::npos; at = os.str().find("kforge::silu_mul", at + 1))
+            ++fused;
+        QCOMPARE(fused, replaced);
+        torch::NoGradGuard noGrad;
+        for (const auto dtype : {at::kFloat, at::kBFloat16}) {
+            const auto a = at::randn({4, 40}).to(dtype), b = at::randn({4, 40}).to(dtype);
+            QVERIFY(at::equal(module.forward({a, b}).toTensor(), clone.forward({a, b}).toTensor()));
+        }
+    }
+
+    // The decoder block's chains in its TorchScript module: both RMS norms, attention's softmax and the SiLU
+    // gate are rewritten, and the outputs keep their bits. A CPU pack with a kernel for one fused operator
+    // at the decoder's shape takes its calls in kforge-cli run --compare, the outputs within the guard's
+    // bounds of the model's.
+    void fusedDecoderChains_data()
+    {
+        QTest::addColumn<QString>("family");
+        QTest::addColumn<QString>("shape");
+        QTest::addColumn<int>("calls"); // per forward
+        QTest::newRow("silu_mul") << "silu_mul" << "rows=64,cols=344" << 1;
+        QTest::newRow("rms_norm_cast") << "rms_norm_cast" << "rows=64,cols=128" << 2;
+    }
+
+    void fusedDecoderChains()
+    {
+        QFETCH(QString, family);
+        QFETCH(QString, shape);
+        QFETCH(int, calls);
+        const auto worker = QStringLiteral(KFORGE_WORKER_PATH);
+        if (!QFile::exists(QString::fromStdString(path("fdec.json")))) {
+            const auto made = cli({QStringLiteral("model"), QStringLiteral("decoder"), QStringLiteral("--batch=2"), QStringLiteral("--seq=32"),
+                                   QStringLiteral("--hidden=128"), QStringLiteral("--heads=4"), QStringLiteral("--intermediate=344"),
+                                   QStringLiteral("--out"), QString::fromStdString(path("fdec.json")), QStringLiteral("--worker"), worker});
+            QVERIFY2(made.code == 0, qPrintable(made.out + made.err));
+        }
+        auto module = torch::jit::load(path("fdec.pt"));
+        auto clone = module.clone();
+        QCOMPARE(runtime::rewriteFusedPatterns(clone), 4);
+        std::ostringstream os;
+        os << *clone.get_method("forward").graph();
+        const auto graph = os.str();
+        for (const char *op : {"kforge::silu_mul", "kforge::rms_norm_cast", "kforge::scaled_masked_softmax"})
+            QVERIFY2(graph.find(op) != std::string::npos, graph.c_str());
+        for (const char *op : {"aten::silu", "aten::rsqrt", "aten::softmax"})
+            QVERIFY2(graph.find(op) == std::string::npos, graph.c_str());
+        {
+            torch::NoGradGuard noGrad;
+            const auto x = at::randn({2, 32, 128});
+            QVERIFY(at::equal(module.forward({x}).toTensor(), clone.forward({x}).toTensor()));
+        }
+
+        const auto f = family.toStdString();
+        const auto session = QString::fromStdString(path((f + ".kforge").c_str()));
+        const auto search = cli({QStringLiteral("search"), QStringLiteral("--family"), family, QStringLiteral("--shape"), shape,
+                                 QStringLiteral("--backend"), QStringLiteral("cpu"), QStringLiteral("--nodes"), QStringLiteral("3"),
+                                 QStringLiteral("--samples"), QStringLiteral("5"), QStringLiteral("--session"), session, QStringLiteral("--worker"),
+                                 worker});
+        QVERIFY2(search.code == 0, qPrintable(search.out + search.err));
+        const auto pack = path((f + "-pack").c_str()), report = path((f + "-run.json").c_str());
+        const auto exported = exportBest(session, pack);
+        QVERIFY2(exported.code == 0, qPrintable(exported.out + exported.err));
+        const auto r = cli({QStringLiteral("run"), QString::fromStdString(path("fdec.json")), QStringLiteral("--pack"), QString::fromStdString(pack),
+                            QStringLiteral("--compare"), QStringLiteral("--iters"), QStringLiteral("3"), QStringLiteral("--json"),
+                            QString::fromStdString(report), QStringLiteral("--worker"), worker});
+        QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
+        const auto j = nlohmann::json::parse(readText(report));
+        QVERIFY2(j.at("outputs_match").get<bool>(), j.dump().c_str());
+        QCOMPARE(j.at("fused_chains").get<int>(), 4);
+        const auto &c = j.at("counters").at("kforge::" + f);
+        QVERIFY2(c.at("taken").get<int64_t>() == int64_t(3 * calls), c.dump().c_str());
     }
 
     // kforge-cli run --compare: the worker runs the model without and with the pack, interleaved.

@@ -22,6 +22,7 @@
 #include "workload/builtin_models.h"
 #include "workload/call_cards.h"
 #include "workload/fastp.h"
+#include "workload/fused_patterns.h"
 #include "workload/problem_cards.h"
 #include "workload/workload_file.h"
 
@@ -354,6 +355,129 @@ private slots:
                 QVERIFY(e.contains("ts") && e.contains("dur") && e.contains("pid") && e.contains("tid"));
             }
         QCOMPARE(complete, 5);
+    }
+
+    // The gated MLP's SiLU gate among a profile's top-level calls, paired by order, shape and dtype:
+    // silu(a) then, after the up projection, the product with a tensor of a's shape and dtype is one
+    // silu_mul card timed as the two calls; near misses give none.
+    void fusedSiluGateCards_data()
+    {
+        QTest::addColumn<QString>("chain");
+        QTest::addColumn<int>("cards");
+        QTest::addColumn<int>("calls");
+        QTest::newRow("decoder order") << "silu linear mul" << 1 << 1;
+        QTest::newRow("two gates, one shape") << "silu linear mul silu linear mul" << 1 << 2;
+        QTest::newRow("up projection first") << "linear silu mul" << 1 << 1;
+        QTest::newRow("by a scalar") << "silu linear mul.Scalar" << 0 << 0;
+        QTest::newRow("by a broadcast row") << "silu linear mul.row" << 0 << 0;
+        QTest::newRow("by another dtype") << "silu linear mul.f32" << 0 << 0;
+        QTest::newRow("too far") << "silu linear linear linear linear linear mul" << 0 << 0;
+        QTest::newRow("nested product") << "silu linear mul.nested" << 0 << 0;
+        QTest::newRow("another gate first") << "silu silu.other mul" << 0 << 0;
+    }
+
+    void fusedSiluGateCards()
+    {
+        QFETCH(QString, chain);
+        QFETCH(int, cards);
+        QFETCH(int, calls);
+        const Shape x = {2, 8, 344};
+        std::vector<CapturedCall> captured;
+        for (const auto &word : chain.split(QLatin1Char(' '))) {
+            const auto w = word.toStdString();
+            if (w == "silu")
+                captured.push_back(call("aten::silu", "", {tensor(x, "bfloat16")}, 3));
+            else if (w == "silu.other")
+                captured.push_back(call("aten::silu", "", {tensor({2, 8, 128}, "bfloat16")}, 3));
+            else if (w == "linear") {
+                captured.push_back(call("aten::linear", "", {tensor({2, 8, 128}, "bfloat16", "input"), tensor({344, 128}, "bfloat16", "weight")}, 20));
+                captured.push_back(call("aten::matmul", "", {tensor({2, 8, 128}, "bfloat16"), tensor({128, 344}, "bfloat16", "other")}, 19, 1));
+            } else if (w == "mul")
+                captured.push_back(call("aten::mul", "Tensor", {tensor(x, "bfloat16"), tensor(x, "bfloat16", "other")}, 4));
+            else if (w == "mul.Scalar")
+                captured.push_back(call("aten::mul", "Scalar", {tensor(x, "bfloat16"), scalar("double", 2.0, "other")}, 4));
+            else if (w == "mul.row")
+                captured.push_back(call("aten::mul", "Tensor", {tensor(x, "bfloat16"), tensor({344}, "bfloat16", "other")}, 4));
+            else if (w == "mul.f32")
+                captured.push_back(call("aten::mul", "Tensor", {tensor(x), tensor(x, "float32", "other")}, 4));
+            else if (w == "mul.nested")
+                captured.push_back(call("aten::mul", "Tensor", {tensor(x, "bfloat16"), tensor(x, "bfloat16", "other")}, 4, 1));
+            else
+                QFAIL(("unknown call " + w).c_str());
+        }
+        const auto got = fusedPatternCards(captured, 5);
+        QCOMPARE(int(got.size()), cards);
+        if (cards == 0)
+            return;
+        const auto &c = got.front();
+        QCOMPARE(c.family, std::string("silu_mul"));
+        QCOMPARE(c.key, std::string("silu_mul.bfloat16.5"));
+        QCOMPARE(c.atenOp, std::string("kforge::silu_mul"));
+        QCOMPARE(c.shape.at("rows"), int64_t(16));
+        QCOMPARE(c.shape.at("cols"), int64_t(344));
+        QCOMPARE(c.inputs.size(), size_t(2));
+        QCOMPARE(c.inputs.at(1).dtype, DType::BF16);
+        QCOMPARE(c.calls, int64_t(calls));
+        QCOMPARE(c.workloadMs, calls * (3 + 4) / 1000.0);
+        QVERIFY(!TemplateLibrary::builtin().forFamily(c.family, "cpu").empty());
+        QVERIFY(!TemplateLibrary::builtin().forFamily(c.family, "cuda").empty());
+    }
+
+    // RMSNorm written out (the decoder's rms_norm) among the top-level calls: eight adjacent calls are one
+    // rms_norm_cast card with the model's eps; a chain that means something else gives none.
+    void fusedRmsNormCards_data()
+    {
+        QTest::addColumn<QString>("variant");
+        QTest::addColumn<bool>("fused");
+        QTest::newRow("as the decoder writes it") << "decoder" << true;
+        QTest::newRow("weight last") << "weight last" << true;
+        QTest::newRow("no upcast") << "no upcast" << false;
+        QTest::newRow("mean without keepdim") << "no keepdim" << false;
+        QTest::newRow("cube, not square") << "cube" << false;
+        QTest::newRow("cast to another dtype") << "other cast" << false;
+        QTest::newRow("weight of another length") << "short weight" << false;
+    }
+
+    void fusedRmsNormCards()
+    {
+        QFETCH(QString, variant);
+        QFETCH(bool, fused);
+        const auto v = variant.toStdString();
+        const Shape x = {2, 8, 128}, stats = {2, 8, 1};
+        const auto cast = [](const Shape &shape, const std::string &from, int code) {
+            return call("aten::to", "dtype", {tensor(shape, from), scalar("int", code, "dtype"), scalar("bool", false, "non_blocking"),
+                                              scalar("bool", false, "copy"), scalar("none", nullptr, "memory_format")}, 1);
+        };
+        std::vector<CapturedCall> calls;
+        if (v != "no upcast")
+            calls.push_back(cast(x, "bfloat16", 6));
+        calls.push_back(call("aten::pow", "Tensor_Scalar", {tensor(x), scalar("int", v == "cube" ? 3 : 2, "exponent")}, 2));
+        calls.push_back(call("aten::mean", "dim", {tensor(x), scalar("int_list", J::array({-1}), "dim"), scalar("bool", v != "no keepdim", "keepdim"),
+                                                   scalar("none", nullptr, "dtype")}, 3));
+        calls.push_back(call("aten::add", "Scalar", {tensor(stats), scalar("double", 1e-5, "other"), scalar("int", 1, "alpha")}, 1));
+        calls.push_back(call("aten::rsqrt", "", {tensor(stats)}, 1));
+        calls.push_back(call("aten::mul", "Tensor", {tensor(x), tensor(stats, "float32", "other")}, 2));
+        calls.push_back(cast(x, "float32", v == "other cast" ? 5 : 15));
+        const bool last = v == "weight last";
+        const auto weight = tensor({v == "short weight" ? 64 : 128}, "bfloat16", last ? "other" : "self");
+        const auto normed = tensor(x, "bfloat16", last ? "self" : "other");
+        calls.push_back(call("aten::mul", "Tensor", last ? std::vector<CallArg>{normed, weight} : std::vector<CallArg>{weight, normed}, 2));
+        const auto got = fusedPatternCards(calls, 0);
+        QCOMPARE(got.size(), size_t(fused ? 1 : 0));
+        if (!fused)
+            return;
+        const auto &c = got.front();
+        QCOMPARE(c.family, std::string("rms_norm_cast"));
+        QCOMPARE(c.atenOp, std::string("kforge::rms_norm_cast"));
+        QCOMPARE(c.shape.at("rows"), int64_t(16));
+        QCOMPARE(c.shape.at("cols"), int64_t(128));
+        QCOMPARE(c.inputs.at(0).dtype, DType::BF16);
+        QCOMPARE(c.inputs.at(1).dims, std::vector<std::string>{"cols"});
+        QCOMPARE(c.referenceArgs.at(2).at("double").get<double>(), 1e-5);
+        QCOMPARE(c.calls, int64_t(1));
+        QCOMPARE(c.workloadMs, 13 / 1000.0);
+        QVERIFY(!TemplateLibrary::builtin().forFamily(c.family, "cpu").empty());
+        QVERIFY(!TemplateLibrary::builtin().forFamily(c.family, "cuda").empty());
     }
 
     void cardsForAnyCall()
@@ -816,6 +940,21 @@ def get_init_inputs():
         const auto *silu = cardOfFamily(w, "silu");
         QVERIFY(silu);
         QCOMPARE(silu->shape.at("cols"), int64_t(344));
+        // The gated MLP's silu(gate) * up is one fused card beside the SiLU's, of the SiLU's shape and dtype.
+        const auto *gate = cardOfFamily(w, "silu_mul");
+        QVERIFY2(gate, qPrintable(r.out));
+        QCOMPARE(gate->shape.at("rows"), int64_t(2 * 32));
+        QCOMPARE(gate->shape.at("cols"), int64_t(344));
+        QCOMPARE(gate->inputs.at(0).dtype, silu->inputs.at(0).dtype);
+        QCOMPARE(gate->calls, int64_t(1));
+        QVERIFY(gate->workloadMs > silu->workloadMs);
+        // Both RMS norms (before attention and before the MLP) are one rms_norm_cast card of two calls.
+        const auto *norm = cardOfFamily(w, "rms_norm_cast");
+        QVERIFY2(norm, qPrintable(r.out));
+        QCOMPARE(norm->shape.at("rows"), int64_t(2 * 32));
+        QCOMPARE(norm->shape.at("cols"), int64_t(128));
+        QCOMPARE(norm->referenceArgs.at(2).at("double").get<double>(), 1e-6);
+        QCOMPARE(norm->calls, int64_t(2));
     }
 
     void profileBuiltinDiffusionAndResnet()
@@ -1272,12 +1411,20 @@ def get_init_inputs():
             QVERIFY2(name.rfind("decoder:", 0) == 0, row.dump().c_str());
             const auto family = name.substr(8, name.find('.') - 8);
             searched.insert(family);
-            if (family == "silu")
+            if (family == "silu" || family == "silu_mul" || family == "rms_norm_cast")
                 QVERIFY2(row.at("correct").get<bool>(), row.dump().c_str());
         }
-        // The hottest is attention's fused softmax chain (scale, mask, casts and softmax in one card).
-        QCOMPARE(searched.size(), size_t(2));
-        QVERIFY2(searched.count("scaled_masked_softmax"), m.out.toUtf8().constData());
+        // The rows are the profile's two hottest cards a CPU template serves, fused chains (the RMS norms, the
+        // attention softmax, the SiLU gate) among the candidates.
+        const auto w = loadWorkloadFile(path("decoder.json").toStdString());
+        std::vector<const OperatorCard *> served;
+        for (const auto &c : w.cards)
+            if (!c.family.empty() && !TemplateLibrary::builtin().forFamily(c.family, "cpu").empty())
+                served.push_back(&c);
+        std::stable_sort(served.begin(), served.end(), [](const auto *a, const auto *b) { return a->workloadMs > b->workloadMs; });
+        QVERIFY(served.size() >= 2);
+        const std::set<std::string> hottest = {served[0]->family, served[1]->family};
+        QVERIFY2(searched == hottest, m.out.toUtf8().constData());
     }
 };
 

@@ -156,6 +156,18 @@ const std::map<std::string, std::function<OperatorCard(const ShapeBindings &, DT
              c.flopsPerElement = 4;
              return c;
          }},
+        // RMSNorm as models write it out (runtime/fused_ops.h): the statistics in float32, the normalized
+        // row cast back to x's dtype before the weight multiplies it. eps is the model's.
+        {"rms_norm_cast", [](const ShapeBindings &s, DType dt) {
+             auto c = rowCard("rms_norm_cast", s, dt);
+             c.atenSchema = "kforge::rms_norm_cast(Tensor x, Tensor weight, float eps) -> Tensor";
+             c.atenOp = "kforge::rms_norm_cast";
+             c.errorModel = ErrorModel::Normalization;
+             c.inputs.push_back({"weight", {"cols"}, dt, "randn_unscaled"});
+             c.referenceArgs = J::array({{{"input", 0}}, {{"input", 1}}, {{"double", 1e-6}}});
+             c.flopsPerElement = 4;
+             return c;
+         }},
         {"group_norm", [](const ShapeBindings &s, DType dt) {
              OperatorCard c;
              c.family = "group_norm";

@@ -43,6 +43,9 @@ const std::vector<PointwiseOp> &pointwiseOps()
         {"mish", "aten::mish", "", "aten::mish" + kSelf, {"x"}, {}, "", "x * tanh(log1p(exp(x)))"},
         {"add_gelu", "kforge::add_gelu", "", "add_gelu(Tensor x, Tensor residual) -> Tensor  (gelu(x + residual), erf form)",
          {"x", "residual"}, {}, "", "0.5 * (x + residual) * (1 + erf((x + residual) * 0.7071067811865476))"},
+        // The gated MLP's SiLU gate as a model writes it, silu(gate) * up (runtime/fused_ops.h): a fused chain.
+        {"silu_mul", "kforge::silu_mul", "", "kforge::silu_mul(Tensor gate, Tensor up) -> Tensor", {"gate", "up"}, {}, "",
+         "gate * sigmoid(gate) * up"},
     };
     return ops;
 }

@@ -1,5 +1,6 @@
 #include "workload/fused_patterns.h"
 
+#include <algorithm>
 #include <map>
 #include <optional>
 
@@ -49,17 +50,39 @@ bool plainCast(const CapturedCall &c, const std::vector<int64_t> &shape, const s
            && nb && nb->kind == "bool" && nb->value == false && cp && cp->kind == "bool" && cp->value == false && mf && mf->kind == "none";
 }
 
+bool sameTensor(const TensorMeta *t, const TensorMeta &like)
+{
+    return t && t->contiguous() && t->shape == like.shape && t->dtype == like.dtype;
+}
+
+// A chain found among the top-level calls: its card (family, shape, dtype and the reference arguments the
+// model's calls fix, by position), the calls it is made of (indices into the top-level calls, not always
+// adjacent) and their time.
 struct Chain {
-    std::vector<int64_t> shape;
+    std::string family;
+    ShapeBindings shape;
     std::string dtype;
-    double scale = 1;
-    std::vector<int64_t> mask; // empty: no mask
+    std::map<size_t, nlohmann::json> args;
+    std::vector<size_t> calls;
     double us = 0;
-    size_t length = 0;
 };
 
-// The chain starting at top-level call `i`, if there is one.
-std::optional<Chain> chainAt(const std::vector<const CapturedCall *> &top, size_t i)
+ShapeBindings rowsCols(const std::vector<int64_t> &shape)
+{
+    int64_t rows = 1;
+    for (size_t d = 0; d + 1 < shape.size(); ++d)
+        rows *= shape[d];
+    return {{"rows", rows}, {"cols", shape.back()}};
+}
+
+void take(Chain &c, const std::vector<const CapturedCall *> &top, size_t i)
+{
+    c.calls.push_back(i);
+    c.us += top[i]->durUs;
+}
+
+// Attention's softmax chain starting at top-level call `i`: mul.Scalar [add.Tensor] to.dtype softmax.int to.dtype.
+std::optional<Chain> softmaxChainAt(const std::vector<const CapturedCall *> &top, size_t i)
 {
     const auto &mul = *top[i];
     const auto *x = tensorArg(mul, "self");
@@ -68,33 +91,123 @@ std::optional<Chain> chainAt(const std::vector<const CapturedCall *> &top, size_
         || scalarTypeCode(x->dtype) < 0)
         return std::nullopt;
     Chain c;
-    c.shape = x->shape;
+    c.family = "scaled_softmax";
+    c.shape = rowsCols(x->shape);
     c.dtype = x->dtype;
-    c.scale = scale->value.get<double>();
-    c.us = mul.durUs;
+    c.args[1] = {{"double", scale->value.get<double>()}};
+    take(c, top, i);
     size_t j = i + 1;
-    const int64_t cols = c.shape.back(), qrows = c.shape[c.shape.size() - 2];
+    const int64_t cols = x->shape.back(), qrows = x->shape[x->shape.size() - 2];
     if (j < top.size() && top[j]->qualifiedName() == "aten::add.Tensor") {
         const auto *self = tensorArg(*top[j], "self"), *mask = tensorArg(*top[j], "other");
-        if (!self || self->shape != c.shape || self->dtype != c.dtype || !mask || !mask->contiguous() || mask->shape.size() != 2
-            || mask->dtype != c.dtype || mask->shape[1] != cols || (mask->shape[0] != qrows && mask->shape[0] != 1) || !intArg(*top[j], "alpha", 1))
+        if (!self || self->shape != x->shape || self->dtype != x->dtype || !mask || !mask->contiguous() || mask->shape.size() != 2
+            || mask->dtype != x->dtype || mask->shape[1] != cols || (mask->shape[0] != qrows && mask->shape[0] != 1) || !intArg(*top[j], "alpha", 1))
             return std::nullopt;
-        c.mask = mask->shape;
-        c.us += top[j]->durUs;
-        ++j;
+        c.family = "scaled_masked_softmax";
+        c.shape["mrows"] = mask->shape[0];
+        take(c, top, j++);
     }
-    if (j + 3 > top.size() || !plainCast(*top[j], c.shape, c.dtype, "float32"))
+    if (j + 3 > top.size() || !plainCast(*top[j], x->shape, x->dtype, "float32"))
         return std::nullopt;
     const auto &sm = *top[j + 1];
     const auto *sx = tensorArg(sm, "self");
     const auto *sdt = arg(sm, "dtype");
-    if (sm.qualifiedName() != "aten::softmax.int" || !sx || sx->shape != c.shape || sx->dtype != "float32"
-        || !(intArg(sm, "dim", -1) || intArg(sm, "dim", int64_t(c.shape.size()) - 1)) || !sdt || sdt->kind != "none")
+    if (sm.qualifiedName() != "aten::softmax.int" || !sx || sx->shape != x->shape || sx->dtype != "float32"
+        || !(intArg(sm, "dim", -1) || intArg(sm, "dim", int64_t(x->shape.size()) - 1)) || !sdt || sdt->kind != "none")
         return std::nullopt;
-    if (!plainCast(*top[j + 2], c.shape, "float32", c.dtype))
+    if (!plainCast(*top[j + 2], x->shape, "float32", x->dtype))
         return std::nullopt;
-    c.us += top[j]->durUs + sm.durUs + top[j + 2]->durUs;
-    c.length = j + 3 - i;
+    for (size_t k = j; k < j + 3; ++k)
+        take(c, top, k);
+    return c;
+}
+
+// How many top-level calls after a SiLU its product may come: the gated MLP computes the up projection
+// between them (`silu(linear(m, gate)) * linear(m, up)`), one call, or two for a linear written as a
+// matmul and an add.
+constexpr size_t kSiluMulWindow = 4;
+
+// The SiLU gate starting at top-level call `i`: aten::silu, then the first aten::mul.Tensor after it that
+// takes a tensor of the SiLU's shape and dtype, which must be the product with another of the same shape
+// and dtype (the profile records no tensor identity: the pairing is by order, shape and dtype; the
+// rewrite in the model follows data flow).
+std::optional<Chain> siluMulAt(const std::vector<const CapturedCall *> &top, size_t i)
+{
+    const auto &silu = *top[i];
+    const auto *a = tensorArg(silu, "self");
+    if (silu.qualifiedName() != "aten::silu" || !a || !a->contiguous() || a->shape.empty() || scalarTypeCode(a->dtype) < 0)
+        return std::nullopt;
+    for (size_t j = i + 1; j < top.size() && j <= i + kSiluMulWindow; ++j) {
+        const auto &c = *top[j];
+        if (c.qualifiedName() == "aten::silu")
+            return std::nullopt; // the next gate begins
+        if (c.qualifiedName() != "aten::mul.Tensor")
+            continue;
+        const auto *self = tensorArg(c, "self"), *other = tensorArg(c, "other");
+        const bool selfIs = sameTensor(self, *a), otherIs = sameTensor(other, *a);
+        if (!selfIs && !otherIs)
+            continue;
+        if (!(selfIs && otherIs))
+            return std::nullopt; // the product with a scalar or a broadcast tensor
+        Chain chain;
+        chain.family = "silu_mul";
+        chain.shape = rowsCols(a->shape);
+        chain.dtype = a->dtype;
+        take(chain, top, i);
+        take(chain, top, j);
+        return chain;
+    }
+    return std::nullopt;
+}
+
+bool numberArg(const CapturedCall &c, const char *name, double want)
+{
+    const auto *a = arg(c, name);
+    return a && (a->kind == "int" || a->kind == "double") && a->value.is_number() && a->value.get<double>() == want;
+}
+
+bool named(const CapturedCall &c, const char *op, const TensorMeta *self, const std::vector<int64_t> &shape, const char *dtype)
+{
+    return c.qualifiedName() == op && self && self->shape == shape && self->dtype == dtype;
+}
+
+// RMSNorm written out, starting at top-level call `i` (the decoder's, and Llama's in eager PyTorch):
+//   xf = x.float(); var = xf.pow(2).mean(-1, True); xf = xf * torch.rsqrt(var + eps); w * xf.to(x.dtype)
+// eight adjacent calls: to.dtype, pow.Tensor_Scalar, mean.dim, add.Scalar, rsqrt, mul.Tensor, to.dtype and
+// the weight's mul.Tensor, the weight [cols] in x's dtype on either side.
+std::optional<Chain> rmsNormCastAt(const std::vector<const CapturedCall *> &top, size_t i)
+{
+    const auto *x = tensorArg(*top[i], "self");
+    if (i + 8 > top.size() || !x || !x->contiguous() || x->shape.empty() || scalarTypeCode(x->dtype) < 0
+        || !plainCast(*top[i], x->shape, x->dtype, "float32"))
+        return std::nullopt;
+    auto statsShape = x->shape;
+    statsShape.back() = 1;
+    const TensorMeta stats{statsShape, {}, "float32", std::nullopt, std::nullopt}; // the row's mean square, kept
+    const auto &pow = *top[i + 1], &mean = *top[i + 2], &add = *top[i + 3], &rsqrt = *top[i + 4], &mul = *top[i + 5];
+    const auto *dims = arg(mean, "dim"), *keep = arg(mean, "keepdim"), *eps = arg(add, "other");
+    if (!named(pow, "aten::pow.Tensor_Scalar", tensorArg(pow, "self"), x->shape, "float32") || !numberArg(pow, "exponent", 2)
+        || !named(mean, "aten::mean.dim", tensorArg(mean, "self"), x->shape, "float32") || !dims || dims->kind != "int_list"
+        || !(dims->value == nlohmann::json::array({-1}) || dims->value == nlohmann::json::array({int64_t(x->shape.size()) - 1})) || !keep
+        || keep->kind != "bool" || keep->value != true || !arg(mean, "dtype") || arg(mean, "dtype")->kind != "none"
+        || !named(add, "aten::add.Scalar", tensorArg(add, "self"), statsShape, "float32") || !eps || eps->kind != "double"
+        || !numberArg(add, "alpha", 1) || !named(rsqrt, "aten::rsqrt", tensorArg(rsqrt, "self"), statsShape, "float32")
+        || !named(mul, "aten::mul.Tensor", tensorArg(mul, "self"), x->shape, "float32") || !sameTensor(tensorArg(mul, "other"), stats)
+        || !plainCast(*top[i + 6], x->shape, "float32", x->dtype))
+        return std::nullopt;
+    const auto &weigh = *top[i + 7];
+    const TensorMeta weight{{x->shape.back()}, {1}, x->dtype, std::nullopt, std::nullopt};
+    const auto *self = tensorArg(weigh, "self"), *other = tensorArg(weigh, "other");
+    if (weigh.qualifiedName() != "aten::mul.Tensor"
+        || !((sameTensor(self, weight) && sameTensor(other, *x)) || (sameTensor(self, *x) && sameTensor(other, weight))))
+        return std::nullopt;
+    Chain c;
+    c.family = "rms_norm_cast";
+    c.shape = rowsCols(x->shape);
+    c.dtype = x->dtype;
+    c.args[2] = {{"double", eps->value.get<double>()}};
+    for (size_t k = i; k < i + 8; ++k)
+        take(c, top, k);
     return c;
 }
 
@@ -108,26 +221,28 @@ std::vector<OperatorCard> fusedPatternCards(const std::vector<CapturedCall> &cal
             top.push_back(&c);
     std::map<std::string, size_t> byPattern;
     std::vector<OperatorCard> out;
-    for (size_t i = 0; i < top.size();) {
-        const auto chain = chainAt(top, i);
-        if (!chain) {
-            ++i;
+    std::vector<bool> used(top.size(), false);
+    for (size_t i = 0; i < top.size(); ++i) {
+        if (used[i])
             continue;
-        }
-        i += chain->length;
-        int64_t rows = 1;
-        for (size_t d = 0; d + 1 < chain->shape.size(); ++d)
-            rows *= chain->shape[d];
-        const std::string family = chain->mask.empty() ? "scaled_softmax" : "scaled_masked_softmax";
-        ShapeBindings shape = {{"rows", rows}, {"cols", chain->shape.back()}};
-        if (!chain->mask.empty())
-            shape["mrows"] = chain->mask[0];
-        const std::string pattern = family + nlohmann::json(shape).dump() + chain->dtype + std::to_string(chain->scale);
+        std::optional<Chain> chain;
+        for (const auto matcher : {softmaxChainAt, siluMulAt, rmsNormCastAt})
+            if ((chain = matcher(top, i)))
+                break;
+        if (!chain || std::any_of(chain->calls.begin(), chain->calls.end(), [&](size_t k) { return used[k]; }))
+            continue;
+        for (size_t k : chain->calls)
+            used[k] = true;
+        nlohmann::json args = nlohmann::json::object();
+        for (const auto &[k, v] : chain->args)
+            args[std::to_string(k)] = v;
+        const std::string pattern = chain->family + nlohmann::json(chain->shape).dump() + chain->dtype + args.dump();
         auto [it, fresh] = byPattern.try_emplace(pattern, out.size());
         if (fresh) {
-            auto card = makeCard(family, shape, dtypeFromName(chain->dtype));
-            card.referenceArgs[1] = {{"double", chain->scale}};
-            card.key = family + "." + chain->dtype + "." + std::to_string(keyIndex++);
+            auto card = makeCard(chain->family, chain->shape, dtypeFromName(chain->dtype));
+            for (const auto &[k, v] : chain->args)
+                card.referenceArgs[k] = v;
+            card.key = chain->family + "." + chain->dtype + "." + std::to_string(keyIndex++);
             card.calls = 0;
             card.workloadMs = 0;
             out.push_back(std::move(card));

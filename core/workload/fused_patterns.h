@@ -1,13 +1,18 @@
 #pragma once
 // Chains of ATen calls inside a model that one kernel can do in one pass, found among a profiled
-// workload's top-level calls. Today: attention's softmax chain as models write it in eager PyTorch,
-//   s = scores * scale [+ mask]; p = torch.softmax(s.float(), -1).to(scores.dtype)
-// (aten::mul.Scalar, aten::add.Tensor, aten::to.dtype float32, aten::softmax.int over the last dim,
-// aten::to.dtype back), which becomes one scaled_softmax or scaled_masked_softmax card
-// (runtime/fused_ops.h) whose time in the model is the whole chain's. The calls are matched by order,
-// shape and dtype (the profile records no tensor identity); the card's reference is the chain itself,
-// so the guard checks any kernel against what the model computes, and the pack's rewrite
-// (runtime::rewriteFusedPatterns) matches the chain in the model's graph by data flow.
+// workload's top-level calls, each becoming one card of a fused operator (runtime/fused_ops.h) whose time
+// in the model is the whole chain's:
+//   - attention's softmax as models write it in eager PyTorch,
+//       s = scores * scale [+ mask]; p = torch.softmax(s.float(), -1).to(scores.dtype)
+//     (aten::mul.Scalar, aten::add.Tensor, aten::to.dtype float32, aten::softmax.int over the last dim,
+//     aten::to.dtype back): a scaled_softmax or scaled_masked_softmax card;
+//   - the gated MLP's SiLU gate, silu(a) * b with a and b of one shape and dtype (aten::silu, then the
+//     aten::mul.Tensor taking its output a few calls later, after the up projection): a silu_mul card;
+//   - RMSNorm written out, `xf = x.float(); w * (xf * rsqrt(xf.pow(2).mean(-1, True) + eps)).to(x.dtype)`
+//     (eight adjacent calls, eps a constant, the weight of the last dimension): an rms_norm_cast card.
+// The calls are matched by order, shape and dtype (the profile records no tensor identity); the card's
+// reference is the chain itself, so the guard checks any kernel against what the model computes, and the
+// pack's rewrite (runtime::rewriteFusedPatterns) matches the chain in the model's graph by data flow.
 #include <vector>
 
 #include "ops/operator_card.h"
@@ -15,7 +20,7 @@
 
 namespace kforge {
 
-// One card per distinct chain (shape, dtype, scale, mask shape), keys continuing from `keyIndex`.
+// One card per distinct chain (family, shape, dtype, the model's constants), keys continuing from `keyIndex`.
 std::vector<OperatorCard> fusedPatternCards(const std::vector<CapturedCall> &calls, int keyIndex);
 
 } // namespace kforge

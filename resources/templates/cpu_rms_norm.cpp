@@ -1,4 +1,5 @@
-// cpu.rms_norm.rows: sum of squares per row, then x * rsqrt(mean + eps) * weight.
+// cpu.rms_norm.rows and cpu.rms_norm_cast.rows: sum of squares per row, then x * rsqrt(mean + EPS) * weight (in
+// float32 the chain's cast back to x's dtype before the weight is no cast at all).
 extern "C" int kforge_entry(const kf_tensor *inputs, int n_inputs, kf_tensor *outputs, int n_outputs)
 {
     ROWS_PROLOGUE(2)
@@ -17,7 +18,7 @@ extern "C" int kforge_entry(const kf_tensor *inputs, int n_inputs, kf_tensor *ou
         ACC ss = 0;
         for (int a = 0; a < ACCUMULATORS; ++a)
             ss += part[a];
-        const float scale = (float)(1.0 / std::sqrt((double)(ss / (ACC)cols) + 1e-6));
+        const float scale = (float)(1.0 / std::sqrt((double)(ss / (ACC)cols) + EPS));
         for (c = 0; c < cols; ++c)
             yr[c] = xr[c] * scale * w[c];
     }

@@ -159,6 +159,8 @@ __device__ __forceinline__ float finish(float v, float a, float b, float wv, flo
     return (v - a) - b;              // a = max, b = log(sum): subtract the max first, as ATen does
 #elif FAMILY == 2
     return (v - a) * b * wv + bv;    // a = mean, b = rstd
+#elif CAST_NORMED
+    return to_f(from_f(v * b)) * wv; // the written-out chain: (x * rstd).to(x.dtype), then times the weight
 #else
     return v * b * wv;               // b = rsqrt(mean square + eps)
 #endif

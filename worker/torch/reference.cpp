@@ -144,6 +144,12 @@ std::vector<at::Tensor> callComposite(const OperatorCard &card, const std::vecto
     }
     if (name == "add_gelu")
         return {at::gelu(in.at(0).to(computeType) + in.at(1).to(computeType)).to(in[0].scalar_type())};
+    if (name == "silu_mul") // the chain as the model makes it (runtime/fused_ops.h), at the inputs' own dtype
+        return {runtime::siluMulChain(in.at(0), in.at(1))};
+    if (name == "rms_norm_cast") { // the chain as the model makes it, its upcast in float64 for a float64 reference
+        const double eps = card.referenceArgs.size() > 2 ? card.referenceArgs[2].value("double", 1e-6) : 1e-6;
+        return {runtime::rmsNormCastChain(in.at(0), in.at(1), eps, computeType)};
+    }
     if (name == "scaled_softmax" || name == "scaled_masked_softmax") {
         // The chain as the model makes it (runtime/fused_ops.h), its upcast in float64 for a float64 reference.
         const double scale = card.referenceArgs.size() > 1 ? card.referenceArgs[1].value("double", 1.0) : 1.0;

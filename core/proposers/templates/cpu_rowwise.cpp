@@ -2,6 +2,7 @@
 // reductions and cross-entropy (the scans: scan.cpp), fp32, over contiguous rows. Loops are written with independent
 // accumulators and no calls in the inner loop so the compiler vectorizes them; the tuning space sets
 // the accumulator count and unrolling.
+#include <cstdio>
 #include <string>
 
 #include "proposers/template_library.h"
@@ -13,14 +14,17 @@ namespace {
 
 using J = nlohmann::json;
 
-// A template's source: its parameters as defines, the shared prologue (cpu_rows.h), a helper file
-// ("" for none, e.g. cpu_row_sum.h) and the kernel file with the kforge_entry function.
+// A template's source: its parameters as defines (and EPS, the card's, where `eps`), the shared prologue
+// (cpu_rows.h), a helper file ("" for none, e.g. cpu_row_sum.h) and the kernel file with the kforge_entry function.
 KernelTemplate rowTemplate(const std::string &family, const std::string &description, std::map<std::string, std::vector<J>> space,
-                           std::string helper, std::string kernelFile)
+                           std::string helper, std::string kernelFile, bool eps = false)
 {
     const std::string id = "cpu." + family + ".rows";
-    auto render = [id, helper, kernelFile](const J &p, const OperatorCard &) {
-        return paramDefines(id, p) + templateSource("cpu_rows.h") + (helper.empty() ? std::string() : templateSource(helper))
+    auto render = [id, helper, kernelFile, eps](const J &p, const OperatorCard &card) {
+        char epsLine[64] = "";
+        if (eps)
+            std::snprintf(epsLine, sizeof epsLine, "#define EPS %.17g\n", referenceEps(card));
+        return paramDefines(id, p) + epsLine + templateSource("cpu_rows.h") + (helper.empty() ? std::string() : templateSource(helper))
                + templateSource(kernelFile);
     };
     auto valid = [](const J &, const OperatorCard &card) { return card.inputs.front().dtype == DType::F32; };
@@ -38,8 +42,9 @@ void addCpuRowwiseTemplates(TemplateLibrary &lib)
                         {{"acc", kAcc}, {"accumulators", kAccumulators}}, "cpu_row_logsumexp.h", "cpu_log_softmax.cpp"));
     lib.add(rowTemplate("layer_norm", "two-pass mean and variance per row with partial sums, then scale and shift",
                         {{"acc", kAcc}, {"accumulators", kAccumulators}}, "cpu_row_sum.h", "cpu_layer_norm.cpp"));
-    lib.add(rowTemplate("rms_norm", "sum of squares with partial sums, then x * rsqrt(mean + eps) * weight",
-                        {{"acc", kAcc}, {"accumulators", kAccumulators}}, "", "cpu_rms_norm.cpp"));
+    for (const char *f : {"rms_norm", "rms_norm_cast"})
+        lib.add(rowTemplate(f, "sum of squares with partial sums, then x * rsqrt(mean + eps) * weight",
+                            {{"acc", kAcc}, {"accumulators", kAccumulators}}, "", "cpu_rms_norm.cpp", true));
     lib.add(rowTemplate("group_norm", "per (sample, group): mean and variance over channels x spatial, then per-channel affine",
                         {{"acc", kAcc}, {"accumulators", kAccumulators}}, "cpu_row_sum.h", "cpu_group_norm.cpp"));
     lib.add(rowTemplate("sum", "row sums with independent partial sums", {{"acc", kAcc}, {"accumulators", kAccumulators}}, "cpu_row_sum.h",

@@ -11,7 +11,12 @@ int cudaDtypeCode(DType dtype)
 
 int cudaNormFamilyCode(const std::string &f)
 {
-    return f == "softmax" ? 0 : f == "log_softmax" ? 1 : f == "layer_norm" ? 2 : f == "rms_norm" ? 3 : 4;
+    return f == "softmax" ? 0 : f == "log_softmax" ? 1 : f == "layer_norm" ? 2 : f == "rms_norm" || f == "rms_norm_cast" ? 3 : 4;
+}
+
+bool cudaWeightedNorm(const std::string &family)
+{
+    return family == "layer_norm" || family == "rms_norm" || family == "rms_norm_cast";
 }
 
 bool cudaSoftmaxFamily(const std::string &family)
@@ -37,7 +42,7 @@ nlohmann::json cudaNormArgs(const std::string &family)
 {
     if (family == "group_norm")
         return {"in:x", "in:weight", "in:bias", "out:y", "sym:n", "sym:c", "sym:hw", "sym:groups"};
-    const bool norm = family == "layer_norm" || family == "rms_norm";
+    const bool norm = cudaWeightedNorm(family);
     return {"in:x", norm ? "in:weight" : "in:x", family == "layer_norm" ? "in:bias" : "in:x", "out:y", "sym:rows", "sym:cols"};
 }
 

@@ -24,8 +24,10 @@ int cudaVecFor(const OperatorCard &card);
 void cudaRowSeed(int64_t cols, int vec, int maxReg, int &tpr, int &reg);
 
 // The FAMILY code the normalization kernels switch on: softmax 0, log-softmax 1, layer norm 2, RMS norm
-// 3, group norm 4.
+// 3 (also rms_norm_cast, the written-out chain, with CAST_NORMED), group norm 4.
 int cudaNormFamilyCode(const std::string &family);
+// The row norms with a weight: layer norm, RMS norm and rms_norm_cast.
+bool cudaWeightedNorm(const std::string &family);
 // Softmax and log-softmax: the families whose kernels take the FAST_EXP knob.
 bool cudaSoftmaxFamily(const std::string &family);
 // A row-wise family's CUDA template "cuda.<family>.<kind>" with its description and tuning space; the

@@ -1,5 +1,6 @@
 // CUDA templates for row-wise normalizations: softmax, log-softmax, layer norm and RMS norm over the
-// last dimension, in float32, float16 and bfloat16.
+// last dimension, in float32, float16 and bfloat16; also rms_norm_cast, RMS norm as models write it out,
+// whose normalized value is rounded to the storage type before the weight multiplies it (CAST_NORMED).
 //
 // `cuda.<family>.rows`: a group of TPR threads per row (a warp, or several warps with a shared-memory
 // combine), RPB rows per block, VEC-element (up to 16-byte) loads when the row length and pointers
@@ -57,6 +58,7 @@ KernelTemplate rowsTemplate(const std::string &family)
         s += defineLine("REG", p.at("reg").dump()) + defineLine("FAST_EXP", std::to_string(p.value("fast_exp", 1)));
         s += defineLine("OCC", std::to_string(p.value("occ", 0))) + defineLine("HINT", std::to_string(p.value("hint", 0)));
         s += defineLine("EPS", std::to_string(referenceEps(card)) + "f");
+        s += defineLine("CAST_NORMED", family == "rms_norm_cast" ? "1" : "0");
         return s + cudaPrelude(card.inputs.front().dtype) + templateSource("rows.cu");
     };
     t.seed = [family](const OperatorCard &card) {
@@ -64,7 +66,7 @@ KernelTemplate rowsTemplate(const std::string &family)
         int tpr = 0, reg = 0;
         // Norms hold 16 values per thread, softmax 32: on the H200 a 4096-wide float32 layer norm ran
         // 1.3% faster with 256 threads of 16 than with 128 of 32, while softmax was at the roofline.
-        const bool norm = family == "layer_norm" || family == "rms_norm";
+        const bool norm = cudaWeightedNorm(family);
         const int64_t cols = card.shape.at("cols");
         if (cols < kShortRow) {
             // Many short rows: the fewest lanes (from 4) holding the row in two packs each, 256 threads a block.
@@ -130,7 +132,7 @@ KernelTemplate splitTemplate(const std::string &family)
 
 void addCudaRowTemplates(TemplateLibrary &lib)
 {
-    for (const char *f : {"softmax", "log_softmax", "layer_norm", "rms_norm"})
+    for (const char *f : {"softmax", "log_softmax", "layer_norm", "rms_norm", "rms_norm_cast"})
         lib.add(rowsTemplate(f));
     for (const char *f : {"softmax", "log_softmax"})
         lib.add(splitTemplate(f));
