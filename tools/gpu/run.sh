@@ -54,7 +54,7 @@ if want build || [[ ! -x $build/app/kforge-worker ]]; then
   rc=$?
   grep -E "kforge:|CUDA|Torch|Error|error" "$out/configure.log" | head -20
   if [[ $rc -ne 0 ]]; then tail -40 "$out/configure.log"; note "configure FAILED (configure.log)"; printf '%s\n' "${summary[@]}"; exit 1; fi
-  ninja -C "$build" -j"$jobs" kforge-worker kforge-cli kforge-gpu-tests kforge-cuda-bench > "$out/build.log" 2>&1
+  ninja -C "$build" -j"$jobs" kforge-worker kforge-cli kforge-gpu-tests kforge-cuda-bench kforge-harness-passes-test > "$out/build.log" 2>&1
   rc=$?
   if [[ $rc -ne 0 ]]; then grep -E -A3 "error|FAILED" "$out/build.log" | head -60; note "build FAILED (build.log)"; printf '%s\n' "${summary[@]}"; exit 1; fi
   note "built in $(( $(date +%s) - t0 )) s"
@@ -70,6 +70,12 @@ if want tests; then
   timeout 240 "$build/worker/kforge-gpu-tests" --log "$out/verdicts.jsonl" 2>&1 | tee "$out/gpu-tests.log"
   note "guard tests: $(tail -1 "$out/gpu-tests.log") ($(( $(date +%s) - t0 )) s)"
   cp /tmp/kforge-gpu-tests-*/worker-0.log "$out/worker-tests.log" 2>/dev/null
+  # The one-pass harness kernels against the libtorch passes that define them, and their time.
+  t0=$(date +%s)
+  timeout 240 "$build/worker/kforge-harness-passes-test" > "$out/harness-passes.log" 2>&1
+  cp "$out/harness-passes.log" "$final/" 2>/dev/null
+  note "harness passes: rc=$? $(tail -1 "$out/harness-passes.log") ($(( $(date +%s) - t0 )) s)"
+  summary+=("$(grep -E '^(FAIL|TIME)' "$out/harness-passes.log" | head -20)")
 fi
 
 if want bench; then
@@ -287,10 +293,16 @@ if asked kernelbench; then
   timeout ${KFORGE_IMPORT_TIMEOUT:-300} "$build/app/kforge-cli" import "$kb" --python python3 --jobs ${KFORGE_IMPORT_JOBS:-3} > "$final/kb-import.log" 2>&1
   note "kernelbench import: rc=$? in $(( $(date +%s) - s0 )) s: $(tail -1 "$final/kb-import.log")"
   grep -E "FAILED|Error|error" "$final/kb-import.log" | head -10
+  # torch.compile's times for every problem in one Python process (torch and its compiler start once),
+  # before the searches and never beside them, so neither disturbs the other's timing.
+  s0=$(date +%s)
+  timeout ${KFORGE_COMPILE_TIMEOUT:-300} python3 "$root/python/kforge_compile_time.py" "$kb"/*.py --device cuda --out-dir "$final/kb-compile" > "$final/kb-compile.log" 2>&1
+  note "kernelbench torch.compile times: rc=$? in $(( $(date +%s) - s0 )) s, $(grep -c '"available": true' "$final/kb-compile.log") measured"
   mkdir -p "$out/kb-workers"
   KFORGE_WORKER_VERBOSE=1 KFORGE_WORKER_LOG_DIR="$out/kb-workers" \
   timeout ${KFORGE_FASTP_TIMEOUT:-420} "$build/app/kforge-cli" fastp "$kb" --backend cuda --nodes ${KFORGE_FASTP_NODES:-8} \
-    --samples ${KFORGE_FASTP_SAMPLES:-30} --out "$final/kernelbench-fastp" --session "$final/kernelbench.kforge" --python python3 --worker "$worker" > "$final/kb-fastp.log" 2>&1
+    --samples ${KFORGE_FASTP_SAMPLES:-30} --out "$final/kernelbench-fastp" --session "$final/kernelbench.kforge" --python python3 \
+    --compile-times "$final/kb-compile" --worker "$worker" > "$final/kb-fastp.log" 2>&1
   note "kernelbench fastp: rc=$? in $(( $(date +%s) - t0 )) s"
   grep -h "kforge-worker: cuda" "$out"/kb-workers/*.log 2>/dev/null | cut -c1-400 > "$final/kb-phases.log"
   note "kernelbench evaluation phases (median of each, ms): $(python3 tools/gpu/phase_medians.py "$final/kb-phases.log" 2>&1 | tail -1)"

@@ -16,6 +16,7 @@
 #include "util/hash.h"
 #include "util/text.h"
 #include "worker/cuda/cuda_driver.h"
+#include "worker/cuda/harness_passes.h"
 #include "worker/cuda/launch_plan.h"
 #include "worker/cuda/nvrtc_compiler.h"
 
@@ -195,6 +196,12 @@ public:
         check(m_helpers.load(helpers.cubin), "loading the helper kernels");
         m_spin = m_helpers.function("kf_spin");
         m_flushRead = m_helpers.function("kf_flush_read");
+        // The guard's passes over large tensors as one kernel each; KFORGE_HARNESS_PASSES=torch keeps
+        // the libtorch passes (to compare both on the same kernels).
+        if (const char *v = std::getenv("KFORGE_HARNESS_PASSES"); !v || std::string(v) != "torch") {
+            m_passes = std::make_unique<CudaHarnessPasses>(m_compiler, m_info.arch(), m_info.sms, [this] { return stream(); });
+            useFastPasses(m_passes.get());
+        }
         // The L2 flush buffer: reading twice the L2's size evicts whatever the last run left there. Its
         // contents are set once; the sink word after it is written only if the XOR of the buffer matches
         // `never`, which it cannot be asked to.
@@ -208,6 +215,8 @@ public:
 
     ~CudaDevice() override
     {
+        if (m_passes)
+            useFastPasses(nullptr);
         cuEventDestroy(m_e0);
         cuEventDestroy(m_e1);
         if (m_flush)
@@ -443,6 +452,7 @@ private:
     at::Device m_device;
     NvrtcCompiler m_compiler;
     Module m_helpers;
+    std::unique_ptr<CudaHarnessPasses> m_passes;
     CUfunction m_spin = nullptr;
     CUfunction m_flushRead = nullptr;
     CUdeviceptr m_flush = 0;

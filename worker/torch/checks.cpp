@@ -3,11 +3,43 @@
 #include <cmath>
 #include <cstdio>
 
+#include "worker/pipeline/fast_passes.h"
+
 namespace kforge::worker {
 
 namespace {
 
 constexpr int64_t kChunk = int64_t(1) << 24; // elements per float64 chunk: 128 MiB per tensor
+
+FastPasses *g_passes = nullptr;
+
+// How the device passes read a tensor of this type: as checks here treat it (a one-byte type is its
+// bits); none for a type whose fill below has no pass.
+std::optional<PassElem> passElem(at::ScalarType t)
+{
+    switch (t) {
+    case at::kFloat: return PassElem::F32;
+    case at::kHalf: return PassElem::F16;
+    case at::kBFloat16: return PassElem::BF16;
+    case at::kDouble: return PassElem::F64;
+    case at::kLong: return PassElem::I64;
+    case at::kInt: return PassElem::I32;
+    case at::kShort: return PassElem::I16;
+    default: return at::elementSize(t) == 1 ? std::optional(PassElem::Byte) : std::nullopt;
+    }
+}
+
+// The device passes, where they apply: every tensor contiguous on the device they were made for (the
+// one the worker uses, so any CUDA tensor here), and of a type they read.
+FastPasses *passesFor(std::initializer_list<const at::Tensor *> ts)
+{
+    if (!g_passes)
+        return nullptr;
+    for (const auto *t : ts)
+        if (!t->defined() || !t->is_cuda() || !t->is_contiguous() || !passElem(t->scalar_type()))
+            return nullptr;
+    return g_passes;
+}
 
 // Calls f(start, count) over [0, total) in chunks of kChunk elements.
 template<typename F>
@@ -44,12 +76,12 @@ at::Tensor fillBits(at::ScalarType t, int64_t start, int64_t n, uint64_t seed, a
     const auto z = mixed(start, n, seed, device);
     const auto neg = z.lt(0).to(at::kLong);
     switch (t) {
-    case at::kFloat: // exponent all ones, quiet bit clear, payload never zero: a signalling NaN
-        return (at::bitwise_or(z.bitwise_and(0x3fffff), 1).bitwise_or(0x7f800000) - neg * (int64_t(1) << 32)).to(at::kInt);
+    case at::kFloat: // exponent all ones, quiet bit clear, payload never zero: a signalling NaN, sign from z
+        return (at::bitwise_or(z.bitwise_and(0x3fffff), 1).bitwise_or(0x7f800000) + neg * (int64_t(1) << 31)).to(at::kInt);
     case at::kHalf:
-        return (at::bitwise_or(z.bitwise_and(0x1ff), 1).bitwise_or(0x7c00) - neg * 65536).to(at::kShort);
+        return (at::bitwise_or(z.bitwise_and(0x1ff), 1).bitwise_or(0x7c00) + neg * 32768).to(at::kShort);
     case at::kBFloat16:
-        return (at::bitwise_or(z.bitwise_and(0x3f), 1).bitwise_or(0x7f80) - neg * 65536).to(at::kShort);
+        return (at::bitwise_or(z.bitwise_and(0x3f), 1).bitwise_or(0x7f80) + neg * 32768).to(at::kShort);
     case at::kDouble:
         return at::bitwise_or(z.bitwise_and(int64_t(0x3ffffffffffffll)), 1)
             .bitwise_or(int64_t(0x7ff0000000000000ll))
@@ -57,7 +89,7 @@ at::Tensor fillBits(at::ScalarType t, int64_t start, int64_t n, uint64_t seed, a
     case at::kInt: return (z.bitwise_and(int64_t(0xffffffffll)) - (int64_t(1) << 31)).to(at::kInt);
     case at::kShort: return (z.bitwise_and(0xffff) - 32768).to(at::kShort);
     case at::kByte: return z.bitwise_and(0xff).to(at::kByte);
-    default: return z;
+    default: return z.to(bitsType(t)); // the low bits of z, in the type the tensor's bits are viewed as
     }
 }
 
@@ -70,8 +102,20 @@ std::string fmt(const char *f, double a, double b = 0)
 
 } // namespace
 
+void useFastPasses(FastPasses *passes)
+{
+    g_passes = passes;
+}
+
+FastPasses *fastPasses()
+{
+    return g_passes;
+}
+
 void fillUnwritten(at::Tensor &t, uint64_t seed)
 {
+    if (auto *p = passesFor({&t}))
+        return p->fill(t.data_ptr(), t.numel(), *passElem(t.scalar_type()), seed);
     auto flat = t.view(bitsType(t.scalar_type())).view({-1});
     forChunks(flat.numel(), [&](int64_t s, int64_t n) {
         flat.narrow(0, s, n).copy_(fillBits(t.scalar_type(), s, n, seed, t.device()));
@@ -80,6 +124,8 @@ void fillUnwritten(at::Tensor &t, uint64_t seed)
 
 int64_t countUnwritten(const at::Tensor &t, uint64_t seed)
 {
+    if (auto *p = passesFor({&t}))
+        return p->countPattern(t.data_ptr(), t.numel(), *passElem(t.scalar_type()), seed);
     const auto flat = t.view(bitsType(t.scalar_type())).view({-1});
     int64_t count = 0;
     forChunks(flat.numel(), [&](int64_t s, int64_t n) {
@@ -102,6 +148,8 @@ int64_t countChanged(const at::Tensor &a, const at::Tensor &b)
 {
     // By chunks: a whole 7.5 GB tensor's comparison is a 1.9 GB mask, which sum() widens to a 15 GB
     // int64 copy, and that ran the H200 out of memory on a group norm of 112x64x512x512.
+    if (auto *p = passesFor({&a, &b}); p && a.scalar_type() == b.scalar_type() && a.numel() == b.numel())
+        return p->countChanged(a.data_ptr(), b.data_ptr(), a.numel(), int(a.element_size()));
     const auto bt = bitsType(a.scalar_type());
     const auto fa = a.contiguous().view(bt).view({-1}), fb = b.contiguous().view(bt).view({-1});
     int64_t count = 0;
@@ -111,6 +159,8 @@ int64_t countChanged(const at::Tensor &a, const at::Tensor &b)
 
 int64_t fingerprint(const at::Tensor &t)
 {
+    if (auto *p = passesFor({&t}))
+        return p->fingerprint(t.data_ptr(), t.numel(), int(t.element_size()));
     const auto bits = t.contiguous().view(bitsType(t.scalar_type())).view({-1});
     uint64_t sum = 0; // wraps, like the tensor arithmetic
     forChunks(bits.numel(), [&](int64_t s, int64_t n) {
@@ -119,6 +169,71 @@ int64_t fingerprint(const at::Tensor &t)
     });
     return int64_t(sum);
 }
+
+namespace {
+
+// The unit of an element's error (fast_passes.h's UnitRule), given the reference's rms.
+UnitRule unitRule(double rms, const Reference64 &ref, ErrorModel model, DType dtype)
+{
+    UnitRule u;
+    u.rms = rms;
+    u.eps = guard::epsilon(dtype);
+    u.accEps = guard::accumulationEpsilon(dtype) * guard::termsFactor(ref.terms);
+    // `sum`: |x| reduced alike (the magnitude); `norm`: the affine terms' size
+    u.referenceScaled = !ref.magnitude.defined() && model == ErrorModel::Normalization;
+    return u;
+}
+
+// measureOutput's passes as device kernels, one read of the operands each (fast_passes.h): the same
+// numbers as the libtorch passes below.
+void measureWithPasses(FastPasses &p, guard::OutputErrors &e, const at::Tensor &candidate, const at::Tensor &aten, const Reference64 &ref,
+                       ErrorModel model, DType dtype)
+{
+    PassOperands ops;
+    ops.candidate = candidate.data_ptr();
+    ops.aten = aten.data_ptr();
+    ops.reference = ref.value.data_ptr<double>();
+    ops.magnitude = ref.magnitude.defined() ? ref.magnitude.data_ptr<double>() : nullptr;
+    ops.numel = e.numel;
+    ops.type = *passElem(candidate.scalar_type());
+    const auto c = candidate.reshape({-1}), a = aten.reshape({-1}), r = ref.value.reshape({-1});
+    auto valueAt = [](const at::Tensor &t, int64_t i) { return t[i].item<double>(); };
+    if (model == ErrorModel::Exact) {
+        const auto bad = p.exactMismatches(ops);
+        e.overBound = bad.count;
+        if (bad.first >= 0) {
+            e.worstIndex = bad.first;
+            e.worstGot = valueAt(c, bad.first);
+            e.worstAten = e.worstExpected = valueAt(a, bad.first);
+        }
+        return;
+    }
+    const auto nf = p.nonFinite(ops);
+    e.nonFiniteMismatch = nf.mismatches.count;
+    if (nf.mismatches.first >= 0) {
+        e.firstNonFinite = nf.mismatches.first;
+        e.nonFiniteGot = valueAt(c, nf.mismatches.first);
+        e.nonFiniteExpected = valueAt(a, nf.mismatches.first);
+    }
+    if (e.nonFiniteMismatch > 0)
+        return;
+    const auto rule = unitRule(std::sqrt(nf.referenceSumSq / double(e.numel)), ref, model, dtype);
+    const auto u = p.units(ops, rule);
+    e.atenUnits = std::max(e.atenUnits, u.atenMax);
+    if (u.candidateAt >= 0) {
+        e.candidateUnits = std::max(e.candidateUnits, u.candidateMax);
+        e.worstIndex = u.candidateAt;
+        e.worstGot = valueAt(c, u.candidateAt);
+        e.worstExpected = valueAt(r, u.candidateAt);
+        e.worstAten = valueAt(a, u.candidateAt);
+    }
+    e.candidateRelativeRms = rule.rms > 0 ? std::sqrt(u.errorSumSq / double(e.numel)) / rule.rms : 0.0;
+    const double allowed = guard::allowedUnits(e.atenUnits);
+    if (e.candidateUnits > allowed)
+        e.overBound = p.countOver(ops, rule, allowed);
+}
+
+} // namespace
 
 guard::OutputErrors measureOutput(const std::string &name, const at::Tensor &candidate, const at::Tensor &aten, const Reference64 &ref,
                                   ErrorModel model, DType dtype, uint64_t seed)
@@ -129,6 +244,13 @@ guard::OutputErrors measureOutput(const std::string &name, const at::Tensor &can
     e.unwritten = countUnwritten(candidate, seed);
     if (e.unwritten > 0 || e.numel == 0)
         return e;
+    if (at::isFloatingType(candidate.scalar_type()) && aten.scalar_type() == candidate.scalar_type() && aten.numel() == e.numel
+        && ref.value.scalar_type() == at::kDouble && ref.value.numel() == e.numel
+        && (!ref.magnitude.defined() || (ref.magnitude.scalar_type() == at::kDouble && ref.magnitude.numel() == e.numel)))
+        if (auto *p = ref.magnitude.defined() ? passesFor({&candidate, &aten, &ref.value, &ref.magnitude}) : passesFor({&candidate, &aten, &ref.value})) {
+            measureWithPasses(*p, e, candidate, aten, ref, model, dtype);
+            return e;
+        }
     // Chunks are compared where the candidate's output is: a float64 reference that had to stay on the
     // host comes over a chunk at a time rather than every chunk's arithmetic running on the host.
     const auto where = candidate.device();
@@ -171,9 +293,8 @@ guard::OutputErrors measureOutput(const std::string &name, const at::Tensor &can
     });
     if (e.nonFiniteMismatch > 0)
         return e;
-    const double rms = std::sqrt(sumSq / double(e.numel));
-    const double eps = guard::epsilon(dtype);
-    const double accEps = guard::accumulationEpsilon(dtype) * guard::termsFactor(ref.terms);
+    const auto rule = unitRule(std::sqrt(sumSq / double(e.numel)), ref, model, dtype);
+    const double rms = rule.rms;
 
     // Pass 2: worst errors in units, for both; pass 3 counts the candidate's elements over the bound.
     auto units = [&](const at::Tensor &x, const at::Tensor &rc, const at::Tensor &unit) {
@@ -181,11 +302,11 @@ guard::OutputErrors measureOutput(const std::string &name, const at::Tensor &can
         return at::where(both, (x - rc).abs() / unit, at::zeros_like(x));
     };
     auto unitOf = [&](const at::Tensor &rc, int64_t s, int64_t n) {
-        auto u = (rc.abs() + rms) * eps;
-        if (m.defined()) // `sum`: |x| reduced alike; `norm`: the affine terms' size
-            u = u + chunk(m, s, n).abs() * accEps;
-        else if (model == ErrorModel::Normalization)
-            u = u + rc.abs() * accEps;
+        auto u = (rc.abs() + rms) * rule.eps;
+        if (m.defined())
+            u = u + chunk(m, s, n).abs() * rule.accEps;
+        else if (rule.referenceScaled)
+            u = u + rc.abs() * rule.accEps;
         return at::clamp_min(u, std::numeric_limits<double>::min());
     };
     double errSq = 0;
