@@ -37,7 +37,7 @@ const char *kModelUsage =
 const char *kFastpUsage =
     "usage: kforge-cli fastp DIR-or-WORKLOAD.json... [--nodes N] [--backend cpu|cuda] [--out STEM] [--json]\n"
     "                        [--session FILE] [--top N] [--samples N] [--seed N] [--worker CMD] [--python PYTHON]\n"
-    "                        [--screen-all]\n\n"
+    "                        [--screen-all] [--compile-times DIR]\n\n"
     "For each imported problem (a workload from kforge-cli import; a folder means its .json workloads),\n"
     "profiles it in a worker (unless the file has its cards already), searches its problem cards (its\n"
     "whole forward, offered to every template family that fits) with the templates, and reports whether a\n"
@@ -60,7 +60,11 @@ const char *kFastpUsage =
     "  --samples N     timed runs per side (default 30)\n"
     "  --seed N        search seed (default 1)\n"
     "  --worker CMD    command line that starts a worker\n"
-    "  --python PY     the Python for torch.compile (default: $KFORGE_PYTHON, python3, /usr/bin/python3)\n";
+    "  --python PY     the Python for torch.compile (default: $KFORGE_PYTHON, python3, /usr/bin/python3)\n"
+    "  --compile-times DIR\n"
+    "                  torch.compile's times measured beforehand, DIR/<problem>.compile.json as written by\n"
+    "                  python/kforge_compile_time.py PROBLEM.py... --out-dir DIR (one process for all, so\n"
+    "                  torch and its compiler start once); a problem without one is measured as usual\n";
 
 std::string folderOf(const std::string &p)
 {
@@ -153,6 +157,25 @@ std::vector<std::string> workloadFiles(const std::vector<std::string> &given)
     return out;
 }
 
+// The ratio eager/compiled from python/kforge_compile_time.py's result, or nullopt with the reason in `why`.
+std::optional<double> compileRatioOf(const nlohmann::json &j, std::string &why)
+{
+    if (!j.is_object()) {
+        why = "python/kforge_compile_time.py wrote no result";
+        return std::nullopt;
+    }
+    if (!j.value("available", false)) {
+        why = j.value("why", std::string("torch.compile was not measured"));
+        return std::nullopt;
+    }
+    const double eager = j.value("eager_ms", 0.0), compiled = j.value("compile_ms", 0.0);
+    if (eager <= 0 || compiled <= 0) {
+        why = "python/kforge_compile_time.py reported no times";
+        return std::nullopt;
+    }
+    return eager / compiled;
+}
+
 // torch.compile against eager for one problem, by python/kforge_compile_time.py; the ratio eager/compiled,
 // or nullopt with the reason in `why`.
 std::optional<double> compileRatio(const std::string &python, const std::string &problemFile, const std::string &backend, std::string &why)
@@ -192,16 +215,26 @@ std::optional<double> compileRatio(const std::string &python, const std::string 
     ::unlink(tmpl);
     if (j.is_null())
         return std::nullopt;
-    if (!j.value("available", false)) {
-        why = j.value("why", std::string("torch.compile was not measured"));
+    return compileRatioOf(j, why);
+}
+
+// A time measured beforehand (--compile-times DIR): DIR/<problem file's stem>.compile.json.
+std::optional<double> compileRatioFrom(const std::string &dir, const std::string &problemFile, std::string &why, bool &found)
+{
+    auto stem = baseName(problemFile);
+    if (const auto dot = stem.rfind('.'); dot != std::string::npos)
+        stem = stem.substr(0, dot);
+    const auto path = dir + "/" + stem + ".compile.json";
+    found = isFile(path);
+    if (!found)
+        return std::nullopt;
+    try {
+        std::ifstream in(path);
+        return compileRatioOf(nlohmann::json::parse(in), why);
+    } catch (const std::exception &e) {
+        why = path + " is not a result of python/kforge_compile_time.py: " + e.what();
         return std::nullopt;
     }
-    const double eager = j.value("eager_ms", 0.0), compiled = j.value("compile_ms", 0.0);
-    if (eager <= 0 || compiled <= 0) {
-        why = "python/kforge_compile_time.py reported no times";
-        return std::nullopt;
-    }
-    return eager / compiled;
 }
 
 // A problem whose forward is one top-level ATen call: that call is the whole problem.
@@ -350,7 +383,7 @@ int fastpCommand(const Args &args)
     const auto o = parseOptions(args, 0,
                                 {{"--nodes", true}, {"--backend", true}, {"--out", true}, {"--json", false}, {"--session", true},
                                  {"--top", true}, {"--samples", true}, {"--seed", true}, {"--worker", true}, {"--python", true},
-                                 {"--screen-all", false}},
+                                 {"--screen-all", false}, {"--compile-times", true}},
                                 &given);
     if (given.empty())
         throw Error("name a folder of imported problems or workload files (see --help)");
@@ -359,6 +392,9 @@ int fastpCommand(const Args &args)
     if (backend != "cpu" && backend != "cuda")
         throw Error("option --backend takes cpu or cuda, not '" + backend + "'");
     const bool screenAll = o.count("--screen-all") > 0;
+    const auto compileTimes = o.count("--compile-times") ? o.at("--compile-times") : std::string();
+    if (!compileTimes.empty() && !isDir(compileTimes))
+        throw Error("option --compile-times names '" + compileTimes + "', which is not a folder");
     const auto stem = o.count("--out") ? o.at("--out") : std::string("fastp-report");
     if (!isDir(folderOf(stem)))
         throw Error("the folder of '" + stem + "' does not exist");
@@ -522,8 +558,13 @@ int fastpCommand(const Args &args)
             const auto problemFile = w.resolve(w.problem);
             if (!isFile(problemFile))
                 why = "the problem file " + problemFile + " is not beside its workload";
-            else
-                row.compileRatio = compileRatio(python, problemFile, backend, why);
+            else {
+                bool measured = false;
+                if (!compileTimes.empty())
+                    row.compileRatio = compileRatioFrom(compileTimes, problemFile, why, measured);
+                if (!measured)
+                    row.compileRatio = compileRatio(python, problemFile, backend, why);
+            }
             if (!row.compileRatio) {
                 run.compileNote = why;
                 row.note += std::string(row.note.empty() ? "" : "; ") + "torch.compile: " + why;
