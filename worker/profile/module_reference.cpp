@@ -8,6 +8,7 @@
 
 #include "util/error.h"
 #include "util/text.h"
+#include "worker/profile/model_inputs.h"
 
 namespace kforge::worker {
 
@@ -64,6 +65,10 @@ std::vector<at::Tensor> callModuleReference(const OperatorCard &card, const std:
         std::lock_guard lock(g_mutex);
         auto &module = moduleFor(card, path, type, inputs[0].device());
         torch::NoGradGuard noGrad;
+        // As eager PyTorch runs the forward, call by call: TorchScript's fuser would otherwise merge a
+        // pointwise chain into one kernel, and the baseline a problem's kernel must beat (and the
+        // speedup over eager it reports) would not be eager's.
+        AsWrittenExecution asWritten;
         try {
             result = module.forward(stack);
         } catch (const std::exception &e) {
