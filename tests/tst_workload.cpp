@@ -1365,9 +1365,20 @@ def get_init_inputs():
         if (!QFile::exists(path("problems/silu.json")) || !haveCli())
             QSKIP("needs problemSearchFindsItsFamily's imported problems and kforge-cli");
         const auto stem = path("fastp");
+        // torch.compile's times measured beforehand: silu's is read, xtanh's file is not a result and says so.
+        QVERIFY(QDir().mkpath(path("compile-times")));
+        auto write = [](const QString &file, const QByteArray &text) {
+            QFile f(file);
+            return f.open(QIODevice::WriteOnly) && f.write(text) == text.size();
+        };
+        QVERIFY(write(path("compile-times/silu.compile.json"), QByteArray(R"({"available": true, "eager_ms": 3.0, "compile_ms": 1.5})")));
+        QVERIFY(write(path("compile-times/xtanh.compile.json"), QByteArray("{not json")));
+        const auto notDir = cli({QStringLiteral("fastp"), path("problems"), QStringLiteral("--compile-times"), path("no-such-folder")});
+        QVERIFY2(notDir.code != 0 && notDir.err.contains(QStringLiteral("not a folder")), qPrintable(notDir.err));
         const auto r = cli({QStringLiteral("fastp"), path("problems"), QStringLiteral("--nodes"), QStringLiteral("1"), QStringLiteral("--backend"),
                             QStringLiteral("cpu"), QStringLiteral("--samples"), QStringLiteral("10"), QStringLiteral("--out"), stem,
-                            QStringLiteral("--worker"), QString::fromStdString(test::workerCommand())},
+                            QStringLiteral("--compile-times"), path("compile-times"), QStringLiteral("--worker"),
+                            QString::fromStdString(test::workerCommand())},
                            580000);
         QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
         const auto j = J::parse(test::readAll(stem + QStringLiteral(".json")).toStdString());
@@ -1387,6 +1398,13 @@ def get_init_inputs():
                 QVERIFY2(best == "problem.silu.silu" || best == "problem.silu.pointwise", best.c_str());
             else
                 QCOMPARE(best, std::string("problem.xtanh.pointwise"));
+            if (row.at("problem") == "silu") {
+                QCOMPARE(row.at("compile_ratio").get<double>(), 2.0);
+                QCOMPARE(row.at("speedup_compile").get<double>(), row.at("speedup_eager").get<double>() / 2.0);
+            } else {
+                QVERIFY2(row.at("compile_ratio").is_null() && row.at("note").get<std::string>().find("is not a result") != std::string::npos,
+                         row.dump().c_str());
+            }
         }
         QCOMPARE(j["fast_p"]["eager"]["fast_0"].get<double>(), correct / 2.0);
         QCOMPARE(j["fast_p"]["eager"]["fast_1"].get<double>(), faster / 2.0);
