@@ -264,7 +264,8 @@ int main(int argc, char **argv)
     std::printf("device: %s (%s, %d SMs, L2 %.0f MiB), NVRTC %s; worker start %.1f s\n", device.value("name", "").c_str(),
                 device.value("sm", "").c_str(), device.value("sms", 0), device.value("l2_bytes", 0.0) / (1 << 20),
                 device.value("nvrtc", "").c_str(), startup);
-    std::printf("measured copy bandwidth (read + write): %.0f GB/s\n", device.value("copy_bandwidth_gbs", 0.0));
+    std::printf("measured copy bandwidth (read + write): %.0f GB/s; streaming reads: %.0f GB/s\n", device.value("copy_bandwidth_gbs", 0.0),
+                device.value("read_bandwidth_gbs", 0.0));
     std::printf("throughput: %zu distinct softmax 4096x4096 fp32 variants in %.1f s = %.1f evaluations/min (target >= 130)\n", pts.size(),
                 batchS, perMin);
     std::printf("median NVRTC compile: %.0f ms (target <= 300); median evaluation %.2f s; compiled %d, correct %d, accepted %d, best %.2fx\n",

@@ -28,8 +28,8 @@ void judgeTiming(const TimingInput &t, Verdict &v)
     }
     if (t.floorUs > 0 && c < t.floorUs * kFloorMargin) {
         std::snprintf(buf, sizeof buf,
-                      "the candidate's median %.2f us is below the roofline floor %.2f us (%.0f bytes at the measured copy bandwidth of "
-                      "%.0f GB/s) by more than %.0f%%: the measurement is being fooled",
+                      "the candidate's median %.2f us is below the roofline floor %.2f us (%.0f bytes at the device's fastest measured "
+                      "rate of %.0f GB/s) by more than %.0f%%: the measurement is being fooled",
                       c, t.floorUs, t.floorBytes, t.bandwidth / 1e9, (1 - kFloorMargin) * 100);
         v.status = VerdictStatus::Suspect;
         v.reasons.push_back({reason::BelowRoofline, buf});

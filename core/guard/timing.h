@@ -5,8 +5,9 @@
 // The speedup is the ratio of medians (baseline over candidate), candidate and baseline interleaved in
 // one run. It must clear the noise band: the larger relative spread of the two sides, never under
 // kMinNoise, because the same kernel timed in separate runs moved by 1.5-3% on an H200. The floor is
-// the card's fewest bytes at the measured copy rate; one-pass kernels beat cuMemcpy's rate slightly
-// (101-103% on the H200), so a median is suspect only more than kFloorMargin below it.
+// the card's fewest bytes at the device's fastest measured rate (the larger of its copy rate and its
+// rate of streaming reads: a reduction to a scalar reads at 110% of the copy rate on the H200); one-pass
+// kernels beat those slightly (101-103%), so a median is suspect only more than kFloorMargin below it.
 #include <string>
 #include <vector>
 

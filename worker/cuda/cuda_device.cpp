@@ -38,6 +38,23 @@ extern "C" __global__ void kf_spin(unsigned long long ns)
     asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
     do { asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t)); } while (t - t0 < ns);
 }
+// kf_read_rate: the device's rate of streaming reads, four independent 16-byte loads in flight per thread.
+extern "C" __global__ void kf_read_rate(const uint4 *p, unsigned long long n, unsigned *sink, unsigned never)
+{
+    unsigned acc = 0;
+    const unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
+    unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x;
+    for (; i + 3 * stride < n; i += 4 * stride) {
+        const uint4 a = p[i], b = p[i + stride], c = p[i + 2 * stride], d = p[i + 3 * stride];
+        acc ^= a.x ^ a.y ^ a.z ^ a.w ^ b.x ^ b.y ^ b.z ^ b.w ^ c.x ^ c.y ^ c.z ^ c.w ^ d.x ^ d.y ^ d.z ^ d.w;
+    }
+    for (; i < n; i += stride) {
+        const uint4 v = p[i];
+        acc ^= v.x ^ v.y ^ v.z ^ v.w;
+    }
+    if (acc == never)
+        *sink = acc;
+}
 extern "C" __global__ void kf_flush_read(const uint4 *p, unsigned long long n, unsigned *sink, unsigned never)
 {
     unsigned acc = 0;
@@ -210,7 +227,7 @@ public:
         check(cuMemsetD32(m_flush, 0x9e3779b9u, (m_flushBytes + 16) / 4), "filling the L2 flush buffer");
         check(cuEventCreate(&m_e0, CU_EVENT_DEFAULT), "creating timing events");
         check(cuEventCreate(&m_e1, CU_EVENT_DEFAULT), "creating timing events");
-        m_bandwidth = measureCopyBandwidth();
+        measureBandwidths();
     }
 
     ~CudaDevice() override
@@ -226,6 +243,7 @@ public:
     std::string backend() const override { return "cuda"; }
     at::Device torchDevice() const override { return m_device; }
     double copyBandwidth() const override { return m_bandwidth; }
+    double streamBandwidth() const override { return std::max(m_bandwidth, m_readBandwidth); }
     int64_t cacheBytes() const override { return m_info.l2Bytes; }
     // The long warm-up after an idle (a compile in line, a first evaluation), the short one when the
     // last synchronize was moments ago; KFORGE_CUDA_WARMUP_MS fixes it (to time the same kernels both ways).
@@ -252,6 +270,7 @@ public:
                 {"memory_bytes", m_info.memoryBytes},
                 {"l2_bytes", m_info.l2Bytes},
                 {"copy_bandwidth_gbs", m_bandwidth / 1e9},
+                {"read_bandwidth_gbs", m_readBandwidth / 1e9},
                 {"nvrtc", NvrtcCompiler::version()}};
     }
 
@@ -419,7 +438,9 @@ private:
 
     CUstream stream() const { return reinterpret_cast<CUstream>(c10::cuda::getCurrentCUDAStream(m_device.index()).stream()); }
 
-    double measureCopyBandwidth()
+    // The copy rate (cuMemcpy, bytes read plus written) and the rate of streaming reads (kf_read_rate),
+    // each the best of 7 runs over 1 GiB after one untimed run.
+    void measureBandwidths()
     {
         size_t bytes = size_t(1) << 30;
         CUdeviceptr a = 0, b = 0;
@@ -430,22 +451,33 @@ private:
             bytes /= 2;
         }
         if (!a || !b)
-            return 0;
+            return;
         const CUstream s = stream();
         cuMemsetD8Async(a, 0x3c, bytes, s);
-        float best = 1e30f;
-        for (int i = 0; i < 8; ++i) {
-            cuEventRecord(m_e0, s);
-            cuMemcpyDtoDAsync(b, a, bytes, s);
-            cuEventRecord(m_e1, s);
-            cuEventSynchronize(m_e1);
-            float ms = 0;
-            if (i > 0 && cuEventElapsedTime(&ms, m_e0, m_e1) == CUDA_SUCCESS && ms > 0)
-                best = std::min(best, ms);
-        }
+        auto best = [&](const std::function<void()> &work) {
+            float fastest = 1e30f;
+            for (int i = 0; i < 8; ++i) {
+                cuEventRecord(m_e0, s);
+                work();
+                cuEventRecord(m_e1, s);
+                cuEventSynchronize(m_e1);
+                float ms = 0;
+                if (i > 0 && cuEventElapsedTime(&ms, m_e0, m_e1) == CUDA_SUCCESS && ms > 0)
+                    fastest = std::min(fastest, ms);
+            }
+            return fastest < 1e29f ? double(fastest) * 1e-3 : 0.0;
+        };
+        const double copy = best([&] { cuMemcpyDtoDAsync(b, a, bytes, s); });
+        m_bandwidth = copy > 0 ? 2.0 * double(bytes) / copy : 0.0; // bytes read plus written
+        CUfunction readRate = m_helpers.function("kf_read_rate");
+        CUdeviceptr p = a, sink = b;
+        unsigned long long n = bytes / 16;
+        unsigned never = 1; // the buffer is all 0x3c bytes: its words XOR to zero
+        void *args[] = {&p, &n, &sink, &never};
+        const double read = best([&] { cuLaunchKernel(readRate, unsigned(m_info.sms) * 4, 1, 1, 512, 1, 1, 0, s, args, nullptr); });
+        m_readBandwidth = read > 0 ? double(bytes) / read : 0.0;
         cuMemFree(a);
         cuMemFree(b);
-        return best < 1e29f ? 2.0 * double(bytes) / (double(best) * 1e-3) : 0.0; // bytes read plus written
     }
 
     DeviceInfo m_info;
@@ -459,6 +491,7 @@ private:
     size_t m_flushBytes = 0;
     CUevent m_e0 = nullptr, m_e1 = nullptr;
     double m_bandwidth = 0; // bytes per second, read plus written
+    double m_readBandwidth = 0; // bytes per second, read
     std::chrono::steady_clock::time_point m_lastSync{}; // the device's last wait: how long it has been idle
     // After m_compiler, which its threads use: destroyed (and joined) first.
     CompileAhead<CudaBuild> m_ahead{kAheadThreads, kMaxAhead};

@@ -97,8 +97,13 @@ public:
     virtual double sample(const std::function<LaunchOutcome()> &work, LaunchOutcome &outcome) = 0;
     // Records work for replay where the device can (CUDA graphs); null where it cannot.
     virtual std::unique_ptr<Recording> record(const std::function<void()> &work) { return nullptr; }
-    // Copy bandwidth in bytes per second (read plus written): the roofline's rate; 0 when unknown.
+    // Copy bandwidth in bytes per second (read plus written), what reports compare kernels with; 0 when
+    // unknown.
     virtual double copyBandwidth() const = 0;
+    // The fastest rate the device was measured to move bytes at by any means (a copy, a stream of reads):
+    // the roofline floor's rate, which no kernel can beat. A kernel that mostly reads (a reduction to a
+    // scalar) runs above the copy rate, so the copy rate alone would call it impossibly fast.
+    virtual double streamBandwidth() const { return copyBandwidth(); }
     // Memory the harness may still use on this device, in bytes.
     virtual int64_t freeMemory() = 0;
     // The last-level cache, so rotating input sets can outsize it (0: unknown).

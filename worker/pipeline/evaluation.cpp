@@ -503,7 +503,7 @@ private:
         if (!finalCheck(bufs[0], candidateOnce, method))
             return;
         const double bytes = m_card.minBytes(shape);
-        timing.bandwidth = m_device.copyBandwidth();
+        timing.bandwidth = m_device.streamBandwidth();
         timing.floorBytes = bytes;
         timing.floorUs = timing.bandwidth > 0 ? bytes / timing.bandwidth * 1e6 : 0.0;
         guard::judgeTiming(timing, v);
