@@ -166,6 +166,9 @@ bool softmaxFusable(const torch::jit::Match &m, const Vars &vars)
         return false;
     if (vars.count("alpha") && !isConstInt(get("alpha"), 1))
         return false;
+    // aten::add also matches a sum with a number (add.Scalar): only a tensor is a mask.
+    if (vars.count("mask") && !isTensor(get("mask")))
+        return false;
     if (!plainCasts(m, vars))
         return false;
     // The output dtype: x's own, as `.to(q.dtype)` reads it from a tensor of x's dtype. Only
