@@ -216,21 +216,26 @@ def _scaled(node):
 
 def _sum_operands(node):
     """(a, b) when the node is a + b (alpha absent or 1) of two values of the graph, else None."""
-    if _is_function(node, operator.add):
-        if len(node.args) != 2 or node.kwargs:
-            return None
-        a, b = node.args
-    else:
-        if _is_function(node, torch.add):
-            got = _call_args(node, ("input", "other"), ("alpha",))
-        elif _is_method(node, "add"):
-            got = _call_args(node, ("self", "other"), ("alpha",))
-        else:
-            return None
-        if got is None or "other" not in got or not _is_one(got.get("alpha", 1)):
-            return None
-        a, b = got.get("input", got.get("self")), got["other"]
+    got = _add_operands(node)
+    if got is None:
+        return None
+    a, b = got
     return (a, b) if isinstance(a, torch.fx.Node) and isinstance(b, torch.fx.Node) else None
+
+
+def _add_operands(node):
+    """(a, b) when the node is a + b, written as an operator, torch.add or .add, alpha absent or 1, else None."""
+    if _is_function(node, operator.add):
+        return tuple(node.args) if len(node.args) == 2 and not node.kwargs else None
+    if _is_function(node, torch.add):
+        got = _call_args(node, ("input", "other"), ("alpha",))
+    elif _is_method(node, "add"):
+        got = _call_args(node, ("self", "other"), ("alpha",))
+    else:
+        return None
+    if got is None or "other" not in got or not _is_one(got.get("alpha", 1)):
+        return None
+    return got.get("input", got.get("self")), got["other"]
 
 
 def _matmul_inputs(node):
@@ -356,23 +361,13 @@ def _match_rms_norm_cast(gm, y):
 
 def _plus_number(node):
     """(v, eps) when the node is v + eps, eps a float written in the model (alpha absent or 1), else None."""
-    if _is_function(node, operator.add) and len(node.args) == 2 and not node.kwargs:
-        a, b = node.args
-        if isinstance(a, torch.fx.Node) and type(b) is float:
-            return a, b
-        if isinstance(b, torch.fx.Node) and type(a) is float:
-            return b, a
+    got = _add_operands(node)
+    if got is None:
         return None
-    if _is_function(node, torch.add):
-        got = _call_args(node, ("input", "other"), ("alpha",))
-    elif _is_method(node, "add"):
-        got = _call_args(node, ("self", "other"), ("alpha",))
-    else:
-        return None
-    if got is None or "other" not in got or not _is_one(got.get("alpha", 1)):
-        return None
-    v = got.get("input", got.get("self"))
-    return (v, got["other"]) if isinstance(v, torch.fx.Node) and type(got["other"]) is float else None
+    a, b = got
+    if _is_function(node, operator.add) and isinstance(b, torch.fx.Node) and type(a) is float:
+        return b, a  # eps + v, as an operator
+    return (a, b) if isinstance(a, torch.fx.Node) and type(b) is float else None
 
 
 def _mean_last_kept(node):
