@@ -200,8 +200,9 @@ private slots:
         QCOMPARE(int(rootTemplates.size()), templates);
     }
 
-    // Dead ends through the engine: two failing children of the root, far below a working sibling,
-    // are stored as pruned with the reason; the working one is not.
+    // Dead ends through the engine: two failing children of the root, below a working sibling, are
+    // stored as pruned with the reason; the working one is not. The margin is small because a loaded
+    // machine can time the working kernel slower than ATen (0.73x in one CI run): correct is enough.
     void deadEndsAreStoredAsPruned()
     {
         const auto file = m_dir.filePath(QStringLiteral("pruned.kforge")).toStdString();
@@ -223,6 +224,7 @@ private slots:
         so.eval.benchSamples = 5;
         so.eval.warmup = 1;
         so.mcts.pruneMinVisits = 1;
+        so.mcts.pruneMargin = 0.1;
         so.reverifyBest = false;
         SearchEngine engine(store, pool, proposer, so);
         QCOMPARE(engine.run(sid, op, card).evaluated, 3);
@@ -230,7 +232,8 @@ private slots:
         for (const auto &n : store.nodes(sid))
             byTemplate[n.templateId] = n;
         QVERIFY2(isCorrectStatus(byTemplate["cpu.softmax.vector"].status), byTemplate["cpu.softmax.vector"].summary.c_str());
-        QVERIFY2(byTemplate["cpu.softmax.vector"].reward > 0, byTemplate["cpu.softmax.vector"].summary.c_str());
+        // Above a failure's reward by the margin: faster than 0.41x of ATen (the reward is ln(speedup), at least -1).
+        QVERIFY2(byTemplate["cpu.softmax.vector"].reward > rewardFor(false, 0) + so.mcts.pruneMargin, byTemplate["cpu.softmax.vector"].summary.c_str());
         QVERIFY(byTemplate["cpu.softmax.vector"].pruned.empty());
         for (const char *dead : {"overflow", "broken"}) {
             const auto &n = byTemplate[dead];
