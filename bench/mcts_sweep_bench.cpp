@@ -15,9 +15,15 @@
 // proposer's own (a template without a seed starts at the middle of its values, then the root's
 // children are moves from the best so far). Neither asks anything of the measured values.
 //
+// --shape k=v,... sweeps other sizes (each symbol a family's card has is set; the cache keys such a
+// sweep as family@shape). --lessons-at k=v,...|default adds a second replay per family that starts from
+// a lesson: the family's best point swept at that other shape, re-made for this one by the template
+// proposer (TemplateProposer::adapt), as SearchEngine's warm start does with a lesson of the nearest
+// shape. The lesson's shape is swept too when the cache lacks it.
+//
 //   kforge-mcts-sweep-bench [--backend cpu|cuda] [--families a,b] [--max-points N] [--seeds N]
 //                           [--samples N] [--workers N] [--worker CMD] [--cache FILE] [--first seeds|spread]
-//                           [--exploration C] [--best-backup 1]
+//                           [--exploration C] [--best-backup 1] [--shape k=v,...] [--lessons-at k=v,...|default]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -26,6 +32,7 @@
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <mutex>
 #include <random>
 #include <set>
@@ -102,7 +109,7 @@ std::vector<nlohmann::json> validPoints(const KernelTemplate &t, const OperatorC
 }
 
 struct Family {
-    std::string name;
+    std::string name; // the family, and @shape when swept at other sizes than benchShape's (the cache key)
     OperatorCard card;
     TemplateLibrary lib; // the family's templates, their spaces cut to the swept subset
     size_t valuesKept = 0; // V, 0: the whole space
@@ -292,8 +299,9 @@ struct Replay {
     double first = 0;     // the first evaluation's speedup over the best (0: it failed)
 };
 
-// The search's policy (search/policy_replay.h) replayed against the sweep.
-Replay replay(const Family &f, const std::string &backend, uint64_t seed, const MctsParams &params, const std::string &first)
+// The search's policy (search/policy_replay.h) replayed against the sweep, from a lesson when given.
+Replay replay(const Family &f, const std::string &backend, uint64_t seed, const MctsParams &params, const std::string &first,
+              const std::optional<ReplayLesson> &lesson = std::nullopt)
 {
     TemplateProposer templates(backend, f.lib);
     SpreadProposer spreading(backend, f.lib);
@@ -306,7 +314,7 @@ Replay replay(const Family &f, const std::string &backend, uint64_t seed, const 
     };
     const auto within = [&](const ReplayStep &s) { return s.speedup > 0 && s.speedup * kWithin >= f.bestSpeedup; };
     const int total = int(f.speedup.size());
-    const auto steps = replaySearch(proposer, f.card, params, seed, total, measure, within);
+    const auto steps = replaySearch(proposer, f.card, params, seed, total, measure, within, lesson);
     Replay r;
     r.needed = !steps.empty() && within(steps.back()) ? int(steps.size()) : total;
     r.first = steps.empty() ? 0 : steps.front().speedup / f.bestSpeedup;
@@ -323,18 +331,65 @@ std::vector<std::string> split(const std::string &s)
     return out;
 }
 
+// The family's bench shape with `overrides` set where the family has the symbol.
+ShapeBindings shapeFor(const std::string &family, const std::string &backend, const ShapeBindings &overrides)
+{
+    auto shape = benchShape(family, backend);
+    for (const auto &[k, v] : overrides)
+        if (shape.count(k))
+            shape[k] = v;
+    return shape;
+}
+
+std::string shapeText(const ShapeBindings &shape)
+{
+    std::string out;
+    for (const auto &[k, v] : shape)
+        out += (out.empty() ? "" : ",") + k + "=" + std::to_string(v);
+    return out;
+}
+
+// A family's card, space and sweep at `shape` (benchShape's when no override applies).
+std::optional<Family> prepare(const std::string &fam, const std::string &backend, const ShapeBindings &overrides, size_t maxPoints,
+                              WorkerPool &pool, const EvalOptions &eo, nlohmann::json &cache)
+{
+    Family f;
+    const auto shape = shapeFor(fam, backend, overrides);
+    f.name = shape == benchShape(fam, backend) ? fam : fam + "@" + shapeText(shape);
+    try {
+        f.card = makeCard(fam, shape);
+    } catch (const std::exception &e) {
+        std::fprintf(stderr, "%s: no card at %s: %s\n", fam.c_str(), shapeText(shape).c_str(), e.what());
+        return std::nullopt;
+    }
+    chooseSpace(f, TemplateLibrary::builtin().forFamily(fam, backend), maxPoints);
+    sweep(f, pool, backend, eo, cache);
+    return f;
+}
+
+// The sweep's best as a lesson: its template and point (the key is the template id, then the point).
+std::optional<ReplayLesson> bestAsLesson(const Family &f)
+{
+    const auto brace = f.best.find('{');
+    if (f.bestSpeedup <= 0 || brace == std::string::npos)
+        return std::nullopt;
+    return ReplayLesson{f.best.substr(0, brace), nlohmann::json::parse(f.best.substr(brace))};
+}
+
 } // namespace
 
 int main(int argc, char **argv)
 {
     std::map<std::string, std::string> opt = {{"--backend", "cpu"}, {"--max-points", ""}, {"--seeds", "10"}, {"--samples", "10"},
                                               {"--workers", "1"}, {"--worker", ""}, {"--families", ""}, {"--cache", ""},
-                                              {"--exploration", ""}, {"--best-backup", ""}, {"--first", "seeds"}};
+                                              {"--exploration", ""}, {"--best-backup", ""}, {"--first", "seeds"},
+                                              {"--shape", ""}, {"--lessons-at", ""}};
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (!opt.count(a) || i + 1 >= argc) {
             std::fprintf(stderr, "usage: %s [--backend cpu|cuda] [--families a,b] [--max-points N] [--seeds N] [--samples N] "
-                                 "[--workers N] [--worker CMD] [--cache FILE] [--exploration C] [--best-backup 1] [--first seeds|spread]\n", argv[0]);
+                                 "[--workers N] [--worker CMD] [--cache FILE] [--exploration C] [--best-backup 1] [--first seeds|spread] "
+                                 "[--shape k=v,...] [--lessons-at k=v,...|default]\n", argv[0]);
             return 2;
         }
         opt[a] = argv[++i];
@@ -342,6 +397,17 @@ int main(int argc, char **argv)
     const std::string first = opt["--first"];
     if (first != "seeds" && first != "spread") {
         std::fprintf(stderr, "--first takes seeds or spread, not '%s'\n", first.c_str());
+        return 2;
+    }
+    ShapeBindings shapeOverrides, lessonOverrides;
+    const bool lessons = !opt["--lessons-at"].empty();
+    try {
+        if (!opt["--shape"].empty())
+            shapeOverrides = parseShape(opt["--shape"]);
+        if (lessons && opt["--lessons-at"] != "default")
+            lessonOverrides = parseShape(opt["--lessons-at"]);
+    } catch (const Error &e) {
+        std::fprintf(stderr, "%s\n", e.what());
         return 2;
     }
     const std::string backend = opt["--backend"];
@@ -376,30 +442,31 @@ int main(int argc, char **argv)
             families.insert(fam);
     std::printf("| family | templates | points swept | values per parameter | failed | best (speedup) | points within 3%% | "
                 "20%% of the points (evals) | evals to within 3%% (median, worst of %d seeds) | fraction (median, worst) | "
-                "random order (expected evals, fraction) | within 20%% | within ceil(20%%), at least 1 | first proposal / best |\n"
-                "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n", seeds);
+                "random order (expected evals, fraction) | within 20%% | within ceil(20%%), at least 1 | first proposal / best |%s\n"
+                "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|%s\n", seeds,
+                lessons ? " lesson from the other shape | its point here / best | evals to within 3% from the lesson (median, worst) | "
+                          "from the lesson within ceil(20%), at least 1 |" : "",
+                lessons ? "---|---|---|---|" : "");
     std::fflush(stdout);
     const auto t0 = std::chrono::steady_clock::now();
     int families_met = 0, families_met_ceil = 0, families_run = 0, evaluations = 0, sumMedian = 0, sumWorst = 0;
     double sumRandom = 0;
+    int lessonsRun = 0, lessonsMetCeil = 0, lessonsSumMedian = 0, lessonsSumWorst = 0, lessonsPlainMedian = 0;
     for (const auto &fam : families) {
-        Family f;
-        f.name = fam;
-        try {
-            f.card = makeCard(fam, benchShape(fam, backend));
-        } catch (const std::exception &e) {
-            std::fprintf(stderr, "%s: no card at the bench shape: %s\n", fam.c_str(), e.what());
+        auto prepared = prepare(fam, backend, shapeOverrides, maxPoints, pool, eo, cache);
+        if (!prepared)
             continue;
-        }
+        Family &f = *prepared;
+        std::optional<Family> other;
+        if (lessons)
+            other = prepare(fam, backend, lessonOverrides, maxPoints, pool, eo, cache);
         const auto templates = TemplateLibrary::builtin().forFamily(fam, backend);
-        chooseSpace(f, templates, maxPoints);
-        sweep(f, pool, backend, eo, cache);
         if (!opt["--cache"].empty())
             std::ofstream(opt["--cache"]) << cache.dump(1);
         evaluations += int(f.speedup.size());
         if (f.bestSpeedup <= 0) {
-            std::printf("| %s | %zu | %zu | %s | %d | none correct | - | - | - | - | - | - | - | - |\n", fam.c_str(), templates.size(), f.speedup.size(),
-                        f.valuesKept ? std::to_string(f.valuesKept).c_str() : "all", f.failed);
+            std::printf("| %s | %zu | %zu | %s | %d | none correct | - | - | - | - | - | - | - | - |%s\n", f.name.c_str(), templates.size(),
+                        f.speedup.size(), f.valuesKept ? std::to_string(f.valuesKept).c_str() : "all", f.failed, lessons ? " - | - | - | - |" : "");
             std::fflush(stdout);
             continue;
         }
@@ -430,10 +497,43 @@ int main(int argc, char **argv)
         sumMedian += median;
         sumWorst += worst;
         sumRandom += randomEvals;
-        std::printf("| %s | %zu | %zu | %s | %d | %s (%.3fx) | %d | %s | %d, %d | %.0f%%, %.0f%% | %.1f, %.0f%% | %s | %s | %s |\n", fam.c_str(),
-                    templates.size(), f.speedup.size(), f.valuesKept ? std::to_string(f.valuesKept).c_str() : "all", f.failed,
+        // The same replays, each started from the lesson of the other shape.
+        std::string lessonColumns;
+        if (lessons) {
+            const auto lesson = other ? bestAsLesson(*other) : std::nullopt;
+            if (!lesson) {
+                lessonColumns = " none correct there | - | - | - |";
+            } else {
+                std::vector<int> fromLesson;
+                std::vector<double> lessonFirst;
+                for (int sd = 1; sd <= seeds; ++sd) {
+                    const auto r = replay(f, backend, uint64_t(sd), params, first, lesson);
+                    fromLesson.push_back(r.needed);
+                    lessonFirst.push_back(r.first);
+                }
+                std::sort(fromLesson.begin(), fromLesson.end());
+                std::sort(lessonFirst.begin(), lessonFirst.end());
+                const int lm = fromLesson[fromLesson.size() / 2], lw = fromLesson.back();
+                const bool lmet = lw <= std::max(1.0, std::ceil(0.2 * n - 1e-9));
+                ++lessonsRun;
+                lessonsMetCeil += lmet;
+                lessonsSumMedian += lm;
+                lessonsSumWorst += lw;
+                lessonsPlainMedian += median;
+                char buf[512], ratio[32] = "failed";
+                const double lf = lessonFirst[lessonFirst.size() / 2];
+                if (lf > 0)
+                    std::snprintf(ratio, sizeof ratio, "%.2f", lf);
+                std::snprintf(buf, sizeof buf, " %s%s (%.3fx there) | %s | %d, %d | %s |", lesson->templateId.c_str(), lesson->point.dump().c_str(),
+                              other->bestSpeedup, ratio, lm, lw, lmet ? "yes" : "no");
+                lessonColumns = buf;
+            }
+        }
+        std::printf("| %s | %zu | %zu | %s | %d | %s (%.3fx) | %d | %s | %d, %d | %.0f%%, %.0f%% | %.1f, %.0f%% | %s | %s | %s |%s\n",
+                    f.name.c_str(), templates.size(), f.speedup.size(), f.valuesKept ? std::to_string(f.valuesKept).c_str() : "all", f.failed,
                     f.best.c_str(), f.bestSpeedup, near, budget, median, worst, 100.0 * median / n, 100.0 * worst / n, randomEvals,
-                    100.0 * randomEvals / n, met ? "yes" : "no", metCeil ? "yes" : "no", firstRatio > 0 ? firstText : "failed");
+                    100.0 * randomEvals / n, met ? "yes" : "no", metCeil ? "yes" : "no", firstRatio > 0 ? firstText : "failed",
+                    lessonColumns.c_str());
         std::fflush(stdout);
     }
     pool.shutdown();
@@ -442,5 +542,10 @@ int main(int argc, char **argv)
                 "%d of %d after at most ceil(20%%), at least one evaluation; evaluations to within 3%% summed over the families: "
                 "%d (median seeds), %d (worst seeds), %.1f expected of a random order; first proposals: %s; %d evaluations swept in %.0f s\n",
                 families_met, families_run, families_met_ceil, families_run, sumMedian, sumWorst, sumRandom, first.c_str(), evaluations, seconds);
+    if (lessons)
+        std::printf("From a lesson of the other shape (%s): %d of %d families within 3%% after at most ceil(20%%), at least one evaluation "
+                    "(worst seed); evaluations to within 3%% summed: %d (median seeds), %d (worst seeds), against %d (median seeds) "
+                    "without the lesson over the same families\n",
+                    opt["--lessons-at"].c_str(), lessonsMetCeil, lessonsRun, lessonsSumMedian, lessonsSumWorst, lessonsPlainMedian);
     return 0;
 }

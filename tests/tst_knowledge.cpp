@@ -8,6 +8,7 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <cmath>
 #include <set>
 
 #include "knowledge/knowledge_base.h"
@@ -377,6 +378,101 @@ private slots:
         QCOMPARE(deviceArch(J()), std::string());
     }
 
+    void signatureSplitsIntoOperatorAndShape_data()
+    {
+        QTest::addColumn<QString>("signature");
+        QTest::addColumn<QString>("op");    // "" when it is not a signature
+        QTest::addColumn<QString>("shape"); // k=v,...
+        QTest::newRow("softmax") << QStringLiteral("aten::_softmax(float32[rows,cols]) cols=1024,rows=8 #0011aabb")
+                                 << QStringLiteral("aten::_softmax(float32[rows,cols]) #0011aabb") << QStringLiteral("cols=1024,rows=8");
+        QTest::newRow("two inputs") << QStringLiteral("aten::add.Tensor(float16[n,c], float16[n,c]) c=64,n=2 #ffee0011")
+                                    << QStringLiteral("aten::add.Tensor(float16[n,c], float16[n,c]) #ffee0011") << QStringLiteral("c=64,n=2");
+        QTest::newRow("fixed sizes, no symbols") << QStringLiteral("aten::relu(float32[4,8]) #12345678") << QStringLiteral("aten::relu(float32[4,8]) #12345678") << QStringLiteral("");
+        QTest::newRow("no hash") << QStringLiteral("aten::relu(float32[n]) n=4") << QStringLiteral("") << QStringLiteral("");
+        QTest::newRow("a size that is no number") << QStringLiteral("aten::relu(float32[n]) n=4x #12345678") << QStringLiteral("") << QStringLiteral("");
+        QTest::newRow("a symbol without a name") << QStringLiteral("aten::relu(float32[n]) =4 #12345678") << QStringLiteral("") << QStringLiteral("");
+        QTest::newRow("free text") << QStringLiteral("softmax of a big row") << QStringLiteral("") << QStringLiteral("");
+    }
+
+    void signatureSplitsIntoOperatorAndShape()
+    {
+        QFETCH(QString, signature);
+        QFETCH(QString, op);
+        QFETCH(QString, shape);
+        const auto parts = splitSignature(signature.toStdString());
+        QCOMPARE(parts.has_value(), !op.isEmpty());
+        if (!parts)
+            return;
+        QCOMPARE(QString::fromStdString(parts->op), op);
+        std::string got;
+        for (const auto &[k, v] : parts->shape)
+            got += (got.empty() ? "" : ",") + k + "=" + std::to_string(v);
+        QCOMPARE(got, shape.toStdString());
+        // What operatorSignature writes splits back into its card's shape.
+        const auto card = makeCard("softmax", {{"rows", 8}, {"cols", 1024}});
+        const auto own = splitSignature(operatorSignature(card));
+        QVERIFY(own);
+        QCOMPARE(own->shape, (std::map<std::string, int64_t>{{"cols", 1024}, {"rows", 8}}));
+    }
+
+    void shapesAreNearByRatio()
+    {
+        using S = std::map<std::string, int64_t>;
+        QCOMPARE(shapeDistance(S{{"rows", 8}}, S{{"rows", 8}}), 0.0);
+        QVERIFY(std::abs(shapeDistance(S{{"rows", 8}}, S{{"rows", 16}}) - std::log(2.0)) < 1e-12);
+        QCOMPARE(shapeDistance(S{{"rows", 8}}, S{{"rows", 16}}), shapeDistance(S{{"rows", 16}}, S{{"rows", 8}}));
+        QCOMPARE(shapeDistance(S{{"rows", 8}}, S{{"rows", 16}}), shapeDistance(S{{"rows", 8}}, S{{"rows", 4}}));
+        // Twice the rows and twice the columns is farther than four times the rows alone? No: as far.
+        QVERIFY(std::abs(shapeDistance(S{{"c", 2}, {"r", 2}}, S{{"c", 1}, {"r", 1}}) - shapeDistance(S{{"c", 1}, {"r", 4}}, S{{"c", 1}, {"r", 1}}))
+                < 1e-12);
+        QVERIFY(std::isinf(shapeDistance(S{{"rows", 8}}, S{{"cols", 8}})));
+        QVERIFY(std::isinf(shapeDistance(S{{"rows", 8}}, S{{"rows", 8}, {"cols", 8}})));
+        QVERIFY(std::isinf(shapeDistance(S{{"rows", 0}}, S{{"rows", 8}})));
+    }
+
+    // Without a lesson for its own signature, a search takes the same operator's at the nearest other
+    // shape on the same architecture: never another operator's, dtype's or architecture's.
+    void nearestLessonIsTheSameOperatorAtTheClosestShape()
+    {
+        auto lessonFor = [](const OperatorCard &card, const std::string &arch, double speedup, const std::string &point) {
+            Note n;
+            n.kind = Kind::Lesson;
+            n.title = "Lesson";
+            n.archs = {arch};
+            n.families = {card.family};
+            n.bottlenecks = {"any"};
+            n.signature = operatorSignature(card);
+            n.speedup = speedup;
+            n.templateId = "cpu.softmax.rows";
+            n.point = point;
+            n.backend = "cpu";
+            n.body = "```cpp\nint x;\n```\n";
+            return n;
+        };
+        const auto want = makeCard("softmax", {{"rows", 64}, {"cols", 1024}});
+        KnowledgeBase kb;
+        kb.add(lessonFor(makeCard("softmax", {{"rows", 8}, {"cols", 1024}}), "cpu", 3.0, R"({"p":"far"})"));
+        kb.add(lessonFor(makeCard("softmax", {{"rows", 128}, {"cols", 1024}}), "cpu", 1.2, R"({"p":"near, slower"})"));
+        kb.add(lessonFor(makeCard("softmax", {{"rows", 32}, {"cols", 1024}}), "cpu", 1.5, R"({"p":"near, faster"})"));
+        kb.add(lessonFor(makeCard("softmax", {{"rows", 64}, {"cols", 1024}}), "sm_90", 9.0, R"({"p":"other arch"})"));
+        kb.add(lessonFor(makeCard("log_softmax", {{"rows", 64}, {"cols", 1024}}), "cpu", 9.0, R"({"p":"other operator"})"));
+        kb.add(lessonFor(makeCard("softmax", {{"rows", 64}, {"cols", 1024}}, DType::F16), "cpu", 9.0, R"({"p":"other dtype"})"));
+        double d = -1;
+        const Note *n = kb.nearestLesson(operatorSignature(want), "cpu", &d);
+        QVERIFY(n);
+        QCOMPARE(n->point, std::string(R"({"p":"near, faster"})")); // 32 and 128 are as near: the faster
+        QVERIFY(std::abs(d - std::log(2.0)) < 1e-12);
+        QVERIFY(!kb.lesson(operatorSignature(want), "cpu"));
+        QVERIFY(!kb.nearestLesson(operatorSignature(makeCard("softmax", {{"rows", 64}, {"cols", 1024}}, DType::BF16)), "cpu"));
+        QVERIFY(!kb.nearestLesson("not a signature", "cpu"));
+        // The signature's own lesson wins at distance 0, however slow.
+        kb.add(lessonFor(want, "cpu", 1.01, R"({"p":"own"})"));
+        n = kb.nearestLesson(operatorSignature(want), "cpu", &d);
+        QVERIFY(n);
+        QCOMPARE(n->point, std::string(R"({"p":"own"})"));
+        QCOMPARE(d, 0.0);
+    }
+
     // kforge-cli knowledge ranks the notes as a prompt would and names a malformed user note.
     void cliListsAndChecksNotes()
     {
@@ -503,6 +599,82 @@ private slots:
                      ->candidate.source,
                  first_source);
         pool.shutdown();
+    }
+
+    // A search with no lesson for its own shape starts from the same operator's lesson at the nearest
+    // other shape: a template lesson is re-made at this shape by the template proposer (its point, this
+    // card's source); any other lesson's kernel is taken as it was, for the guard to judge here.
+    void lessonOfAnotherShapeWarmStartsTheSearch_data()
+    {
+        QTest::addColumn<QString>("templateId");
+        QTest::addColumn<QString>("point");
+        QTest::newRow("a template's point") << QStringLiteral("cpu.softmax.vector") << QStringLiteral(R"({"accumulators":1,"exp":"poly6","width":4})");
+        QTest::newRow("a hand-written kernel") << QStringLiteral("hand.good_softmax") << QStringLiteral(R"({"file":"good_softmax.cpp"})");
+    }
+
+    void lessonOfAnotherShapeWarmStartsTheSearch()
+    {
+        QFETCH(QString, templateId);
+        QFETCH(QString, point);
+        if (test::workerCommand().empty())
+            QSKIP("no kforge-worker in this build");
+        const QString dir = m_dir.filePath(QStringLiteral("nearest-") + QString::fromLatin1(QTest::currentDataTag()).left(8));
+        const auto there = makeCard("softmax", {{"rows", 16}, {"cols", 256}});
+        const auto here = makeCard("softmax", {{"rows", 64}, {"cols", 256}});
+        const auto &lib = TemplateLibrary::builtin();
+        const KernelTemplate *t = lib.find(templateId.toStdString());
+        const auto params = J::parse(point.toStdString());
+        const std::string oldSource = t ? TemplateProposer("cpu").render(*t, params, there).candidate.source : test::cpuKernel("good_softmax.cpp").source;
+        Note n;
+        n.kind = Kind::Lesson;
+        n.title = "Lesson: softmax at 16 rows";
+        n.archs = {"cpu"};
+        n.families = familiesOf(there);
+        n.bottlenecks = {"any"};
+        n.signature = operatorSignature(there);
+        n.speedup = 1.7;
+        n.templateId = templateId.toStdString();
+        n.point = params.dump();
+        n.backend = "cpu";
+        n.body = "Won at 16 rows.\n\n```cpp\n" + oldSource + "```\n";
+        QVERIFY(!writeLesson(n, dir.toStdString()).empty());
+
+        WorkerPool pool({test::workerCommand(), 1});
+        pool.start();
+        SearchOptions so;
+        so.maxNodes = 1;
+        so.eval.benchSamples = 3;
+        so.eval.warmup = 1;
+        so.reverifyBest = false;
+        so.lessonsDir = dir.toStdString();
+        so.backend = "cpu";
+        SessionStore store(dir.toStdString() + "/s.kforge");
+        const auto sid = store.createSession({0, "nearest", "single operator", "cpu", "templates", "running", {}, 0});
+        const auto op = store.addOperator(sid, here);
+        TemplateProposer templates("cpu");
+        SearchEngine engine(store, pool, templates, so);
+        struct Added : SearchObserver {
+            std::map<int64_t, std::string> why; // each node's rationale as it was made (its summary becomes the verdict's)
+            void nodeAdded(const NodeRecord &n) override { why[n.id] = n.summary; }
+        } added;
+        engine.run(sid, op, here, &added);
+        pool.shutdown();
+        const auto nodes = store.nodes(sid);
+        QCOMPARE(int(nodes.size()), 2);
+        const auto &warm = nodes[1];
+        QCOMPARE(warm.expansion, std::string("warm_start"));
+        QCOMPARE(warm.templateId, templateId.toStdString());
+        QCOMPARE(warm.params, params);
+        QVERIFY(added.why.count(warm.id));
+        const std::string why = added.why[warm.id];
+        QVERIFY2(why.find("rows=16") != std::string::npos, why.c_str());
+        const auto source = store.nodeDetail(warm.id)->candidate.source;
+        if (t) {
+            QCOMPARE(source, TemplateProposer("cpu").render(*t, params, here).candidate.source);
+            QVERIFY2(why.find("another shape") != std::string::npos, why.c_str());
+        } else {
+            QCOMPARE(source, oldSource);
+        }
     }
 };
 

@@ -302,6 +302,13 @@ private slots:
                  QStringLiteral("Chosen because the baseline may grow a new child (0 of the 2 progressive widening allows at 0 visits)."));
         QCOMPARE(explainSelection(nlohmann::json::object()), std::string());
         QCOMPARE(explainSelection(ruleJson("warm_start", "a lesson goes first")), std::string("Chosen because a lesson goes first."));
+        // What the proposer made is said after why the parent was chosen.
+        auto made = ruleJson("warm_start", "a lesson goes first");
+        made["made"] = "move unroll from 4 to 8 (improving) from node 3 (1.20x)";
+        QCOMPARE(explainSelection(made),
+                 std::string("Chosen because a lesson goes first. Made: move unroll from 4 to 8 (improving) from node 3 (1.20x)."));
+        QCOMPARE(explainSelection(nlohmann::json{{"made", "x"}}), std::string("Made: x."));
+        QCOMPARE(explainSelection(nlohmann::json{{"made", 3}}), std::string());
     }
 
     // Dead-end pruning: "node<sibling" for each subtree pruned, the sibling whose best reward it
@@ -511,6 +518,66 @@ private slots:
         QVERIFY(!proposer.propose(handCard(), nullptr, rng));
         const auto node = result(steps.front().node, 0, steps.front().templateId, steps.front().params, steps.front().speedup);
         QVERIFY(!proposer.propose(handCard(), &node, rng));
+    }
+
+    // A lesson made at another shape is re-made by the template proposer: its point when valid here,
+    // else the valid point nearest it; a lesson of another family's or of no known template is not
+    // its to make. The point counts as proposed, so the search never makes it again; with a lesson,
+    // a replay starts there and the template's own start is not made.
+    void lessonPointsAreAdapted_data()
+    {
+        QTest::addColumn<QString>("templateId");
+        QTest::addColumn<QString>("lesson"); // the lesson's point as JSON
+        QTest::addColumn<QString>("made");   // the point proposed, "" for none
+        QTest::newRow("valid here") << QStringLiteral("hand.a") << QStringLiteral(R"({"p0":3,"p1":2})") << QStringLiteral(R"({"p0":3,"p1":2})");
+        QTest::newRow("invalid here (p0 + p1 == 3): the nearest valid") << QStringLiteral("hand.a") << QStringLiteral(R"({"p0":3,"p1":0})") << QStringLiteral(R"({"p0":2,"p1":0})");
+        QTest::newRow("a value the list lacks: the seed's") << QStringLiteral("hand.a") << QStringLiteral(R"({"p0":1,"p1":7})") << QStringLiteral(R"({"p0":1,"p1":0})");
+        QTest::newRow("a parameter the template lost") << QStringLiteral("hand.a") << QStringLiteral(R"({"p0":3,"p1":2,"old":1})") << QStringLiteral(R"({"p0":3,"p1":2})");
+        QTest::newRow("a parameter the template gained: the seed's") << QStringLiteral("hand.a") << QStringLiteral(R"({"p0":2})") << QStringLiteral(R"({"p0":2,"p1":0})");
+        QTest::newRow("gained, and the seed's value invalid there") << QStringLiteral("hand.a") << QStringLiteral(R"({"p0":3})") << QStringLiteral(R"({"p0":2,"p1":0})");
+        QTest::newRow("another family's template") << QStringLiteral("hand.other") << QStringLiteral(R"({"p0":3,"p1":2})") << QStringLiteral("");
+        QTest::newRow("no such template (an llm lesson)") << QStringLiteral("llm") << QStringLiteral(R"({"rationale":"x"})") << QStringLiteral("");
+        QTest::newRow("a point that is no object") << QStringLiteral("hand.a") << QStringLiteral("[1,2]") << QStringLiteral("");
+    }
+
+    void lessonPointsAreAdapted()
+    {
+        QFETCH(QString, templateId);
+        QFETCH(QString, lesson);
+        QFETCH(QString, made);
+        TemplateLibrary lib;
+        auto a = handTemplate("hand.a", {4, 3}, {0, 0});
+        a.valid = [](const nlohmann::json &p, const OperatorCard &) { return p.at("p0").get<int>() + p.at("p1").get<int>() != 3; };
+        lib.add(std::move(a));
+        auto other = handTemplate("hand.other", {4, 3});
+        other.family = "elsewhere";
+        lib.add(std::move(other));
+        TemplateProposer proposer("cpu", lib);
+        std::mt19937_64 rng(5);
+        const auto p = proposer.adapt(handCard(), templateId.toStdString(), nlohmann::json::parse(lesson.toStdString()), rng);
+        QCOMPARE(p.has_value(), !made.isEmpty());
+        if (!p)
+            return;
+        QCOMPARE(p->templateId, std::string("hand.a"));
+        QCOMPARE(p->params, nlohmann::json::parse(made.toStdString()));
+        QVERIFY2(p->rationale.find("another shape") != std::string::npos, p->rationale.c_str());
+        QCOMPARE(p->candidate.source, std::string("// a hand-built point"));
+        // Proposed once: the same lesson again is made elsewhere, never twice.
+        const auto again = proposer.adapt(handCard(), templateId.toStdString(), nlohmann::json::parse(lesson.toStdString()), rng);
+        QVERIFY(!again || again->params != p->params);
+
+        // A replay from the lesson starts there, and hand.a's own start (its seed) is not made: the
+        // moves go on from the lesson's point.
+        TemplateProposer fresh("cpu", lib);
+        const Measure measure = [](const std::string &, const nlohmann::json &q) -> std::optional<double> {
+            return 1.0 + q.at("p0").get<int>() + 0.1 * q.at("p1").get<int>();
+        };
+        const auto steps = replaySearch(fresh, handCard(), MctsParams{}, 1, 4, measure, {},
+                                        ReplayLesson{templateId.toStdString(), nlohmann::json::parse(lesson.toStdString())});
+        QCOMPARE(int(steps.size()), 4);
+        QCOMPARE(steps.front().params, p->params);
+        for (const auto &st : steps)
+            QVERIFY2(st.rationale.find("expert starting point") == std::string::npos, st.rationale.c_str());
     }
 
     // From the root, every template's start comes first, seeded templates before the others (which

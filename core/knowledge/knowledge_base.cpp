@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
+#include <limits>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -11,6 +13,7 @@
 #include <set>
 #include <sstream>
 
+#include "knowledge/lessons.h"
 #include "store/sqlite_util.h"
 #include "util/error.h"
 
@@ -246,6 +249,37 @@ const Note *KnowledgeBase::lesson(const std::string &signature, const std::strin
     for (const auto &n : m_notes)
         if (n.kind == Kind::Lesson && n.signature == signature && has(n.archs, arch) && (!best || n.speedup > best->speedup))
             best = &n;
+    return best;
+}
+
+const Note *KnowledgeBase::nearestLesson(const std::string &signature, const std::string &arch, double *distance) const
+{
+    if (const Note *own = lesson(signature, arch)) {
+        if (distance)
+            *distance = 0;
+        return own;
+    }
+    const auto wanted = splitSignature(signature);
+    if (!wanted)
+        return nullptr;
+    const Note *best = nullptr;
+    double bestDistance = std::numeric_limits<double>::infinity();
+    for (const auto &n : m_notes) {
+        if (n.kind != Kind::Lesson || !has(n.archs, arch))
+            continue;
+        const auto parts = splitSignature(n.signature);
+        if (!parts || parts->op != wanted->op)
+            continue;
+        const double d = shapeDistance(parts->shape, wanted->shape);
+        if (!std::isfinite(d))
+            continue;
+        if (!best || d < bestDistance - 1e-12 || (std::abs(d - bestDistance) <= 1e-12 && n.speedup > best->speedup)) {
+            best = &n;
+            bestDistance = d;
+        }
+    }
+    if (best && distance)
+        *distance = bestDistance;
     return best;
 }
 

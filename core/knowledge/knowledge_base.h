@@ -64,6 +64,10 @@ public:
     const Note *hardwareNote(const std::string &arch, const std::string &deviceName = {}) const;
     // The fastest lesson for this operator signature on this architecture; null when none.
     const Note *lesson(const std::string &signature, const std::string &arch) const;
+    // The lesson for this signature, else for the same operator at the nearest other shape
+    // (shapeDistance; the faster of equally near ones); `distance` gets 0 for the signature's own.
+    // Null when no lesson of the operator on this architecture exists.
+    const Note *nearestLesson(const std::string &signature, const std::string &arch, double *distance = nullptr) const;
 
 private:
     struct Index;

@@ -199,13 +199,17 @@ ShapeBindings parseShape(const std::string &text)
         const auto comma = text.find(',', pos);
         const auto item = text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
         const auto eq = item.find('=');
-        if (eq == std::string::npos)
+        if (eq == std::string::npos || eq == 0)
             throw Error("a shape is written name=extent,name=extent (e.g. rows=4096,cols=1024), not '" + text + "'");
+        const auto value = item.substr(eq + 1);
+        size_t used = 0;
         try {
-            b[item.substr(0, eq)] = std::stoll(item.substr(eq + 1));
+            b[item.substr(0, eq)] = std::stoll(value, &used);
         } catch (...) {
-            throw Error("shape symbol '" + item.substr(0, eq) + "' needs a whole number, not '" + item.substr(eq + 1) + "'");
+            used = 0;
         }
+        if (used == 0 || used != value.size())
+            throw Error("shape symbol '" + item.substr(0, eq) + "' needs a whole number, not '" + value + "'");
         if (comma == std::string::npos)
             break;
         pos = comma + 1;

@@ -177,6 +177,38 @@ std::optional<Proposal> TemplateProposer::fromNode(const std::vector<const Kerne
     return fromRoot(templates, card, rng); // this template is spent: the others
 }
 
+std::optional<Proposal> TemplateProposer::adapt(const OperatorCard &card, const std::string &templateId, const nlohmann::json &point,
+                                                std::mt19937_64 &rng)
+{
+    const KernelTemplate *t = m_lib.find(templateId);
+    if (!t || t->family != card.family || t->backend != m_backend || !point.is_object())
+        return std::nullopt;
+    // The point as this template's space has it now: a parameter it no longer has is dropped, and one
+    // the lesson does not give (or gives a value the list no longer holds) takes the template's own
+    // start value (its seed's, else the middle of its values). When that point is not valid at this
+    // shape, the valid one nearest it.
+    const nlohmann::json seed = t->seed ? t->seed(card) : nlohmann::json::object();
+    const nlohmann::json middle = moves::centre(*t);
+    nlohmann::json p = nlohmann::json::object();
+    bool whole = true;
+    for (const auto &[name, values] : t->space) {
+        const auto it = point.find(name);
+        if (it != point.end() && std::find(values.begin(), values.end(), *it) != values.end()) {
+            p[name] = *it;
+            continue;
+        }
+        whole = false;
+        const auto s = seed.find(name);
+        p[name] = s != seed.end() && std::find(values.begin(), values.end(), *s) != values.end() ? *s : middle.value(name, nlohmann::json());
+    }
+    const std::string from = whole ? "the lesson's point" : "the lesson's point " + point.dump() + " in this template's space now, " + p.dump();
+    if (!t->valid || t->valid(p, card))
+        return take(*t, p, card, from + ", made at another shape of this operator");
+    if (const auto q = moves::nearestUnseen(*t, p, card, m_evidence, rng))
+        return take(*t, *q, card, "the valid point nearest " + from + ", made at another shape of this operator");
+    return std::nullopt;
+}
+
 std::optional<Proposal> TemplateProposer::propose(const OperatorCard &card, const NodeRecord *parent, std::mt19937_64 &rng)
 {
     const auto templates = m_lib.forFamily(card.family, m_backend);

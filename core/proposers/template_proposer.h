@@ -30,6 +30,8 @@ public:
     std::optional<Proposal> propose(const OperatorCard &card, const NodeRecord *parent, std::mt19937_64 &rng) override;
     void known(const NodeRecord &node) override;
     void finished(const NodeRecord &node) override;
+    std::optional<Proposal> adapt(const OperatorCard &card, const std::string &templateId, const nlohmann::json &point,
+                                  std::mt19937_64 &rng) override;
 
     Proposal render(const KernelTemplate &t, const nlohmann::json &params, const OperatorCard &card) const;
 

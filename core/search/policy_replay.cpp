@@ -7,7 +7,8 @@
 namespace kforge {
 
 std::vector<ReplayStep> replaySearch(Proposer &proposer, const OperatorCard &card, const MctsParams &params, uint64_t seed, int budget,
-                                     const Measure &measure, const std::function<bool(const ReplayStep &)> &enough)
+                                     const Measure &measure, const std::function<bool(const ReplayStep &)> &enough,
+                                     const std::optional<ReplayLesson> &lesson)
 {
     std::mt19937_64 rng(seed);
     MctsTree tree;
@@ -15,12 +16,17 @@ std::vector<ReplayStep> replaySearch(Proposer &proposer, const OperatorCard &car
     records[0].id = 0;
     records[0].status = "baseline";
     std::vector<ReplayStep> steps;
+    std::optional<Proposal> warmStart;
+    if (lesson)
+        warmStart = proposer.adapt(card, lesson->templateId, lesson->point, rng);
     while (int(steps.size()) < budget) {
-        const auto sel = tree.select(params);
+        const bool warm = warmStart.has_value();
+        const auto sel = warm ? std::optional<int>(0) : tree.select(params);
         if (!sel)
             break;
         const NodeRecord *parent = *sel == 0 ? nullptr : &records[size_t(*sel)];
-        auto proposal = proposer.propose(card, parent, rng);
+        auto proposal = warm ? std::move(warmStart) : proposer.propose(card, parent, rng);
+        warmStart.reset();
         if (!proposal) {
             tree.markExhausted(*sel);
             continue;

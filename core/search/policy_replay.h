@@ -27,9 +27,18 @@ struct ReplayStep {
 // Speedup of a point (0 when it fails), or nullopt when the point is not in the measured space (an error).
 using Measure = std::function<std::optional<double>(const std::string &templateId, const nlohmann::json &params)>;
 
+// A lesson made at another shape of the operator: a template and its point.
+struct ReplayLesson {
+    std::string templateId;
+    nlohmann::json point;
+};
+
 // Runs until `budget` evaluations, until `enough` says yes to a step, or until nothing is left to
-// propose; returns the steps in evaluation order. Throws Error when the proposer leaves the space.
+// propose; returns the steps in evaluation order. With a lesson, the proposer's adaptation of it is the
+// first evaluation, as SearchEngine's warm start (none when the proposer cannot adapt it). Throws Error
+// when the proposer leaves the space.
 std::vector<ReplayStep> replaySearch(Proposer &proposer, const OperatorCard &card, const MctsParams &params, uint64_t seed, int budget,
-                                     const Measure &measure, const std::function<bool(const ReplayStep &)> &enough = {});
+                                     const Measure &measure, const std::function<bool(const ReplayStep &)> &enough = {},
+                                     const std::optional<ReplayLesson> &lesson = std::nullopt);
 
 } // namespace kforge

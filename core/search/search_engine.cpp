@@ -116,14 +116,27 @@ SearchProgress SearchEngine::run(int64_t sessionId, int64_t operatorId, const Op
             lessons.addFolder(m_options.lessonsDir);
             if (!lessons.problems().empty()) // said, not fatal: the search goes on without that note
                 prog.lessonNote = "a knowledge note was left out: " + lessons.problems().front();
-            if (const auto *l = lessons.lesson(knowledge::operatorSignature(card), arch)) {
-                auto c = knowledge::lessonCandidate(*l);
-                if (c && c->backend == m_options.backend) {
-                    warmStart = Proposal{l->templateId, nlohmann::json::parse(l->point.empty() ? "{}" : l->point, nullptr, false), *c,
-                                         "warm start: the lesson " + l->source};
-                    if (!warmStart->params.is_object())
-                        warmStart->params = nlohmann::json::object();
-                    warmStart->params.erase("calls"); // an earlier session's LLM calls
+            // This signature's lesson, else the same operator's at the nearest other shape: its
+            // template point re-made for this shape by the proposer, or its kernel as it was (the
+            // guard judges whether it holds at this shape).
+            double distance = 0;
+            if (const auto *l = lessons.nearestLesson(knowledge::operatorSignature(card), arch, &distance)) {
+                auto point = nlohmann::json::parse(l->point.empty() ? "{}" : l->point, nullptr, false);
+                if (!point.is_object())
+                    point = nlohmann::json::object();
+                point.erase("calls"); // an earlier session's LLM calls
+                const auto parts = knowledge::splitSignature(l->signature);
+                std::string shape;
+                for (const auto &[k, v] : parts ? parts->shape : std::map<std::string, int64_t>{})
+                    shape += (shape.empty() ? "" : ",") + k + "=" + std::to_string(v);
+                if (distance > 0)
+                    warmStart = m_proposer.adapt(card, l->templateId, point, rng);
+                if (warmStart) {
+                    warmStart->rationale = "warm start: " + warmStart->rationale + " (" + shape + "), the lesson " + l->source;
+                } else if (auto c = knowledge::lessonCandidate(*l); c && c->backend == m_options.backend) {
+                    warmStart = Proposal{l->templateId, point, *c,
+                                         distance > 0 ? "warm start: the lesson of this operator at the nearest other shape (" + shape + "), " + l->source
+                                                      : "warm start: the lesson " + l->source};
                 }
             }
         } catch (const Error &e) {
@@ -199,10 +212,14 @@ SearchProgress SearchEngine::run(int64_t sessionId, int64_t operatorId, const Op
             n.summary = proposal->rationale;
             const int grand = tree.node(*sel).parent;
             const std::string roots = std::to_string(m_options.roots);
-            n.selection = warm      ? ruleJson("warm_start", "a lesson of an earlier search of this operator on this device goes first")
+            n.selection = warm      ? ruleJson("warm_start", "a lesson of an earlier search of this operator on this device goes first "
+                                                             "(at this shape, else at the nearest other)")
                         : diverse ? ruleJson("diverse_root", "the baseline's first " + roots + " children are made before UCT descends (roots "
                                                                  + roots + "): this is child " + std::to_string(rootChildren + 1) + " of " + roots)
                                   : selectionJson(*scored, m_options.mcts, records[*sel].id, grand >= 0 ? records[grand].id : 0);
+            // What the proposer made and why, kept with the node: its summary becomes the verdict's line.
+            if (n.selection.is_object() && !proposal->rationale.empty())
+                n.selection["made"] = proposal->rationale;
             n.id = m_store.addNode(n, proposal->candidate);
             if (!warm)
                 m_proposer.stored(n.id);

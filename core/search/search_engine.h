@@ -32,8 +32,10 @@ struct SearchOptions {
     bool reverifyBest = true;
     EvalOptions eval;
     // Lessons (knowledge/lessons.h): with a folder (knowledge::userDir() in the CLI), a lesson for this
-    // operator signature on the `backend` device's architecture is evaluated first (a warm start), and
-    // the search's winner is written there as a lesson when it ends. "": neither.
+    // operator signature on the `backend` device's architecture is evaluated first (a warm start;
+    // without one, the lesson of the same operator at the nearest other shape, its template point
+    // re-made by the proposer for this shape), and the search's winner is written there as a lesson
+    // when it ends. "": neither.
     std::string lessonsDir;
     std::string backend = "cpu"; // the candidates' backend: picks the worker device lessons are keyed on
 };

@@ -55,9 +55,25 @@ std::string pruneReason(const Prune &p, int64_t siblingId, const MctsParams &par
          + " (margin " + num(params.pruneMargin) + ")";
 }
 
+namespace {
+std::string explainRule(const nlohmann::json &j);
+}
+
 std::string explainSelection(const nlohmann::json &j)
 {
-    if (!j.is_object() || !j.contains("rule"))
+    if (!j.is_object())
+        return {};
+    std::string out = explainRule(j);
+    if (const auto made = j.find("made"); made != j.end() && made->is_string() && !made->get<std::string>().empty())
+        out += (out.empty() ? "" : " ") + std::string("Made: ") + made->get<std::string>() + ".";
+    return out;
+}
+
+namespace {
+
+std::string explainRule(const nlohmann::json &j)
+{
+    if (!j.contains("rule"))
         return {};
     const std::string rule = j.value("rule", "");
     if (rule == "warm_start" || rule == "diverse_root")
@@ -77,5 +93,7 @@ std::string explainSelection(const nlohmann::json &j)
          + visits(j.value("parent_visits", 0)) + " of "
          + nodeName(j.value("parent", int64_t(0)), j.value("depth", 0) <= 1) + ") " + beat + ", and " + widening + ".";
 }
+
+} // namespace
 
 } // namespace kforge

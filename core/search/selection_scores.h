@@ -18,7 +18,8 @@ nlohmann::json selectionJson(const Selection &s, const MctsParams &p, int64_t ex
 nlohmann::json ruleJson(const std::string &rule, const std::string &detail);
 // Why a subtree was pruned as a dead end, with the stored ids of it and its best sibling.
 std::string pruneReason(const Prune &p, int64_t siblingId, const MctsParams &params);
-// "Chosen because ..." from the stored scores; "" for a node with none (the root, an older session).
+// "Chosen because ..." from the stored scores, then "Made: ..." with what the proposer made (its
+// rationale, stored as "made"); "" for a node with neither (the root, an older session).
 std::string explainSelection(const nlohmann::json &scores);
 
 } // namespace kforge
