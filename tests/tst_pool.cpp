@@ -198,6 +198,9 @@ private slots:
         QCOMPARE(::kill(pids[0], SIGKILL), 0);
         const Verdict killed = pending.get();
         QCOMPARE(killed.status, VerdictStatus::Crashed);
+        // A crash the pool reports still says where it ran.
+        QCOMPARE(killed.device, deviceLabel(helloDevice(pool.hellos().front(), "cpu")));
+        QVERIFY(!killed.device.empty());
         QVERIFY2(killed.reasons.front().message.find("signal 9") != std::string::npos, killed.reasons.front().message.c_str());
         const Verdict next = queued.get();
         QVERIFY2(next.correct(), next.summaryLine().c_str());
@@ -212,11 +215,19 @@ private slots:
         std::vector<std::future<Verdict>> results;
         for (int i = 0; i < 4; ++i)
             results.push_back(std::async(std::launch::async, [&] { return pool.evaluate(m_card, test::cpuKernel("good_softmax.cpp"), quick()); }));
+        // Each verdict names its worker and the device that worker announced: where both sides ran.
+        std::map<std::string, std::string> deviceOf;
+        for (const auto &h : pool.hellos())
+            deviceOf[h.value("worker", "")] = deviceLabel(helloDevice(h, "cpu"));
+        QCOMPARE(deviceOf.size(), size_t(2));
         std::set<std::string> workers;
         for (auto &r : results) {
             const auto v = r.get();
             QVERIFY(v.correct());
             workers.insert(v.worker);
+            QVERIFY2(deviceOf.count(v.worker), v.worker.c_str());
+            QCOMPARE(v.device, deviceOf[v.worker]);
+            QVERIFY2(v.device.rfind("cpu ", 0) == 0, v.device.c_str());
         }
         QCOMPARE(workers.size(), size_t(2));
     }

@@ -43,6 +43,41 @@ private slots:
         QVERIFY(r.at("backends").size() >= 1);
         QCOMPARE(r.at("backends")[0].get<std::string>(), std::string("cpu"));
         QVERIFY(r.value("worker", "").find("kforge-worker@") == 0);
+        // The real worker's CPU device, as a verdict names it.
+        const auto label = deviceLabel(helloDevice(r, "cpu"));
+        QVERIFY2(label.rfind("cpu ", 0) == 0 && label.size() > 4, label.c_str());
+        QVERIFY(helloDevice(r, "rocm").is_null());
+    }
+
+    // How a verdict names the device it ran on: one line from the hello's description.
+    void deviceLabels_data()
+    {
+        QTest::addColumn<QString>("device"); // JSON
+        QTest::addColumn<QString>("label");
+        QTest::newRow("a GPU of several") << QStringLiteral(R"({"backend":"cuda","index":3,"name":"NVIDIA H200","sm":"sm_90","sms":132})")
+                                          << QStringLiteral("cuda:3 NVIDIA H200 (sm_90)");
+        QTest::newRow("the first GPU") << QStringLiteral(R"({"backend":"cuda","index":0,"name":"NVIDIA H200","sm":"sm_90"})")
+                                       << QStringLiteral("cuda:0 NVIDIA H200 (sm_90)");
+        QTest::newRow("a CPU") << QStringLiteral(R"({"backend":"cpu","name":"Intel Xeon","threads":2})") << QStringLiteral("cpu Intel Xeon");
+        QTest::newRow("no backend") << QStringLiteral(R"({"name":"x"})") << QStringLiteral("device x");
+        QTest::newRow("an index that is no number") << QStringLiteral(R"({"backend":"cuda","index":"1","name":"A"})") << QStringLiteral("cuda A");
+        QTest::newRow("null") << QStringLiteral("null") << QString();
+        QTest::newRow("an array") << QStringLiteral("[1]") << QString();
+    }
+
+    void deviceLabels()
+    {
+        QFETCH(QString, device);
+        QFETCH(QString, label);
+        QCOMPARE(QString::fromStdString(deviceLabel(nlohmann::json::parse(device.toStdString()))), label);
+        // A hello with this device (and one of another backend first) gives it back for its backend.
+        const auto d = nlohmann::json::parse(device.toStdString());
+        if (d.is_object() && d.contains("backend")) {
+            const nlohmann::json hello{{"devices", {{{"backend", "other"}}, d}}};
+            QCOMPARE(helloDevice(hello, d["backend"].get<std::string>()), d);
+        }
+        QVERIFY(helloDevice(nlohmann::json{{"devices", 5}}, "cuda").is_null());
+        QVERIFY(helloDevice(nlohmann::json(), "cuda").is_null());
     }
 
     void malformed_data()

@@ -31,6 +31,7 @@ private:
         v.speedup = 2.0;
         v.noise = 0.03;
         v.worker = "kforge-worker@test";
+        v.device = "cuda:1 NVIDIA H200 (sm_90)";
         return v;
     }
 
@@ -92,6 +93,9 @@ private slots:
         QCOMPARE(d->verdict.trials[1].shape, std::string("7x1027"));
         QCOMPARE(d->verdict.candidate.samplesUs.size(), size_t(4));
         QCOMPARE(d->verdict.baseline.summary.median, 20.75);
+        QCOMPARE(d->verdict.device, std::string("cuda:1 NVIDIA H200 (sm_90)"));
+        QCOMPARE(nodes[1].device, std::string("cuda:1 NVIDIA H200 (sm_90)"));
+        QCOMPARE(nodes[0].device, std::string()); // the baseline is not evaluated on its own
         QCOMPARE(d->decisions.size(), size_t(2));
         QCOMPARE(d->decisions[1].actor, std::string("user:ana"));
         QCOMPARE(d->profile.value("memory_throughput_pct", 0.0), 91.5);

@@ -119,6 +119,8 @@ void VerdictPane::showDetail(const NodeDetail &d)
     }
     if (!v.worker.empty())
         head += QStringLiteral("<br>evaluated by %1").arg(QString::fromStdString(v.worker).toHtmlEscaped());
+    if (!v.device.empty())
+        head += QStringLiteral(" on %1, both sides").arg(QString::fromStdString(v.device).toHtmlEscaped());
     for (const auto &dec : d.decisions)
         head += QStringLiteral("<br>%1 by %2: %3")
                     .arg(QString::fromStdString(dec.decision), QString::fromStdString(dec.actor).toHtmlEscaped(),

@@ -23,6 +23,8 @@ void printNode(const SessionStore &store, int64_t nodeId)
     std::printf("summary: %s\n", n.summary.c_str());
     if (n.parentId && n.status != "running" && n.status != "interrupted")
         std::printf("speedup: %.3fx, reward %.3f\n", n.speedup, n.reward);
+    if (!n.worker.empty())
+        std::printf("evaluated by: %s%s\n", n.worker.c_str(), n.device.empty() ? "" : (" on " + n.device + ", candidate and baseline").c_str());
     if (!n.pruned.empty())
         std::printf("pruned: %s\n", n.pruned.c_str());
     for (const auto &dec : d->decisions)

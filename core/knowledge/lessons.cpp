@@ -151,10 +151,8 @@ std::string deviceArch(const nlohmann::json &device)
 nlohmann::json targetDevice(const std::vector<nlohmann::json> &hellos, const std::string &backend)
 {
     for (const auto &h : hellos)
-        if (h.contains("devices") && h["devices"].is_array())
-            for (const auto &d : h["devices"])
-                if (d.is_object() && d.value("backend", std::string()) == backend)
-                    return d;
+        if (auto d = helloDevice(h, backend); !d.is_null())
+            return d;
     return nullptr;
 }
 

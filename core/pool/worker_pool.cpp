@@ -67,6 +67,7 @@ Verdict verdictFromReply(const nlohmann::json &reply)
         v = failureVerdict(VerdictStatus::Error, reason::BadRequest, std::string("the worker's reply was malformed: ") + e.what());
     }
     v.worker = textOf(reply, "worker_name", v.worker);
+    v.device = textOf(reply, "worker_device", v.device);
     return v;
 }
 
@@ -381,8 +382,18 @@ void WorkerPool::serve(Slot &slot)
 nlohmann::json WorkerPool::exchange(Slot &slot, Job &job)
 {
     const auto id = job.request["id"];
+    // Every reply names the worker and the device it evaluates this backend on (its hello's), so a
+    // verdict says where both of its sides were timed, a crash's or a timeout's included.
+    std::string device;
+    {
+        const auto c = job.request.find("candidate");
+        const std::string backend = c != job.request.end() && c->is_object() ? c->value("backend", std::string("cpu")) : std::string("cpu");
+        std::lock_guard lock(m_mutex);
+        device = deviceLabel(helloDevice(slot.hello, backend));
+    }
     auto named = [&](nlohmann::json reply) {
         reply["worker_name"] = slot.name;
+        reply["worker_device"] = device;
         return reply;
     };
     std::string payload;

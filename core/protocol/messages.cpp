@@ -52,6 +52,33 @@ nlohmann::json helloRequest()
     return {{"type", "hello"}, {"protocol", kProtocolVersion}};
 }
 
+nlohmann::json helloDevice(const nlohmann::json &hello, const std::string &backend)
+{
+    if (const auto d = hello.is_object() ? hello.find("devices") : hello.end(); hello.is_object() && d != hello.end() && d->is_array())
+        for (const auto &dev : *d)
+            if (dev.is_object() && dev.value("backend", std::string()) == backend)
+                return dev;
+    return nullptr;
+}
+
+std::string deviceLabel(const nlohmann::json &device)
+{
+    if (!device.is_object())
+        return {};
+    auto text = [&](const char *k) {
+        const auto it = device.find(k);
+        return it != device.end() && it->is_string() ? it->get<std::string>() : std::string();
+    };
+    std::string label = text("backend").empty() ? "device" : text("backend");
+    if (const auto i = device.find("index"); i != device.end() && i->is_number_integer())
+        label += ":" + std::to_string(i->get<int64_t>());
+    if (!text("name").empty())
+        label += " " + text("name");
+    if (!text("sm").empty())
+        label += " (" + text("sm") + ")";
+    return label;
+}
+
 nlohmann::json evaluateRequest(const OperatorCard &card, const Candidate &candidate, const EvalOptions &options)
 {
     return {{"type", "evaluate"}, {"card", card}, {"candidate", candidate}, {"options", options}};

@@ -54,6 +54,11 @@ void to_json(nlohmann::json &j, const EvalOptions &o);
 void from_json(const nlohmann::json &j, EvalOptions &o);
 
 nlohmann::json helloRequest();
+// The hello's device for `backend` (the first element of its "devices" with that backend), or null.
+nlohmann::json helloDevice(const nlohmann::json &hello, const std::string &backend);
+// A device in one line, the way a verdict names where it ran: "cuda:1 NVIDIA H200 (sm_90)", "cpu Intel
+// Xeon ..."; "" for null. A pool with one worker per GPU tells its verdicts apart by it.
+std::string deviceLabel(const nlohmann::json &device);
 nlohmann::json evaluateRequest(const OperatorCard &card, const Candidate &candidate, const EvalOptions &options);
 nlohmann::json shutdownRequest();
 nlohmann::json prepareRequest(const Candidate &candidate);

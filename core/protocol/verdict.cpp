@@ -104,6 +104,7 @@ void to_json(nlohmann::json &j, const Verdict &v)
          {"noise", v.noise},
          {"roofline_us", v.rooflineUs},
          {"worker", v.worker},
+         {"device", v.device},
          {"notes", v.notes}};
 }
 
@@ -132,6 +133,7 @@ void from_json(const nlohmann::json &j, Verdict &v)
     v.noise = j.value("noise", 0.0);
     v.rooflineUs = j.value("roofline_us", 0.0);
     v.worker = j.value("worker", "");
+    v.device = j.value("device", "");
     v.notes = j.value("notes", std::vector<std::string>{});
 }
 

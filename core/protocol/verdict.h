@@ -96,6 +96,7 @@ struct Verdict {
     double noise = 0;       // relative noise band the speedup had to clear
     double rooflineUs = 0;  // the floor from the card's bytes model
     std::string worker;     // which worker evaluated it
+    std::string device;     // the device both sides were timed on (deviceLabel of its worker's hello)
     std::vector<std::string> notes; // what the harness did differently and why (fewer input sets, a check on the host)
 
     bool correct() const;

@@ -92,6 +92,10 @@ const std::vector<std::string> &migrations()
         R"sql(
         ALTER TABLE nodes ADD COLUMN pruned TEXT NOT NULL DEFAULT '';
         )sql",
+        // 8: the device a node was evaluated on, both its sides ('' before: one device per session then).
+        R"sql(
+        ALTER TABLE nodes ADD COLUMN device TEXT NOT NULL DEFAULT '';
+        )sql",
     };
     return steps;
 }

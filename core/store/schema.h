@@ -9,7 +9,7 @@ struct sqlite3;
 namespace kforge::schema {
 
 inline constexpr int kApplicationId = 0x6b66726b; // "kfrk"
-inline constexpr int kCurrentVersion = 7;
+inline constexpr int kCurrentVersion = 8;
 
 const std::vector<std::string> &migrations(); // index 0 takes version 0 to 1
 // Applies migrations from the file's current version up to `target` in one transaction.

@@ -67,7 +67,7 @@ std::vector<Reason> reasonsFrom(const std::string &text)
 constexpr const char *kNodeColumns =
     "id, session_id, operator_id, parent_id, status, template, params_json, speedup, reward, noise, roofline_us, "
     "reasons_json, summary, worker, created_at, finished_at, "
-    "(SELECT kind FROM edges WHERE child_id = nodes.id), selection_json, pruned";
+    "(SELECT kind FROM edges WHERE child_id = nodes.id), selection_json, pruned, device";
 
 NodeRecord readNode(const sql::Statement &s)
 {
@@ -95,6 +95,7 @@ NodeRecord readNode(const sql::Statement &s)
     if (!n.selection.is_object())
         n.selection = nlohmann::json::object();
     n.pruned = s.text(18);
+    n.device = s.text(19);
     return n;
 }
 
@@ -276,9 +277,10 @@ void SessionStore::finishNode(int64_t nodeId, const Verdict &v, double reward)
     sql::exec(m_db, "BEGIN IMMEDIATE");
     try {
         sql::Statement s(m_db, "UPDATE nodes SET status=?, speedup=?, reward=?, noise=?, roofline_us=?, reasons_json=?, "
-                               "summary=?, worker=?, finished_at=? WHERE id=?");
+                               "summary=?, worker=?, finished_at=?, device=? WHERE id=?");
         s.bind(1, statusName(v.status)).bind(2, v.speedup).bind(3, reward).bind(4, v.noise).bind(5, v.rooflineUs);
-        s.bind(6, reasonsJson(v.reasons)).bind(7, v.summaryLine()).bind(8, v.worker).bind(9, nowSeconds()).bind(10, nodeId);
+        s.bind(6, reasonsJson(v.reasons)).bind(7, v.summaryLine()).bind(8, v.worker).bind(9, nowSeconds()).bind(10, v.device);
+        s.bind(11, nodeId);
         s.run();
         sql::Statement c(m_db, "INSERT OR REPLACE INTO compile_logs(node_id, ok, cached, millis, target, log, notes_json) "
                                "VALUES(?,?,?,?,?,?,?)");
@@ -401,6 +403,7 @@ std::optional<NodeDetail> SessionStore::nodeDetail(int64_t nodeId) const
     v.noise = d.node.noise;
     v.rooflineUs = d.node.rooflineUs;
     v.worker = d.node.worker;
+    v.device = d.node.device;
     {
         sql::Statement s(m_db, "SELECT ok, cached, millis, target, log, notes_json FROM compile_logs WHERE node_id = ?");
         s.bind(1, nodeId);

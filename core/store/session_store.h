@@ -50,6 +50,7 @@ struct NodeRecord {
     std::vector<Reason> reasons;
     std::string summary;
     std::string worker;
+    std::string device; // where it was evaluated (Verdict::device)
     double createdAt = 0;
     std::optional<double> finishedAt;
     // The scores of the selection that expanded its parent (search/selection_scores.h); {} for the
