@@ -601,9 +601,10 @@ private slots:
         pool.shutdown();
     }
 
-    // A search with no lesson for its own shape starts from the same operator's lesson at the nearest
-    // other shape: a template lesson is re-made at this shape by the template proposer (its point, this
-    // card's source); any other lesson's kernel is taken as it was, for the guard to judge here.
+    // A search with no lesson for its own shape takes the same operator's lesson at the nearest other
+    // shape as the root's second child, after the proposer's first: a template lesson is re-made at this
+    // shape by the template proposer (its point, this card's source); any other lesson's kernel is
+    // taken as it was, for the guard to judge here.
     void lessonOfAnotherShapeWarmStartsTheSearch_data()
     {
         QTest::addColumn<QString>("templateId");
@@ -642,7 +643,7 @@ private slots:
         WorkerPool pool({test::workerCommand(), 1});
         pool.start();
         SearchOptions so;
-        so.maxNodes = 1;
+        so.maxNodes = 2;
         so.eval.benchSamples = 3;
         so.eval.warmup = 1;
         so.reverifyBest = false;
@@ -660,9 +661,12 @@ private slots:
         engine.run(sid, op, here, &added);
         pool.shutdown();
         const auto nodes = store.nodes(sid);
-        QCOMPARE(int(nodes.size()), 2);
-        const auto &warm = nodes[1];
+        QCOMPARE(int(nodes.size()), 3);
+        QVERIFY2(nodes[1].expansion != "warm_start", nodes[1].expansion.c_str()); // the proposer's own first
+        QCOMPARE(nodes[1].parentId.value_or(0), nodes[0].id);
+        const auto &warm = nodes[2];
         QCOMPARE(warm.expansion, std::string("warm_start"));
+        QCOMPARE(warm.parentId.value_or(0), nodes[0].id);
         QCOMPARE(warm.templateId, templateId.toStdString());
         QCOMPARE(warm.params, params);
         QVERIFY(added.why.count(warm.id));

@@ -566,8 +566,8 @@ private slots:
         const auto again = proposer.adapt(handCard(), templateId.toStdString(), nlohmann::json::parse(lesson.toStdString()), rng);
         QVERIFY(!again || again->params != p->params);
 
-        // A replay from the lesson starts there, and hand.a's own start (its seed) is not made: the
-        // moves go on from the lesson's point.
+        // A replay with the lesson makes hand.a's own start (its seed) first and the lesson second, as a
+        // search does with a lesson of another shape; neither is made twice.
         TemplateProposer fresh("cpu", lib);
         const Measure measure = [](const std::string &, const nlohmann::json &q) -> std::optional<double> {
             return 1.0 + q.at("p0").get<int>() + 0.1 * q.at("p1").get<int>();
@@ -575,9 +575,13 @@ private slots:
         const auto steps = replaySearch(fresh, handCard(), MctsParams{}, 1, 4, measure, {},
                                         ReplayLesson{templateId.toStdString(), nlohmann::json::parse(lesson.toStdString())});
         QCOMPARE(int(steps.size()), 4);
-        QCOMPARE(steps.front().params, p->params);
+        QCOMPARE(steps[0].params, point({0, 0}));
+        QVERIFY2(steps[0].rationale.find("expert starting point") != std::string::npos, steps[0].rationale.c_str());
+        QCOMPARE(steps[1].params, p->params);
+        QCOMPARE(steps[1].parent, 0);
+        std::set<std::string> points;
         for (const auto &st : steps)
-            QVERIFY2(st.rationale.find("expert starting point") == std::string::npos, st.rationale.c_str());
+            QVERIFY2(points.insert(st.params.dump()).second, st.rationale.c_str());
     }
 
     // From the root, every template's start comes first, seeded templates before the others (which

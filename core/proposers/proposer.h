@@ -45,9 +45,11 @@ public:
     virtual void finished(const NodeRecord &node) {}
     virtual std::string stopReason() const { return {}; }
     // A lesson made at another shape of this operator, re-made for `card`: the template proposer
-    // renders the lesson's template at its point, or at the valid point nearest it when that one is
-    // not valid here, and counts it as proposed. nullopt when the lesson is of no template this
-    // proposer has (the search then takes the lesson's own kernel).
+    // renders the lesson's template at its point, or at the unseen valid point nearest it when that
+    // one is not valid here or was made already, and counts it as proposed (but not as the template's
+    // start: a guess from another shape never costs the template its own). nullopt when the lesson is
+    // of no template this proposer has (the search then takes the lesson's own kernel), or the
+    // template's whole space was made.
     virtual std::optional<Proposal> adapt(const OperatorCard &card, const std::string &templateId, const nlohmann::json &point,
                                           std::mt19937_64 &rng)
     {

@@ -91,12 +91,14 @@ std::vector<moves::Origin> TemplateProposer::origins(const KernelTemplate &t) co
     return out;
 }
 
-std::optional<Proposal> TemplateProposer::take(const KernelTemplate &t, const nlohmann::json &params, const OperatorCard &card, std::string why)
+std::optional<Proposal> TemplateProposer::take(const KernelTemplate &t, const nlohmann::json &params, const OperatorCard &card, std::string why,
+                                               bool start)
 {
     if (m_evidence.isSeen(t.id, params))
         return std::nullopt;
     m_evidence.propose(t.id, params);
-    ++m_seenByTemplate[t.id];
+    if (start)
+        ++m_seenByTemplate[t.id];
     Proposal p = render(t, params, card);
     p.rationale = std::move(why);
     return p;
@@ -202,10 +204,10 @@ std::optional<Proposal> TemplateProposer::adapt(const OperatorCard &card, const 
         p[name] = s != seed.end() && std::find(values.begin(), values.end(), *s) != values.end() ? *s : middle.value(name, nlohmann::json());
     }
     const std::string from = whole ? "the lesson's point" : "the lesson's point " + point.dump() + " in this template's space now, " + p.dump();
-    if (!t->valid || t->valid(p, card))
-        return take(*t, p, card, from + ", made at another shape of this operator");
-    if (const auto q = moves::nearestUnseen(*t, p, card, m_evidence, rng))
-        return take(*t, *q, card, "the valid point nearest " + from + ", made at another shape of this operator");
+    if ((!t->valid || t->valid(p, card)) && !m_evidence.isSeen(t->id, p))
+        return take(*t, p, card, from + ", made at another shape of this operator", false);
+    if (const auto q = moves::nearestUnseen(*t, p, card, m_evidence, rng)) // not valid here, or already made
+        return take(*t, *q, card, "the unseen valid point nearest " + from + ", made at another shape of this operator", false);
     return std::nullopt;
 }
 

@@ -50,7 +50,10 @@ private:
                                      const OperatorCard &card, std::mt19937_64 &rng);
     // The correct results of `t`, best first.
     std::vector<moves::Origin> origins(const KernelTemplate &t) const;
-    std::optional<Proposal> take(const KernelTemplate &t, const nlohmann::json &params, const OperatorCard &card, std::string why);
+    // `start`: the point counts as the template's start (fromRoot makes no other); a lesson's adapted
+    // point does not, so a guess from another shape never costs the template its own start.
+    std::optional<Proposal> take(const KernelTemplate &t, const nlohmann::json &params, const OperatorCard &card, std::string why,
+                                 bool start = true);
     std::optional<Proposal> takeMove(const moves::Move &m, const std::vector<moves::Origin> &from, const OperatorCard &card, const std::string &prefix);
     double templateBest(const std::string &templateId) const;
     int templateResults(const std::string &templateId) const;

@@ -16,17 +16,19 @@ std::vector<ReplayStep> replaySearch(Proposer &proposer, const OperatorCard &car
     records[0].id = 0;
     records[0].status = "baseline";
     std::vector<ReplayStep> steps;
-    std::optional<Proposal> warmStart;
-    if (lesson)
-        warmStart = proposer.adapt(card, lesson->templateId, lesson->point, rng);
+    bool lessonLeft = lesson.has_value();
     while (int(steps.size()) < budget) {
+        std::optional<Proposal> warmStart; // the lesson after the first proposal, as SearchEngine makes one of another shape
+        if (lessonLeft && !steps.empty()) {
+            lessonLeft = false;
+            warmStart = proposer.adapt(card, lesson->templateId, lesson->point, rng);
+        }
         const bool warm = warmStart.has_value();
         const auto sel = warm ? std::optional<int>(0) : tree.select(params);
         if (!sel)
             break;
         const NodeRecord *parent = *sel == 0 ? nullptr : &records[size_t(*sel)];
         auto proposal = warm ? std::move(warmStart) : proposer.propose(card, parent, rng);
-        warmStart.reset();
         if (!proposal) {
             tree.markExhausted(*sel);
             continue;

@@ -35,8 +35,8 @@ struct ReplayLesson {
 
 // Runs until `budget` evaluations, until `enough` says yes to a step, or until nothing is left to
 // propose; returns the steps in evaluation order. With a lesson, the proposer's adaptation of it is the
-// first evaluation, as SearchEngine's warm start (none when the proposer cannot adapt it). Throws Error
-// when the proposer leaves the space.
+// second evaluation, as SearchEngine's warm start from a lesson of another shape (none when the proposer
+// cannot adapt it). Throws Error when the proposer leaves the space.
 std::vector<ReplayStep> replaySearch(Proposer &proposer, const OperatorCard &card, const MctsParams &params, uint64_t seed, int budget,
                                      const Measure &measure, const std::function<bool(const ReplayStep &)> &enough = {},
                                      const std::optional<ReplayLesson> &lesson = std::nullopt);

@@ -109,7 +109,15 @@ SearchProgress SearchEngine::run(int64_t sessionId, int64_t operatorId, const Op
 
     SearchProgress prog;
     // A lesson of an earlier search of this operator on this architecture goes first: a warm start.
-    std::optional<Proposal> warmStart;
+    // One of another shape is a guess (on the CPU sweeps the template's own start was nearer the best
+    // more often than a lesson from a shape 4x away), so it goes second, after the first proposal.
+    struct LessonStart {
+        std::string templateId, shape, source;
+        nlohmann::json point;
+        std::optional<Candidate> kernel;
+        bool otherShape = false;
+    };
+    std::optional<LessonStart> lesson;
     if (!m_options.lessonsDir.empty() && !arch.empty()) {
         try {
             knowledge::KnowledgeBase lessons;
@@ -126,18 +134,17 @@ SearchProgress SearchEngine::run(int64_t sessionId, int64_t operatorId, const Op
                     point = nlohmann::json::object();
                 point.erase("calls"); // an earlier session's LLM calls
                 const auto parts = knowledge::splitSignature(l->signature);
-                std::string shape;
+                LessonStart ls;
                 for (const auto &[k, v] : parts ? parts->shape : std::map<std::string, int64_t>{})
-                    shape += (shape.empty() ? "" : ",") + k + "=" + std::to_string(v);
-                if (distance > 0)
-                    warmStart = m_proposer.adapt(card, l->templateId, point, rng);
-                if (warmStart) {
-                    warmStart->rationale = "warm start: " + warmStart->rationale + " (" + shape + "), the lesson " + l->source;
-                } else if (auto c = knowledge::lessonCandidate(*l); c && c->backend == m_options.backend) {
-                    warmStart = Proposal{l->templateId, point, *c,
-                                         distance > 0 ? "warm start: the lesson of this operator at the nearest other shape (" + shape + "), " + l->source
-                                                      : "warm start: the lesson " + l->source};
-                }
+                    ls.shape += (ls.shape.empty() ? "" : ",") + k + "=" + std::to_string(v);
+                ls.templateId = l->templateId;
+                ls.source = l->source;
+                ls.point = std::move(point);
+                if (auto c = knowledge::lessonCandidate(*l); c && c->backend == m_options.backend)
+                    ls.kernel = std::move(*c);
+                ls.otherShape = distance > 0;
+                if (ls.kernel || ls.otherShape)
+                    lesson = std::move(ls);
             }
         } catch (const Error &e) {
             prog.lessonNote = std::string("lessons not read: ") + e.what();
@@ -150,7 +157,23 @@ SearchProgress SearchEngine::run(int64_t sessionId, int64_t operatorId, const Op
             prog.bestNode = rec.id;
         }
     if (!stored.empty())
-        warmStart.reset(); // a resumed tree has had its start
+        lesson.reset(); // a resumed tree has had its start
+    // The lesson as a proposal, made when its turn comes (so the proposer re-makes a lesson of another
+    // shape knowing what was made before it): its template point at this shape, else its kernel.
+    auto lessonProposal = [&]() -> std::optional<Proposal> {
+        const LessonStart l = std::move(*lesson);
+        lesson.reset();
+        if (l.otherShape)
+            if (auto p = m_proposer.adapt(card, l.templateId, l.point, rng)) {
+                p->rationale = "warm start: " + p->rationale + " (" + l.shape + "), the lesson " + l.source;
+                return p;
+            }
+        if (!l.kernel)
+            return std::nullopt;
+        return Proposal{l.templateId, l.point, *l.kernel,
+                        l.otherShape ? "warm start: the lesson of this operator at the nearest other shape (" + l.shape + "), " + l.source
+                                     : "warm start: the lesson " + l.source};
+    };
     auto elapsed = [&] { return std::chrono::duration<double>(clock::now() - started).count(); };
     auto budgetLeft = [&] {
         if (m_stop)
@@ -187,6 +210,9 @@ SearchProgress SearchEngine::run(int64_t sessionId, int64_t operatorId, const Op
     for (;;) {
         // Keep every worker busy, and K more queued for each worker that compiles them meanwhile (lookahead).
         while (budgetLeft() && prog.running < m_pool.size() + (backend.empty() ? 0 : m_pool.lookahead(backend))) {
+            std::optional<Proposal> warmStart;
+            if (lesson && (!lesson->otherShape || proposed >= 1))
+                warmStart = lessonProposal();
             const bool warm = warmStart.has_value();
             const int rootChildren = int(tree.node(0).children.size());
             const bool diverse = !warm && m_options.roots > 1 && rootChildren < m_options.roots && !tree.node(0).exhausted;
@@ -196,7 +222,6 @@ SearchProgress SearchEngine::run(int64_t sessionId, int64_t operatorId, const Op
             const std::optional<int> sel = scored->node;
             const NodeRecord *parent = *sel == 0 ? nullptr : &records[*sel];
             auto proposal = warm ? std::move(warmStart) : m_proposer.propose(card, parent, rng);
-            warmStart.reset();
             if (!proposal) {
                 tree.markExhausted(*sel);
                 continue;
@@ -213,7 +238,7 @@ SearchProgress SearchEngine::run(int64_t sessionId, int64_t operatorId, const Op
             const int grand = tree.node(*sel).parent;
             const std::string roots = std::to_string(m_options.roots);
             n.selection = warm      ? ruleJson("warm_start", "a lesson of an earlier search of this operator on this device goes first "
-                                                             "(at this shape, else at the nearest other)")
+                                                             "(one of another shape second)")
                         : diverse ? ruleJson("diverse_root", "the baseline's first " + roots + " children are made before UCT descends (roots "
                                                                  + roots + "): this is child " + std::to_string(rootChildren + 1) + " of " + roots)
                                   : selectionJson(*scored, m_options.mcts, records[*sel].id, grand >= 0 ? records[grand].id : 0);
