@@ -9,6 +9,7 @@ packages=(
   libqscintilla2-qt6-dev qtkeychain-qt6-dev libgl-dev dbus gnome-keyring
   libtorch-dev nlohmann-json3-dev libsqlite3-dev libcurl4-openssl-dev libdtl-dev
   xvfb xauth x11-apps imagemagick python3
+  desktop-file-utils appstream
   python3-torch
   slurm-wlm munge openssh-server openssh-client
   bubblewrap libseccomp-dev
