@@ -59,7 +59,7 @@ ShapeBindings benchShape(const std::string &family, const std::string &backend)
     const bool gpu = backend == "cuda";
     if (family == "group_norm")
         return {{"n", 4}, {"c", 64}, {"hw", gpu ? 4096 : 256}, {"groups", 8}};
-    if (family == "instance_norm")
+    if (nchwFamily(family)) // instance norm and the batch norms: statistics per row n * c, or per channel c
         return {{"n", 4}, {"c", 16}, {"hw", gpu ? 4096 : 256}};
     if (family == "cross_entropy")
         return {{"rows", gpu ? 256 : 32}, {"vocab", gpu ? 32000 : 2048}};
