@@ -208,11 +208,23 @@ if asked sweep; then
   # then the time from `kforge-cli search` to its first accepted softmax kernel (bench/RESULTS-search.md).
   t0=$(date +%s)
   ninja -C "$build" -j"$jobs" kforge-mcts-sweep-bench > "$out/build-sweep.log" 2>&1 || { grep -E -A3 "error|FAILED" "$out/build-sweep.log" | head -30; note "sweep bench build FAILED"; }
-  timeout ${KFORGE_SWEEP_TIMEOUT:-300} "$build/app/kforge-mcts-sweep-bench" --backend cuda --max-points ${KFORGE_SWEEP_POINTS:-12} --seeds 10 --samples 10 --cache "$final/sweep-cache.json" \
-    --worker "$worker" > "$out/sweep.md" 2> "$out/sweep.err"
+  # The committed H200 cache (bench/mcts-sweep-h200.json) is the start: families it holds are replayed,
+  # not swept again, so a run cut short by its limit is continued by the next one.
+  [[ -f $root/bench/mcts-sweep-h200.json ]] && cp "$root/bench/mcts-sweep-h200.json" "$final/sweep-cache.json"
+  sweep_args=(--backend cuda --max-points ${KFORGE_SWEEP_POINTS:-12} --seeds 10 --samples 10 --cache "$final/sweep-cache.json" --worker "$worker")
+  timeout ${KFORGE_SWEEP_TIMEOUT:-300} "$build/app/kforge-mcts-sweep-bench" "${sweep_args[@]}" > "$out/sweep.md" 2> "$out/sweep.err"
   note "sweep: rc=$? in $(( $(date +%s) - t0 )) s: $(tail -1 "$out/sweep.md")"
   summary+=("$(cat "$out/sweep.md")")
-  cp "$out/sweep.md" "$final/"
+  cp "$out/sweep.md" "$out/sweep.err" "$final/"
+  # KFORGE_SWEEP_SHAPE (k=v,...): the families swept again at that shape, and lessons carried both ways.
+  if [[ -n ${KFORGE_SWEEP_SHAPE:-} ]]; then
+    s0=$(date +%s)
+    timeout ${KFORGE_SWEEP_TIMEOUT:-300} "$build/app/kforge-mcts-sweep-bench" "${sweep_args[@]}" --shape "$KFORGE_SWEEP_SHAPE" --lessons-at default \
+      > "$final/sweep-shape.md" 2> "$final/sweep-shape.err"
+    note "sweep at $KFORGE_SWEEP_SHAPE, lessons from the default shape: rc=$? in $(( $(date +%s) - s0 )) s: $(tail -1 "$final/sweep-shape.md")"
+    timeout 60 "$build/app/kforge-mcts-sweep-bench" "${sweep_args[@]}" --lessons-at "$KFORGE_SWEEP_SHAPE" > "$final/sweep-lessons.md" 2>> "$final/sweep-shape.err"
+    note "lessons from $KFORGE_SWEEP_SHAPE at the default shape: $(tail -1 "$final/sweep-lessons.md")"
+  fi
   rm -f "$out/first.kforge"; s0=$(date +%s.%N)
   timeout 200 "$build/app/kforge-cli" search --backend cuda --family softmax --shape rows=4096,cols=4096 --nodes 8 --no-lessons \
     --session "$out/first.kforge" --worker "$worker" 2>&1 | while IFS= read -r line; do echo "$(date +%s.%N) $line"; done > "$out/first-accept.log"
