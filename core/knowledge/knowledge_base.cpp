@@ -13,7 +13,7 @@
 #include <set>
 #include <sstream>
 
-#include "knowledge/lessons.h"
+#include "knowledge/signature.h"
 #include "store/sqlite_util.h"
 #include "util/error.h"
 

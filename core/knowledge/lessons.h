@@ -14,26 +14,12 @@
 #include <nlohmann/json.hpp>
 
 #include "knowledge/note.h"
+#include "knowledge/signature.h"
 #include "ops/operator_card.h"
 #include "protocol/messages.h"
 #include "store/session_store.h"
 
 namespace kforge::knowledge {
-
-// The operator, its arguments' dtypes, the captured shape and a hash of the reference arguments
-// (softmax over another dim is another operator): "aten::_softmax(float32[rows,cols]) cols=1024,rows=256 #1a2b3c4d".
-std::string operatorSignature(const OperatorCard &card);
-// A signature cut in two: the operator with its arguments' dtypes and reference-argument hash
-// ("aten::_softmax(float32[rows,cols]) #1a2b3c4d"), and the shape symbols' values. nullopt when the
-// text is not a signature operatorSignature wrote.
-struct SignatureParts {
-    std::string op;
-    std::map<std::string, int64_t> shape;
-};
-std::optional<SignatureParts> splitSignature(const std::string &signature);
-// How far apart two shapes of one operator are: the sum over their symbols of |ln(a / b)| (twice the
-// rows is as far as half of them); infinity when they name different symbols or a size is not positive.
-double shapeDistance(const std::map<std::string, int64_t> &a, const std::map<std::string, int64_t> &b);
 
 // The card's own family and the family group notes are written for (softmax, norm, elementwise,
 // reduction, scan, matmul); a card of no known family is placed by its operator and error model.

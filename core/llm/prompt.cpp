@@ -26,14 +26,6 @@ std::string dimsOf(const OperatorCard &card, const TensorSpec &t, const ShapeBin
     return "[" + names + "] = " + sizes;
 }
 
-std::string shapeText(const ShapeBindings &s)
-{
-    std::string out;
-    for (const auto &[k, v] : s)
-        out += (out.empty() ? "" : ", ") + k + "=" + std::to_string(v);
-    return out;
-}
-
 std::string errorModelText(ErrorModel m)
 {
     switch (m) {
@@ -184,11 +176,11 @@ std::string describeCard(const OperatorCard &card)
         const auto &t = card.outputs[i];
         o << "  outputs[" << i << "] " << t.name << ": " << dtypeName(t.dtype) << " " << dimsOf(card, t, card.shape) << "\n";
     }
-    o << "Captured shape: " << shapeText(card.shape) << "\n";
+    o << "Captured shape: " << shapeText(card.shape, ", ") << "\n";
     if (!card.heldOutShapes.empty()) {
         o << "Held-out shapes the same kernel must also handle:";
         for (const auto &s : card.heldOutShapes)
-            o << " {" << shapeText(s) << "}";
+            o << " {" << shapeText(s, ", ") << "}";
         o << "\n";
     }
     o << "Inputs are drawn at scales";

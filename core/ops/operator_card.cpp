@@ -190,6 +190,14 @@ void from_json(const nlohmann::json &j, OperatorCard &c)
     }
 }
 
+std::string shapeText(const ShapeBindings &shape, const std::string &separator)
+{
+    std::string out;
+    for (const auto &[k, v] : shape)
+        out += (out.empty() ? "" : separator) + k + "=" + std::to_string(v);
+    return out;
+}
+
 // "rows=4096,cols=1024" -> bindings
 ShapeBindings parseShape(const std::string &text)
 {

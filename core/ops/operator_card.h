@@ -101,6 +101,8 @@ ShapeBindings dimView(const std::vector<int64_t> &shape, size_t d);
 bool nchwFamily(const std::string &family);
 // "rows=4096,cols=1024" -> bindings; throws Error saying what is malformed.
 ShapeBindings parseShape(const std::string &text);
+// bindings -> "cols=1024,rows=4096" (parseShape's form; `separator` ", " for prose)
+std::string shapeText(const ShapeBindings &shape, const std::string &separator = ",");
 OperatorCard makeSoftmaxCard(int64_t rows, int64_t cols, DType dtype = DType::F32);
 
 } // namespace kforge

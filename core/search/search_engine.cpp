@@ -135,8 +135,8 @@ SearchProgress SearchEngine::run(int64_t sessionId, int64_t operatorId, const Op
                 point.erase("calls"); // an earlier session's LLM calls
                 const auto parts = knowledge::splitSignature(l->signature);
                 LessonStart ls;
-                for (const auto &[k, v] : parts ? parts->shape : std::map<std::string, int64_t>{})
-                    ls.shape += (ls.shape.empty() ? "" : ",") + k + "=" + std::to_string(v);
+                if (parts)
+                    ls.shape = shapeText(parts->shape);
                 ls.templateId = l->templateId;
                 ls.source = l->source;
                 ls.point = std::move(point);
