@@ -177,6 +177,10 @@ void sweep(Family &f, WorkerPool &pool, const std::string &backend, const EvalOp
     size_t next = 0, done = 0;
     int inFlight = 0;
     const int depth = pool.size() + pool.lookahead(backend);
+    // Progress on stderr, a line a verdict: a sweep of many families runs for minutes, and one cut short
+    // by its time limit should still say how far it got and what each evaluation took.
+    const auto t0 = std::chrono::steady_clock::now();
+    std::fprintf(stderr, "%s: sweeping %zu points, %d in flight\n", f.name.c_str(), work.size(), depth);
     std::unique_lock lock(m);
     while (done < work.size()) {
         while (next < work.size() && inFlight < depth) {
@@ -187,6 +191,9 @@ void sweep(Family &f, WorkerPool &pool, const std::string &backend, const EvalOp
                 std::lock_guard g(m);
                 f.speedup[work[i].first] = v.correct() ? v.speedup : 0.0;
                 f.failed += !v.correct();
+                std::fprintf(stderr, "  %6.1f s %s %s %.3fx%s\n",
+                             std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), work[i].first.c_str(),
+                             statusName(v.status).c_str(), v.speedup, v.reasons.empty() ? "" : (" " + v.reasons.front().message.substr(0, 160)).c_str());
                 --inFlight;
                 ++done;
                 cv.notify_all();
@@ -341,14 +348,6 @@ ShapeBindings shapeFor(const std::string &family, const std::string &backend, co
     return shape;
 }
 
-std::string shapeText(const ShapeBindings &shape)
-{
-    std::string out;
-    for (const auto &[k, v] : shape)
-        out += (out.empty() ? "" : ",") + k + "=" + std::to_string(v);
-    return out;
-}
-
 // A family's card, space and sweep at `shape` (benchShape's when no override applies).
 std::optional<Family> prepare(const std::string &fam, const std::string &backend, const ShapeBindings &overrides, size_t maxPoints,
                               WorkerPool &pool, const EvalOptions &eo, nlohmann::json &cache)
@@ -420,6 +419,7 @@ int main(int argc, char **argv)
     EvalOptions eo;
     eo.benchSamples = std::stoi(opt["--samples"]);
     eo.warmup = 2;
+    eo.deadlineMs = 30000; // a point that hangs costs its family 30 s, not the sweep's whole time limit
     MctsParams params; // the search's defaults
     if (!opt["--exploration"].empty())
         params.exploration = std::stod(opt["--exploration"]);

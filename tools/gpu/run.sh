@@ -212,7 +212,10 @@ if asked sweep; then
   # not swept again, so a run cut short by its limit is continued by the next one.
   [[ -f $root/bench/mcts-sweep-h200.json ]] && cp "$root/bench/mcts-sweep-h200.json" "$final/sweep-cache.json"
   sweep_args=(--backend cuda --max-points ${KFORGE_SWEEP_POINTS:-12} --seeds 10 --samples 10 --cache "$final/sweep-cache.json" --worker "$worker")
+  mkdir -p "$out/sweep-workers"
+  KFORGE_WORKER_VERBOSE=1 KFORGE_WORKER_LOG_DIR="$out/sweep-workers" \
   timeout ${KFORGE_SWEEP_TIMEOUT:-300} "$build/app/kforge-mcts-sweep-bench" "${sweep_args[@]}" > "$out/sweep.md" 2> "$out/sweep.err"
+  tail -c 3000 "$out"/sweep-workers/*.log > "$final/sweep-workers-tail.log" 2>/dev/null
   note "sweep: rc=$? in $(( $(date +%s) - t0 )) s: $(tail -1 "$out/sweep.md")"
   summary+=("$(cat "$out/sweep.md")")
   cp "$out/sweep.md" "$out/sweep.err" "$final/"
