@@ -293,6 +293,38 @@ private slots:
         }
     }
 
+    // The CUDA pointwise seed keeps two packs a thread in flight where the expression calls a function
+    // of many instructions, one where it is cheap; the launch gives each thread ILP packs.
+    void pointwiseSeedHidesSlowExpressions_data()
+    {
+        QTest::addColumn<QString>("family");
+        QTest::addColumn<int>("ilp");
+        QTest::newRow("relu") << QStringLiteral("relu") << 1;
+        QTest::newRow("hardtanh") << QStringLiteral("hardtanh") << 1;
+        QTest::newRow("leaky_relu") << QStringLiteral("leaky_relu") << 1;
+        QTest::newRow("softplus") << QStringLiteral("softplus") << 2;
+        QTest::newRow("gelu (erf)") << QStringLiteral("gelu") << 2;
+        QTest::newRow("silu (sigmoid)") << QStringLiteral("silu") << 2;
+        QTest::newRow("gelu_tanh (pow, tanh)") << QStringLiteral("gelu_tanh") << 2;
+        QTest::newRow("elu (expm1 in a where)") << QStringLiteral("elu") << 2;
+    }
+    void pointwiseSeedHidesSlowExpressions()
+    {
+        QFETCH(QString, family);
+        QFETCH(int, ilp);
+        const auto card = makeCard(family.toStdString(), {{"rows", 64}, {"cols", 4096}});
+        const auto templates = TemplateLibrary::builtin().forFamily(family.toStdString(), "cuda");
+        QCOMPARE(templates.size(), size_t(1));
+        const auto *t = templates.front();
+        const auto p = t->seed(card);
+        QCOMPARE(p.at("ilp").get<int>(), ilp);
+        QVERIFY(t->valid(p, card));
+        QVERIFY(t->render(p, card).find("#define ILP " + std::to_string(ilp)) != std::string::npos);
+        const auto plan = t->launch(p, card);
+        const std::string grid = plan.at("kernels").at(0).at("grid").at(0).get<std::string>();
+        QCOMPARE(grid, "ceil_div(rows * cols, " + std::to_string(256 * 4 * ilp) + ")");
+    }
+
     // A KernelBench-style problem whose forward is MinGPT's tanh GELU written out in ATen calls imports
     // (python/kforge_capture.py, then the worker traces it) to a "pointwise" card whose expression is the
     // chain, with the whole forward as its reference; the CPU template's default point verifies against it.

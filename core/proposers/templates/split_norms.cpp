@@ -104,7 +104,7 @@ KernelTemplate cudaFrobenius()
     t.family = "frobenius_norm";
     t.backend = "cuda";
     t.description = "GRID blocks stride over the tensor with UNROLL packs in flight, squares summed in double; one warp combines "
-                    "the block totals into the norm; then y = x / norm";
+                    "the block totals into the norm; then y = x / norm, a pack a thread";
     t.space = {{"block", {256, 512, 1024}}, {"vec", {1, 2, 4, 8}}, {"grid", {264, 528, 1056, 2112}}, {"unroll", {1, 2, 4, 8}}};
     t.valid = [](const J &p, const OperatorCard &card) {
         // The unrolled packs and the double accumulator fit the registers a thread of the block may have.
@@ -122,11 +122,14 @@ KernelTemplate cudaFrobenius()
     t.launch = [](const J &p, const OperatorCard &) {
         const std::string grid = p.at("grid").dump();
         const int block = p.at("block");
+        const std::string scaleGrid = "ceil_div(rows * cols, " + std::to_string(block * p.at("vec").get<int>()) + ")";
         return J{{"kernels", J::array({{{"name", "kf_fro_partial"}, {"grid", {grid, 1, 1}}, {"block", {block, 1, 1}}, {"shared_bytes", "0"},
                                         {"args", {"in:x", "ws:part", "i64:rows * cols"}}},
                                        {{"name", "kf_fro_combine"}, {"grid", {1, 1, 1}}, {"block", {32, 1, 1}}, {"shared_bytes", "0"},
                                         {"args", {"ws:part", "ws:norm"}}},
-                                       {{"name", "kf_fro_scale"}, {"grid", {grid, 1, 1}}, {"block", {block, 1, 1}}, {"shared_bytes", "0"},
+                                       // A pack a thread: the scale pass has no loop-carried state, and a grid of GRID
+                                       // blocks left one 16-byte load in flight per thread, too few to keep memory busy.
+                                       {{"name", "kf_fro_scale"}, {"grid", {scaleGrid, 1, 1}}, {"block", {block, 1, 1}}, {"shared_bytes", "0"},
                                         {"args", {"in:x", "ws:norm", "out:y", "i64:rows * cols"}}}})},
                  {"workspace", J::array({{{"name", "part"}, {"bytes", grid + " * 8"}}, {{"name", "norm"}, {"bytes", "8"}}})}};
     };
