@@ -304,6 +304,8 @@ private:
     std::map<std::string, std::vector<nlohmann::json>> m_tried;
 };
 
+bool traceReplays = false;
+
 struct Replay {
     int needed = 0;       // evaluations until one within 3% of the best (the number of points when never)
     double first = 0;     // the first evaluation's speedup over the best (0: it failed)
@@ -326,6 +328,11 @@ Replay replay(const Family &f, const std::string &backend, uint64_t seed, const 
     const auto within = [&](const ReplayStep &s) { return s.speedup > 0 && s.speedup * kWithin >= f.bestSpeedup; };
     const int total = int(f.speedup.size());
     const auto steps = replaySearch(proposer, f.card, params, seed, total, measure, within, lesson);
+    if (traceReplays) // --trace 1: each replay's evaluations in order, on stderr
+        for (size_t i = 0; i < steps.size(); ++i)
+            std::fprintf(stderr, "%s seed %llu #%zu %s%s %.3f of the best (node %d from %d) %s\n", f.name.c_str(), (unsigned long long)seed, i + 1,
+                         steps[i].templateId.c_str(), steps[i].params.dump().c_str(), steps[i].speedup / f.bestSpeedup, steps[i].node,
+                         steps[i].parent, steps[i].rationale.c_str());
     Replay r;
     r.needed = !steps.empty() && within(steps.back()) ? int(steps.size()) : total;
     r.first = steps.empty() ? 0 : steps.front().speedup / f.bestSpeedup;
@@ -393,17 +400,18 @@ int main(int argc, char **argv)
     std::map<std::string, std::string> opt = {{"--backend", "cpu"}, {"--max-points", ""}, {"--seeds", "10"}, {"--samples", "10"},
                                               {"--workers", "1"}, {"--worker", ""}, {"--families", ""}, {"--cache", ""},
                                               {"--exploration", ""}, {"--best-backup", ""}, {"--first", "seeds"},
-                                              {"--shape", ""}, {"--lessons-at", ""}};
+                                              {"--shape", ""}, {"--lessons-at", ""}, {"--trace", ""}};
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (!opt.count(a) || i + 1 >= argc) {
             std::fprintf(stderr, "usage: %s [--backend cpu|cuda] [--families a,b] [--max-points N] [--seeds N] [--samples N] "
                                  "[--workers N] [--worker CMD] [--cache FILE] [--exploration C] [--best-backup 1] [--first seeds|spread] "
-                                 "[--shape k=v,...] [--lessons-at k=v,...|default]\n", argv[0]);
+                                 "[--shape k=v,...] [--lessons-at k=v,...|default] [--trace 1]\n", argv[0]);
             return 2;
         }
         opt[a] = argv[++i];
     }
+    traceReplays = opt["--trace"] == "1";
     const std::string first = opt["--first"];
     if (first != "seeds" && first != "spread") {
         std::fprintf(stderr, "--first takes seeds or spread, not '%s'\n", first.c_str());

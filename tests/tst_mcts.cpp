@@ -672,11 +672,22 @@ private slots:
                                                       << QStringLiteral("improving");
         QTest::newRow("a local best on p0: try p1") << QStringList{QStringLiteral("1,0=0.5"), QStringLiteral("3,0=0.5")} << QStringLiteral("2,0")
                                                     << QStringLiteral("p1=1") << QStringLiteral("unexplored");
+        // On the line p1 = 0, p0 = 1 and p0 = 3 did worse than p0 = 2: from (2, 2) they are values tried
+        // elsewhere, and the new value of p1 comes first.
         QTest::newRow("values tried elsewhere come after new ones")
-            << QStringList{QStringLiteral("1,0=0.5"), QStringLiteral("3,0=0.5")} << QStringLiteral("2,1") << QStringLiteral("p1=2")
-            << QStringLiteral("unexplored");
-        QTest::newRow("every neighbour worse: beyond the worse one")
-            << QStringList{QStringLiteral("0,1=0.5"), QStringLiteral("2,1=0.5"), QStringLiteral("1,0=0.5"), QStringLiteral("1,2=0.5")}
+            << QStringList{QStringLiteral("1,0=0.5"), QStringLiteral("2,0=0.8"), QStringLiteral("3,0=0.5")} << QStringLiteral("2,2")
+            << QStringLiteral("p1=1") << QStringLiteral("unexplored");
+        // p0 = 1 did better than p0 = 2 on the line p1 = 0 (both below the origin, whose line is better):
+        // not tried elsewhere; p0 = 3 did worse there, and is.
+        QTest::newRow("worse than the origin is not worse than its value")
+            << QStringList{QStringLiteral("1,0=0.5"), QStringLiteral("2,0=0.4"), QStringLiteral("3,0=0.3")} << QStringLiteral("2,2")
+            << QStringLiteral("p0=1") << QStringLiteral("unexplored");
+        QTest::newRow("every neighbour worse: the two least bad together")
+            << QStringList{QStringLiteral("0,1=0.5"), QStringLiteral("2,1=0.7"), QStringLiteral("1,0=0.6"), QStringLiteral("1,2=0.4")}
+            << QStringLiteral("1,1") << QStringLiteral("p0 and p1=[2,0]") << QStringLiteral("two changes together, each worse alone");
+        QTest::newRow("neighbours and their pair worse: beyond the worse one")
+            << QStringList{QStringLiteral("0,1=0.5"), QStringLiteral("2,1=0.5"), QStringLiteral("1,0=0.5"), QStringLiteral("1,2=0.5"),
+                           QStringLiteral("0,0=0.5")}
             << QStringLiteral("1,1") << QStringLiteral("p0=3") << QStringLiteral("beyond a worse point");
         QTest::newRow("failures count as worse") << QStringList{QStringLiteral("0,1=0"), QStringLiteral("2,1=0"), QStringLiteral("1,0=0"),
                                                                 QStringLiteral("1,2=0")}

@@ -20,6 +20,8 @@ const char *rankName(Rank r)
         return "unexplored";
     case Rank::TriedElsewhere:
         return "value tried elsewhere";
+    case Rank::Combined:
+        return "two changes together, each worse alone";
     case Rank::BeyondWorse:
         return "beyond a worse point";
     }
@@ -65,6 +67,57 @@ std::optional<double> nearestScore(const KernelTemplate &t, const nlohmann::json
         const auto s = e.score.find(pointKey(t.id, y));
         if (s != e.score.end())
             return s->second;
+    }
+    return std::nullopt;
+}
+
+// Two one-parameter changes that each did worse from `o` alone, made together: when the best point is
+// a local best on every line measured, the best may lie across two parameters that only help together
+// (more rows per block with more unrolling). Each parameter's best measured neighbour of o, the pairs
+// of parameters tried in order of their neighbours' summed scores; the first valid unseen pair.
+std::optional<Move> combinedMove(const Origin &o, size_t oi, const OperatorCard &card, const Evidence &e)
+{
+    const auto &t = *o.tmpl;
+    struct Change {
+        std::string name;
+        nlohmann::json from, to;
+        double score;
+    };
+    std::vector<Change> changes;
+    for (const auto &[name, values] : t.space) {
+        const auto at = indexOf(values, o.params.value(name, nlohmann::json()));
+        if (values.size() < 2 || !at)
+            continue;
+        std::optional<Change> bestHere;
+        for (int d : {-1, +1})
+            for (long j = long(*at) + d; j >= 0 && j < long(values.size()); j += d) {
+                nlohmann::json y = o.params;
+                y[name] = values[size_t(j)];
+                const auto sc = e.score.find(pointKey(t.id, y));
+                if (sc == e.score.end())
+                    continue;
+                if (sc->second > 0 && (!bestHere || sc->second > bestHere->score))
+                    bestHere = Change{name, values[*at], values[size_t(j)], sc->second};
+                break; // the nearest measured one this way
+            }
+        if (bestHere)
+            changes.push_back(*bestHere);
+    }
+    std::vector<std::pair<size_t, size_t>> pairs;
+    for (size_t a = 0; a < changes.size(); ++a)
+        for (size_t b = a + 1; b < changes.size(); ++b)
+            pairs.push_back({a, b});
+    std::stable_sort(pairs.begin(), pairs.end(), [&](const auto &x, const auto &y) {
+        return changes[x.first].score + changes[x.second].score > changes[y.first].score + changes[y.second].score;
+    });
+    for (const auto &[a, b] : pairs) {
+        nlohmann::json y = o.params;
+        y[changes[a].name] = changes[a].to;
+        y[changes[b].name] = changes[b].to;
+        if (e.isSeen(t.id, y) || !validPoint(t, y, card))
+            continue;
+        return Move{o.tmpl, y, oi, changes[a].name + " and " + changes[b].name, nlohmann::json::array({changes[a].from, changes[b].from}),
+                    nlohmann::json::array({changes[a].to, changes[b].to}), Rank::Combined};
     }
     return std::nullopt;
 }
@@ -116,10 +169,24 @@ std::optional<Move> bestMove(const std::vector<Origin> &origins, const OperatorC
                 if (!target)
                     continue;
                 const auto back = nearestScore(t, o.params, name, values, i, -d, e);
-                bool triedWorse = false; // the value moved to, measured on another line, did worse
+                // Tried elsewhere and worse: on other lines (other values of the other parameters), the
+                // value moved to did worse than the origin's value more often than better, each pair
+                // measured on the same line. Not "worse than the origin": from the best point every
+                // other point is worse, so that would say nothing.
+                int worsePairs = 0, betterPairs = 0;
                 if (const auto ev = e.evaluated.find(t.id); ev != e.evaluated.end())
-                    for (const auto &[p, s] : ev->second)
-                        triedWorse = triedWorse || (p.value(name, nlohmann::json()) == (*target)[name] && s < o.score);
+                    for (const auto &[p, s] : ev->second) {
+                        if (p.value(name, nlohmann::json()) != (*target)[name])
+                            continue;
+                        nlohmann::json partner = p;
+                        partner[name] = values[i];
+                        const auto ps = e.score.find(pointKey(t.id, partner));
+                        if (ps == e.score.end())
+                            continue;
+                        worsePairs += s < ps->second;
+                        betterPairs += s > ps->second;
+                    }
+                const bool triedWorse = worsePairs > betterPairs;
                 const Rank rank = ahead && *ahead < o.score ? Rank::BeyondWorse
                                 : back && *back < o.score   ? Rank::Improving
                                 : triedWorse                ? Rank::TriedElsewhere
@@ -134,6 +201,11 @@ std::optional<Move> bestMove(const std::vector<Origin> &origins, const OperatorC
             }
         }
     }
+    // The best origin has no improving or unexplored move left on any line: before the next origin's,
+    // the two changes that did least badly from it, together.
+    if (!origins.empty() && origins.front().tmpl && origins.front().score > 0 && (!bestKey || std::get<0>(*bestKey) > 0 || std::get<1>(*bestKey) > 0))
+        if (auto m = combinedMove(origins.front(), 0, card, e))
+            return m;
     return best;
 }
 

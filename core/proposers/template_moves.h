@@ -9,9 +9,13 @@
 //                   parameters) and did worse than the origin: the prior that parameters act apart;
 //   beyond worse    the nearest evaluated point this way, on the line, is worse than the origin (the
 //                   origin is a local best on that line).
-// The best move is the first origin's (origins come best first) improving or unexplored one, else the
-// next origin's; then moves to values tried elsewhere, then moves beyond a worse point, in the same
-// order. Within an origin: improving before unexplored, then the line with fewest evaluated points,
+//   combined        two parameters changed at once: the best origin's two least bad one-step changes,
+//                   each measured and worse alone (a local best on every line may hide an optimum
+//                   across two parameters that only help together).
+// The best move is the first origin's (origins come best first) improving or unexplored one; when it
+// has none, its combined move; else the next origin's improving or unexplored one; then moves to values
+// tried elsewhere (on other lines, the value did worse than the origin's value, pair by pair), then
+// moves beyond a worse point, in the same order. Within an origin: improving before unexplored, then the line with fewest evaluated points,
 // then the side with more values left (under a uniform prior the best is more likely there), then the
 // caller's rng. On a space where parameters act apart and each is unimodal along its order, this walks
 // every line at most once from one start, so it reaches the best in at most 1 + sum(values - 1)
@@ -44,7 +48,7 @@ struct Evidence {
     void measure(const std::string &templateId, const nlohmann::json &params, double s); // seen too; a second measurement replaces the first
 };
 
-enum class Rank { Improving = 0, Unexplored = 1, TriedElsewhere = 2, BeyondWorse = 3 };
+enum class Rank { Improving = 0, Unexplored = 1, TriedElsewhere = 2, BeyondWorse = 3, Combined = 4 };
 const char *rankName(Rank r);
 
 struct Origin {
