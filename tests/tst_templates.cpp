@@ -325,6 +325,37 @@ private slots:
         QCOMPARE(grid, "ceil_div(rows * cols, " + std::to_string(256 * 4 * ilp) + ")");
     }
 
+    // The strided norm over a middle dim starts from a point whose registers hold the whole column when
+    // some pack width allows it (narrower packs then), else the widest pack reading it twice.
+    void stridedNormSeedHoldsTheColumn_data()
+    {
+        QTest::addColumn<QString>("family");
+        QTest::addColumn<int>("dim");
+        QTest::addColumn<int>("inner");
+        QTest::addColumn<int>("vec");
+        QTest::addColumn<bool>("held");
+        QTest::newRow("dim 300: single values hold it") << QStringLiteral("l2_norm_dim") << 300 << 1000 << 1 << true;
+        QTest::newRow("dim 300, softmax") << QStringLiteral("softmax_dim") << 300 << 1000 << 1 << true;
+        QTest::newRow("dim 200: pairs hold it") << QStringLiteral("rms_norm_dim") << 200 << 1000 << 2 << true;
+        QTest::newRow("dim 64: packs of 4 hold it") << QStringLiteral("rms_norm_dim") << 64 << 262144 << 4 << true;
+        QTest::newRow("dim 5000: nothing holds it") << QStringLiteral("l1_norm_dim") << 5000 << 1000 << 4 << false;
+    }
+    void stridedNormSeedHoldsTheColumn()
+    {
+        QFETCH(QString, family);
+        QFETCH(int, dim);
+        QFETCH(int, inner);
+        QFETCH(int, vec);
+        QFETCH(bool, held);
+        const auto card = makeCard(family.toStdString(), {{"outer", 8}, {"dim", dim}, {"inner", inner}});
+        const KernelTemplate *t = TemplateLibrary::builtin().find("cuda." + family.toStdString() + ".strided");
+        QVERIFY(t);
+        const auto p = t->seed(card);
+        QVERIFY2(t->valid(p, card), p.dump().c_str());
+        QCOMPARE(p.at("vec").get<int>(), vec);
+        QCOMPARE(p.at("cache").get<int>() * p.at("by").get<int>() >= dim, held);
+    }
+
     // A KernelBench-style problem whose forward is MinGPT's tanh GELU written out in ATen calls imports
     // (python/kforge_capture.py, then the worker traces it) to a "pointwise" card whose expression is the
     // chain, with the whole forward as its reference; the CPU template's default point verifies against it.
