@@ -154,24 +154,23 @@ void chooseSpace(Family &f, const std::vector<const KernelTemplate *> &templates
 // `cache` (a JSON file of earlier sweeps on this machine, --cache) is read from it instead.
 void sweep(Family &f, WorkerPool &pool, const std::string &backend, const EvalOptions &eo, nlohmann::json &cache)
 {
-    if (cache.contains(f.name)) {
-        for (const auto &[k, v] : cache[f.name].items())
-            f.speedup[k] = v.get<double>();
-        for (const auto &[k, s] : f.speedup) {
-            f.failed += s <= 0;
-            if (s > f.bestSpeedup) {
-                f.bestSpeedup = s;
-                f.best = k;
-            }
-        }
-        return;
-    }
-    pool.start(); // at the first family the cache lacks (start is idempotent): a replay of a whole cache starts no worker
+    // The cached points of this space are read; only those the cache lacks are evaluated (a space
+    // that changed since, with a template's seed, keeps what was measured of it).
     TemplateProposer renderer(backend, f.lib);
     std::vector<std::pair<std::string, Candidate>> work;
+    const nlohmann::json known = cache.contains(f.name) ? cache[f.name] : nlohmann::json::object();
     for (const auto *t : f.lib.forFamily(f.card.family, backend))
-        for (const auto &p : validPoints(*t, f.card))
-            work.push_back({key(t->id, p), renderer.render(*t, p, f.card).candidate});
+        for (const auto &p : validPoints(*t, f.card)) {
+            const auto k = key(t->id, p);
+            if (const auto it = known.find(k); it != known.end()) {
+                f.speedup[k] = it->get<double>();
+                f.failed += f.speedup[k] <= 0;
+            } else {
+                work.push_back({k, renderer.render(*t, p, f.card).candidate});
+            }
+        }
+    if (!work.empty())
+        pool.start(); // at the first family the cache lacks (start is idempotent): a replay of a whole cache starts no worker
     std::mutex m;
     std::condition_variable cv;
     size_t next = 0, done = 0;
@@ -180,7 +179,8 @@ void sweep(Family &f, WorkerPool &pool, const std::string &backend, const EvalOp
     // Progress on stderr, a line a verdict: a sweep of many families runs for minutes, and one cut short
     // by its time limit should still say how far it got and what each evaluation took.
     const auto t0 = std::chrono::steady_clock::now();
-    std::fprintf(stderr, "%s: sweeping %zu points, %d in flight\n", f.name.c_str(), work.size(), depth);
+    if (!work.empty())
+        std::fprintf(stderr, "%s: sweeping %zu points (%zu cached), %d in flight\n", f.name.c_str(), work.size(), f.speedup.size(), depth);
     std::unique_lock lock(m);
     while (done < work.size()) {
         while (next < work.size() && inFlight < depth) {
@@ -210,7 +210,8 @@ void sweep(Family &f, WorkerPool &pool, const std::string &backend, const EvalOp
             f.bestSpeedup = s;
             f.best = k;
         }
-    cache[f.name] = f.speedup;
+    for (const auto &[k, s] : f.speedup) // what the cache held of points outside this space stays
+        cache[f.name][k] = s;
 }
 
 // The template proposer, except that the baseline's children after the templates' seeds are the unseen
