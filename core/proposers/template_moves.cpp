@@ -58,17 +58,25 @@ std::optional<size_t> indexOf(const std::vector<nlohmann::json> &values, const n
 }
 
 // The nearest evaluated point's score walking from index `i` in direction `d` (the origin excluded).
-std::optional<double> nearestScore(const KernelTemplate &t, const nlohmann::json &origin, const std::string &name,
-                                   const std::vector<nlohmann::json> &values, size_t i, int d, const Evidence &e)
+// The nearest measured point from index i of `name`'s values in direction d: its index and score.
+std::optional<std::pair<size_t, double>> nearestMeasured(const KernelTemplate &t, const nlohmann::json &origin, const std::string &name,
+                                                         const std::vector<nlohmann::json> &values, size_t i, int d, const Evidence &e)
 {
     for (long j = long(i) + d; j >= 0 && j < long(values.size()); j += d) {
         nlohmann::json y = origin;
         y[name] = values[size_t(j)];
         const auto s = e.score.find(pointKey(t.id, y));
         if (s != e.score.end())
-            return s->second;
+            return std::pair{size_t(j), s->second};
     }
     return std::nullopt;
+}
+
+std::optional<double> nearestScore(const KernelTemplate &t, const nlohmann::json &origin, const std::string &name,
+                                   const std::vector<nlohmann::json> &values, size_t i, int d, const Evidence &e)
+{
+    const auto m = nearestMeasured(t, origin, name, values, i, d, e);
+    return m ? std::optional<double>(m->second) : std::nullopt;
 }
 
 // Two one-parameter changes that each did worse from `o` alone, made together: when the best point is
@@ -90,16 +98,8 @@ std::optional<Move> combinedMove(const Origin &o, size_t oi, const OperatorCard 
             continue;
         std::optional<Change> bestHere;
         for (int d : {-1, +1})
-            for (long j = long(*at) + d; j >= 0 && j < long(values.size()); j += d) {
-                nlohmann::json y = o.params;
-                y[name] = values[size_t(j)];
-                const auto sc = e.score.find(pointKey(t.id, y));
-                if (sc == e.score.end())
-                    continue;
-                if (sc->second > 0 && (!bestHere || sc->second > bestHere->score))
-                    bestHere = Change{name, values[*at], values[size_t(j)], sc->second};
-                break; // the nearest measured one this way
-            }
+            if (const auto m = nearestMeasured(t, o.params, name, values, *at, d, e); m && m->second > 0 && (!bestHere || m->second > bestHere->score))
+                bestHere = Change{name, values[*at], values[m->first], m->second};
         if (bestHere)
             changes.push_back(*bestHere);
     }

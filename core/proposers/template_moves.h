@@ -5,18 +5,19 @@
 //   improving       the evaluated point on the other side of the origin, on its line, is worse (the
 //                   line rises this way: a pattern search's continuation);
 //   unexplored      nothing measured says otherwise;
-//   tried elsewhere the value moved to was measured on another line (other values of the other
-//                   parameters) and did worse than the origin: the prior that parameters act apart;
+//   tried elsewhere on other lines (other values of the other parameters), the value moved to did worse
+//                   than the origin's value, pair by pair, more often than better: the prior that
+//                   parameters act apart;
 //   beyond worse    the nearest evaluated point this way, on the line, is worse than the origin (the
-//                   origin is a local best on that line).
+//                   origin is a local best on that line);
 //   combined        two parameters changed at once: the best origin's two least bad one-step changes,
 //                   each measured and worse alone (a local best on every line may hide an optimum
 //                   across two parameters that only help together).
 // The best move is the first origin's (origins come best first) improving or unexplored one; when it
 // has none, its combined move; else the next origin's improving or unexplored one; then moves to values
 // tried elsewhere (on other lines, the value did worse than the origin's value, pair by pair), then
-// moves beyond a worse point, in the same order. Within an origin: improving before unexplored, then the line with fewest evaluated points,
-// then the side with more values left (under a uniform prior the best is more likely there), then the
+// moves beyond a worse point, in the same order. Within an origin: improving before unexplored, then
+// the line with fewest evaluated points, then the side with more values left (under a uniform prior the best is more likely there), then the
 // caller's rng. On a space where parameters act apart and each is unimodal along its order, this walks
 // every line at most once from one start, so it reaches the best in at most 1 + sum(values - 1)
 // evaluations. Nothing here reads a family or a fitted constant: only the space's order and the

@@ -215,8 +215,9 @@ if asked sweep; then
   mkdir -p "$out/sweep-workers"
   KFORGE_WORKER_VERBOSE=1 KFORGE_WORKER_LOG_DIR="$out/sweep-workers" \
   timeout ${KFORGE_SWEEP_TIMEOUT:-300} "$build/app/kforge-mcts-sweep-bench" "${sweep_args[@]}" > "$out/sweep.md" 2> "$out/sweep.err"
+  rc=$?
   tail -c 3000 "$out"/sweep-workers/*.log > "$final/sweep-workers-tail.log" 2>/dev/null
-  note "sweep: rc=$? in $(( $(date +%s) - t0 )) s: $(tail -1 "$out/sweep.md")"
+  note "sweep: rc=$rc in $(( $(date +%s) - t0 )) s: $(tail -1 "$out/sweep.md")"
   summary+=("$(cat "$out/sweep.md")")
   cp "$out/sweep.md" "$out/sweep.err" "$final/"
   # KFORGE_SWEEP_SHAPE (k=v,...): the families swept again at that shape, and lessons carried both ways.
