@@ -9,6 +9,7 @@
 #include "pool/worker_pool.h"
 #include "proposers/template_proposer.h"
 #include "proposers/template_sources.h"
+#include "proposers/templates/cuda_prelude.h"
 #include "test_support.h"
 #include "util/error.h"
 #include "workload/loss_patterns.h"
@@ -338,7 +339,12 @@ private slots:
         QTest::newRow("dim 300, softmax") << QStringLiteral("softmax_dim") << 300 << 1000 << 1 << true;
         QTest::newRow("dim 200: pairs hold it") << QStringLiteral("rms_norm_dim") << 200 << 1000 << 2 << true;
         QTest::newRow("dim 64: packs of 4 hold it") << QStringLiteral("rms_norm_dim") << 64 << 262144 << 4 << true;
-        QTest::newRow("dim 5000: nothing holds it") << QStringLiteral("l1_norm_dim") << 5000 << 1000 << 4 << false;
+        // Nothing holds the column: single values where wider packs would leave the device short of
+        // blocks (8 x 1000 columns make 64 blocks of 32 packs of 4), the widest pack where they fill it.
+        QTest::newRow("dim 5000 over 8 x 1000: nothing holds it") << QStringLiteral("l1_norm_dim") << 5000 << 1000 << 1 << false;
+        QTest::newRow("dim 1200 over 8 x 250") << QStringLiteral("l2_norm_dim") << 1200 << 250 << 1 << false;
+        QTest::newRow("dim 1200 over 8 x 250, softmax") << QStringLiteral("softmax_dim") << 1200 << 250 << 1 << false;
+        QTest::newRow("dim 5000 over 8 x 65536: packs of 4 fill it") << QStringLiteral("l1_norm_dim") << 5000 << 65536 << 4 << false;
     }
     void stridedNormSeedHoldsTheColumn()
     {
@@ -354,6 +360,37 @@ private slots:
         QVERIFY2(t->valid(p, card), p.dump().c_str());
         QCOMPARE(p.at("vec").get<int>(), vec);
         QCOMPARE(p.at("cache").get<int>() * p.at("by").get<int>() >= dim, held);
+        // The grid fills the device wherever 32-column blocks of the seed's packs could.
+        const int64_t bx = p.at("bx"), blocks = 8 * ((inner + bx * vec - 1) / (bx * vec));
+        QVERIFY2(blocks >= std::min<int64_t>(kCudaFillBlocks, 8 * ((inner + 32 * vec - 1) / (32 * vec))), p.dump().c_str());
+        // A column read twice over a short grid keeps as much of it in registers as fits.
+        if (!held && blocks < kCudaFillBlocks)
+            QVERIFY2(p.at("cache").get<int>() > 0 && p.at("by").get<int>() == 8, p.dump().c_str());
+    }
+
+    // A scan's block per row grows until the rows fill the device's thread slots: few rows get long
+    // blocks and short serial chains, many rows keep 128 threads.
+    void scanSeedFillsTheThreadSlots_data()
+    {
+        QTest::addColumn<int>("rows");
+        QTest::addColumn<int>("block");
+        QTest::newRow("32768 rows (KernelBench)") << 32768 << 128;
+        QTest::newRow("4096 rows") << 4096 << 128;
+        QTest::newRow("1024 rows") << 1024 << 512;
+        QTest::newRow("16 rows") << 16 << 1024;
+    }
+    void scanSeedFillsTheThreadSlots()
+    {
+        QFETCH(int, rows);
+        QFETCH(int, block);
+        for (const char *family : {"cumsum", "cumprod", "cumsum_reverse"}) {
+            const auto card = makeCard(family, {{"rows", rows}, {"cols", 16384}});
+            const KernelTemplate *t = TemplateLibrary::builtin().find(std::string("cuda.") + family + ".block_scan");
+            QVERIFY(t);
+            const auto p = t->seed(card);
+            QVERIFY2(t->valid(p, card), p.dump().c_str());
+            QCOMPARE(p.at("block").get<int>(), block);
+        }
     }
 
     // A KernelBench-style problem whose forward is MinGPT's tanh GELU written out in ATen calls imports

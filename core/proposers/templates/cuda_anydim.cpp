@@ -17,8 +17,6 @@ namespace {
 
 using J = nlohmann::json;
 
-// Blocks that fill an H200 twice over (132 SMs): below it a reduction splits dim.
-constexpr int64_t kFillBlocks = 264;
 
 int64_t sym(const OperatorCard &card, const char *name)
 {
@@ -96,14 +94,14 @@ KernelTemplate reduction(const std::string &family, int op)
         const int vec = vecDividing(card, inner);
         const int bx = pow2AtLeast((inner + vec - 1) / vec, 32, 256);
         const int64_t blocks = outer * ((inner + int64_t(bx) * vec - 1) / (int64_t(bx) * vec));
-        int by = blocks >= kFillBlocks ? 2 : 4;
+        int by = blocks >= kCudaFillBlocks ? 2 : 4;
         while (by > 1 && !smemFits(bx, by, vec))
             by /= 2;
         int unroll = 8;
         while (unroll > 1 && !regsFit(bx, by, vec, unroll))
             unroll = unroll == 8 ? 4 : 1;
         int split = 1;
-        while (split < 64 && blocks * split < kFillBlocks && int64_t(split) * 2 * by * 8 <= dim)
+        while (split < 64 && blocks * split < kCudaFillBlocks && int64_t(split) * 2 * by * 8 <= dim)
             split *= 2;
         return J{{"bx", bx}, {"vec", vec}, {"by", by}, {"split", split}, {"unroll", unroll}};
     };
@@ -153,21 +151,42 @@ KernelTemplate normOverDim(const std::string &family, int code)
         // The widest pack, then the fewest thread rows, whose registers hold the whole of dim: a column
         // held is read once, so narrower packs that hold it beat wider ones that read it twice (dim 300:
         // packs of 4 hold 8 x 16 = 128 values a column, single values 8 x 64; on the H200 at 8 x 300 x
-        // 1000 the L2 norm ran 0.68x against 2.82x). Else the widest pack re-reads with 4 rows.
-        const auto columnsFor = [inner](int vec) { return pow2AtLeast((inner + vec - 1) / vec, 32, 64); };
+        // 1000 the L2 norm ran 0.68x against 2.82x).
+        const int64_t outer = sym(card, "outer");
+        const auto blocksFor = [outer, inner](int bx, int vec) { return outer * ((inner + int64_t(bx) * vec - 1) / (int64_t(bx) * vec)); };
+        // A block spans 64 columns, or 32 where 64 would leave the device short of blocks (the L2 norm
+        // at 8 x 300 x 1000: 2.96x at 32 columns, 2.82x at 64).
+        const auto columnsFor = [inner, &blocksFor](int vec) {
+            const int bx = pow2AtLeast((inner + vec - 1) / vec, 32, 64);
+            return bx > 32 && blocksFor(bx, vec) < kCudaFillBlocks ? 32 : bx;
+        };
+        const auto withExp = [code](J p) {
+            if (code <= 1)
+                p["fast_exp"] = 1;
+            return p;
+        };
         for (int vec = widest; vec >= 1; vec /= 2)
             for (int b : {1, 2, 4, 8})
                 for (int c : {4, 8, 16, 32, 64})
-                    if (int64_t(b) * c >= dim && regsFit(columnsFor(vec), b, vec, c)) {
-                        J p = {{"bx", columnsFor(vec)}, {"vec", vec}, {"by", b}, {"cache", c}};
-                        if (code <= 1)
-                            p["fast_exp"] = 1;
-                        return p;
-                    }
-        J p = {{"bx", columnsFor(widest)}, {"vec", widest}, {"by", 4}, {"cache", 0}};
-        if (code <= 1)
-            p["fast_exp"] = 1;
-        return p;
+                    if (int64_t(b) * c >= dim && regsFit(columnsFor(vec), b, vec, c))
+                        return withExp({{"bx", columnsFor(vec)}, {"vec", vec}, {"by", b}, {"cache", c}});
+        // No register cache holds the column, so it is read twice. Parallelism first: where outer x
+        // inner are too few columns to fill the device, narrower packs give more blocks, and 8 thread
+        // rows with the largest cache that fits read as much of each column once as they can (dim 1200
+        // over 8 x 250: packs of 2 with 4 rows and no cache made 16 blocks and ran at 0.11 of the
+        // best, single values with 8 rows and 64 cached, 64 blocks).
+        // Where the grid fills the device the widest pack with 4 rows and no cache stays (not measured
+        // against a cache there).
+        int vec = widest;
+        while (vec > 1 && blocksFor(32, vec) < kCudaFillBlocks)
+            vec /= 2;
+        const int bx = columnsFor(vec);
+        const bool shortGrid = blocksFor(bx, vec) < kCudaFillBlocks;
+        const int by = shortGrid ? 8 : 4;
+        int cache = shortGrid ? 64 : 0;
+        while (cache > 0 && !regsFit(bx, by, vec, cache))
+            cache = cache == 4 ? 0 : cache / 2;
+        return withExp({{"bx", bx}, {"vec", vec}, {"by", by}, {"cache", cache}});
     };
     t.render = [id = t.id, code](const J &p, const OperatorCard &card) {
         return paramDefines(id, p) + "#define FAMILY " + std::to_string(code) + "\n" + (code == 2 || code == 3 ? epsDefine(lastDoubleArg(card)) : "")
@@ -234,7 +253,7 @@ KernelTemplate instanceNorm()
         const int vec = vecDividing(card, hw);
         // Chunks of about 16K elements, and enough of them to fill the device.
         int split = 1;
-        while (split < 64 && (hw / (split * 2) >= 16384 || rows * split < kFillBlocks) && hw / (split * 2) >= 1024)
+        while (split < 64 && (hw / (split * 2) >= 16384 || rows * split < kCudaFillBlocks) && hw / (split * 2) >= 1024)
             split *= 2;
         return J{{"block", 512}, {"vec", vec}, {"split", split}};
     };

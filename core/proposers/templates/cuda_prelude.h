@@ -35,6 +35,12 @@ bool cudaSoftmaxFamily(const std::string &family);
 KernelTemplate cudaNormTemplate(const std::string &family, const std::string &kind, std::string description,
                                 std::map<std::string, std::vector<nlohmann::json>> space);
 
+// The device the seeds size their grids for: an H200's 132 SMs, 2048 resident threads each. Below
+// kCudaFillBlocks blocks a grid leaves SMs idle or single-block; below kCudaResidentThreads threads
+// the first wave leaves thread slots empty.
+constexpr int64_t kCudaFillBlocks = 2 * 132;
+constexpr int64_t kCudaResidentThreads = 132 * 2048;
+
 // Shared memory a block may give its chunk of a row: the device's opt-in limit (sm_90) less room for
 // static reduction buffers.
 constexpr int64_t kCudaChunkSmemCap = 232448 - 1024;
