@@ -231,7 +231,16 @@ private slots:
         const auto big = makeCard("rms_norm_dim", parseShape("outer=8,dim=5000,inner=512"), DType::F32);
         p = t->seed(big);
         QVERIFY(t->valid(p, big));
-        QCOMPARE(p.at("cache").get<int>(), 0);
+        QVERIFY(p.at("cache").get<int>() * p.at("by").get<int>() < 5000);
+        // 8 x 512 columns are 32 blocks: single values, 8 thread rows and as much of the column cached as fits.
+        QCOMPARE(p.at("vec").get<int>(), 1);
+        QCOMPARE(p.at("by").get<int>(), 8);
+        QVERIFY(p.at("cache").get<int>() > 0);
+        // A grid that fills the device keeps the widest pack, 4 rows and no cache.
+        const auto wide = makeCard("rms_norm_dim", parseShape("outer=64,dim=5000,inner=65536"), DType::F32);
+        p = t->seed(wide);
+        QVERIFY(t->valid(p, wide));
+        QCOMPARE(p, J({{"bx", 64}, {"vec", 4}, {"by", 4}, {"cache", 0}}));
         // Contiguous rows get a block per row: the row in registers where it fits, else read twice with
         // one 1024-thread block per SM (KernelBench's L2 over 65535).
         const auto *rows = TemplateLibrary::builtin().find("cuda.l2_norm_dim.rows");
