@@ -17,7 +17,6 @@ namespace {
 
 using J = nlohmann::json;
 
-
 int64_t sym(const OperatorCard &card, const char *name)
 {
     return card.shape.at(name);
@@ -30,6 +29,12 @@ int vecDividing(const OperatorCard &card, int64_t inner)
         if (inner % v == 0)
             return v;
     return 1;
+}
+
+// Blocks of bx threads, each over bx * vec adjacent columns of inner, for every outer index.
+int64_t columnBlocks(int64_t outer, int64_t inner, int bx, int vec)
+{
+    return outer * ((inner + int64_t(bx) * vec - 1) / (int64_t(bx) * vec));
 }
 
 int pow2AtLeast(int64_t n, int lo, int hi)
@@ -93,7 +98,7 @@ KernelTemplate reduction(const std::string &family, int op)
         const int64_t outer = sym(card, "outer"), dim = sym(card, "dim"), inner = sym(card, "inner");
         const int vec = vecDividing(card, inner);
         const int bx = pow2AtLeast((inner + vec - 1) / vec, 32, 256);
-        const int64_t blocks = outer * ((inner + int64_t(bx) * vec - 1) / (int64_t(bx) * vec));
+        const int64_t blocks = columnBlocks(outer, inner, bx, vec);
         int by = blocks >= kCudaFillBlocks ? 2 : 4;
         while (by > 1 && !smemFits(bx, by, vec))
             by /= 2;
@@ -153,7 +158,7 @@ KernelTemplate normOverDim(const std::string &family, int code)
         // packs of 4 hold 8 x 16 = 128 values a column, single values 8 x 64; on the H200 at 8 x 300 x
         // 1000 the L2 norm ran 0.68x against 2.82x).
         const int64_t outer = sym(card, "outer");
-        const auto blocksFor = [outer, inner](int bx, int vec) { return outer * ((inner + int64_t(bx) * vec - 1) / (int64_t(bx) * vec)); };
+        const auto blocksFor = [outer, inner](int bx, int vec) { return columnBlocks(outer, inner, bx, vec); };
         // A block spans 64 columns, or 32 where 64 would leave the device short of blocks (the L2 norm
         // at 8 x 300 x 1000: 2.96x at 32 columns, 2.82x at 64).
         const auto columnsFor = [inner, &blocksFor](int vec) {
