@@ -211,6 +211,123 @@ private slots:
         QVERIFY(t->render(p, card).find("#define SPLIT " + std::to_string(split)) != std::string::npos);
     }
 
+    // The sum and variance norms get row groups too: rows of a last dimension (inner 1) or instance-norm
+    // planes past 96 KiB, in the fewest chunks of at most 32 KiB, every block of a row resident at once.
+    void rowGroupNormTakesOnlyLongRows_data()
+    {
+        QTest::addColumn<QString>("family");
+        QTest::addColumn<QString>("shape");
+        QTest::addColumn<int>("dtype");
+        QTest::addColumn<int>("split"); // 0: declines the card
+        QTest::addColumn<QString>("rows"); // the plan's row count (held-out shapes over dim have inner > 1)
+        QTest::newRow("KernelBench L1 norm (256 KiB rows)") << "l1_norm_dim" << "outer=32768,dim=65535,inner=1" << int(DType::F32) << 8 << "outer * inner";
+        QTest::newRow("KernelBench L2 norm") << "l2_norm_dim" << "outer=32768,dim=65535,inner=1" << int(DType::F32) << 8 << "outer * inner";
+        QTest::newRow("RMS norm, 1 MiB bfloat16 rows") << "rms_norm_dim" << "outer=64,dim=524288,inner=1" << int(DType::BF16) << 32 << "outer * inner";
+        QTest::newRow("RMS norm over a middle dim") << "rms_norm_dim" << "outer=112,dim=64,inner=262144" << int(DType::F32) << 0 << "";
+        QTest::newRow("L2 norm, 16 KiB rows") << "l2_norm_dim" << "outer=4096,dim=4096,inner=1" << int(DType::F32) << 0 << "";
+        QTest::newRow("KernelBench instance norm (1 MiB planes)") << "instance_norm" << "n=112,c=64,hw=262144" << int(DType::F32) << 32 << "n * c";
+        QTest::newRow("KernelBench group norm's groups (8 MiB)") << "instance_norm" << "n=112,c=8,hw=2097152" << int(DType::F32) << 256 << "n * c";
+        QTest::newRow("instance norm, 16 KiB planes") << "instance_norm" << "n=8,c=64,hw=4096" << int(DType::F32) << 0 << "";
+        QTest::newRow("a plane too long for the SMs to hold at once") << "instance_norm" << "n=2,c=1,hw=12800000" << int(DType::F32) << 0 << "";
+    }
+
+    void rowGroupNormTakesOnlyLongRows()
+    {
+        QFETCH(QString, family);
+        QFETCH(QString, shape);
+        QFETCH(int, dtype);
+        QFETCH(int, split);
+        QFETCH(QString, rows);
+        const auto card = makeCard(family.toStdString(), parseShape(shape.toStdString()), DType(dtype));
+        const auto *t = TemplateLibrary::builtin().find("cuda." + family.toStdString() + ".rowgroup");
+        QVERIFY(t);
+        const auto p = t->seed(card);
+        QCOMPARE(t->valid(p, card), split > 0);
+        if (split == 0)
+            return;
+        QCOMPARE(p.at("split").get<int>(), split);
+        const auto plan = t->launch(p, card);
+        const auto &k = plan.at("kernels");
+        QCOMPARE(k.size(), size_t(2));
+        QCOMPARE(k[0].at("name").get<std::string>(), std::string("kf_rowgroup_reset"));
+        QCOMPARE(k[1].at("name").get<std::string>(), std::string("kf_rowgroup_norm"));
+        const std::string r = rows.toStdString();
+        QCOMPARE(k[1].at("grid")[0].get<std::string>(), r + " * " + std::to_string(split));
+        QCOMPARE(plan.at("workspace")[1].at("bytes").get<std::string>(), r + " * 4");
+        // Reads once; the two-pass templates of the family read such rows twice.
+        QVERIFY(!t->reads || t->reads(p, card) == 1);
+        for (const auto *other : TemplateLibrary::builtin().forFamily(card.family, "cuda"))
+            if (other->reads && other != t && (!other->valid || other->valid(other->seed(card), card)))
+                QCOMPARE(other->reads(other->seed(card), card), 2);
+    }
+
+    // The eps a card's reference takes reaches the kernel with nine significant digits: F.normalize's
+    // 1e-12 was written 0.000000 by std::to_string, a division by zero for an all-zero row.
+    void epsKeepsItsDigits_data()
+    {
+        QTest::addColumn<QString>("family");
+        QTest::addColumn<QString>("shape");
+        QTest::newRow("l2_norm_dim rows") << "l2_norm_dim" << "outer=32768,dim=65535,inner=1";
+        QTest::newRow("rms_norm_dim over dim") << "rms_norm_dim" << "outer=112,dim=64,inner=262144";
+        QTest::newRow("rms_norm") << "rms_norm" << "rows=4096,cols=4096";
+        QTest::newRow("layer_norm, long rows") << "layer_norm" << "rows=64,cols=262144";
+    }
+
+    void epsKeepsItsDigits()
+    {
+        QFETCH(QString, family);
+        QFETCH(QString, shape);
+        auto card = makeCard(family.toStdString(), parseShape(shape.toStdString()), DType::F32);
+        bool found = false;
+        for (auto &a : card.referenceArgs)
+            if (a.contains("double")) {
+                a["double"] = 1e-12;
+                found = true;
+            }
+        QVERIFY2(found, "the card's reference takes no eps");
+        int rendered = 0;
+        for (const auto *t : TemplateLibrary::builtin().forFamily(card.family, "cuda")) {
+            const auto p = t->seed(card);
+            if (!t->valid(p, card))
+                continue;
+            const std::string src = t->render(p, card);
+            if (src.find("#define EPS") == std::string::npos)
+                continue;
+            QVERIFY2(src.find("#define EPS 1e-12f") != std::string::npos, t->id.c_str());
+            ++rendered;
+        }
+        QVERIFY(rendered > 0);
+    }
+
+    // A template search starts with the kernels that read the input once: a row held in registers, or
+    // a long row held on chip across blocks, before a row streamed twice.
+    void firstStartReadsOnce_data()
+    {
+        QTest::addColumn<QString>("family");
+        QTest::addColumn<QString>("shape");
+        QTest::addColumn<QString>("first");
+        QTest::newRow("KernelBench softmax (1.5 MiB rows)") << "softmax" << "rows=4096,cols=393216" << "cuda.softmax.rowgroup";
+        QTest::newRow("log-softmax, 1 MiB rows") << "log_softmax" << "rows=1024,cols=262144" << "cuda.log_softmax.rowgroup";
+        QTest::newRow("softmax, rows in registers") << "softmax" << "rows=16384,cols=4096" << "cuda.softmax.rows";
+        QTest::newRow("KernelBench L1 norm") << "l1_norm_dim" << "outer=32768,dim=65535,inner=1" << "cuda.l1_norm_dim.rowgroup";
+        QTest::newRow("L2 norm, rows in registers") << "l2_norm_dim" << "outer=4096,dim=4096,inner=1" << "cuda.l2_norm_dim.rows";
+        QTest::newRow("KernelBench instance norm") << "instance_norm" << "n=112,c=64,hw=262144" << "cuda.instance_norm.rowgroup";
+        QTest::newRow("instance norm, short planes") << "instance_norm" << "n=8,c=64,hw=4096" << "cuda.instance_norm.split";
+    }
+
+    void firstStartReadsOnce()
+    {
+        QFETCH(QString, family);
+        QFETCH(QString, shape);
+        QFETCH(QString, first);
+        const auto card = makeCard(family.toStdString(), parseShape(shape.toStdString()), DType::F32);
+        TemplateProposer proposer("cuda");
+        std::mt19937_64 rng(1);
+        const auto p = proposer.propose(card, nullptr, rng);
+        QVERIFY(p);
+        QCOMPARE(QString::fromStdString(p->templateId), first);
+    }
+
     void rowGroupPrunesOverfullSMs()
     {
         const auto card = makeCard("softmax", parseShape("rows=1024,cols=262144"), DType::F32);

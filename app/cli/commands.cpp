@@ -886,7 +886,17 @@ int checkTemplatesCommand(const Args &args)
             const std::optional<OperatorCard> longCard = softmax           ? std::optional(makeCard(family, longShape, dt))
                                                          : dimFamily(family) ? std::optional(makeCard(family, {{"outer", 64}, {"dim", 5001}, {"inner", 1}}, dt))
                                                                              : std::nullopt;
-            const std::optional<OperatorCard> alignedLongCard = softmax ? std::optional(makeCard(family, alignedLongShape, dt)) : std::nullopt;
+            // Rows and planes past one block's shared memory, for the row groups of the sum and
+            // variance norms: ragged, and a multiple of the widest pack.
+            const bool rowGroupNorm = dimFamily(family) || family == "instance_norm";
+            auto longerCard = [&](int64_t len) {
+                return family == "instance_norm" ? makeCard(family, {{"n", 2}, {"c", 3}, {"hw", len}}, dt)
+                                                 : makeCard(family, {{"outer", 16}, {"dim", len}, {"inner", 1}}, dt);
+            };
+            const std::optional<OperatorCard> longestCard = rowGroupNorm ? std::optional(longerCard(50001)) : std::nullopt;
+            const std::optional<OperatorCard> alignedLongCard = softmax        ? std::optional(makeCard(family, alignedLongShape, dt))
+                                                                : rowGroupNorm ? std::optional(longerCard(50016))
+                                                                               : std::nullopt;
             auto check = [&](const OperatorCard &card, const Candidate &c, const std::string &id, const std::string &what) {
                 const auto v = pool.evaluate(card, c, eo);
                 const bool ok = v.correct();
@@ -900,6 +910,10 @@ int checkTemplatesCommand(const Args &args)
                 auto point = firstValidPoint(*t, *card);
                 if (!point && longCard) {
                     card = &*longCard;
+                    point = firstValidPoint(*t, *card);
+                }
+                if (!point && longestCard) {
+                    card = &*longestCard;
                     point = firstValidPoint(*t, *card);
                 }
                 if (!point) {

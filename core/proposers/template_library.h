@@ -27,6 +27,11 @@ struct KernelTemplate {
     // An expert's starting point for a card (unset: a random valid point). The proposer tries each
     // template's seed first, so a search starts from good kernels and spends its budget improving them.
     std::function<nlohmann::json(const OperatorCard &card)> seed;
+    // How many times a point reads its input from device memory: 1 when each element is read once (or
+    // read again while the cache still holds it), 2 when a statistics pass and an output pass both
+    // stream it. The proposer starts with the templates whose seeds read least, so a search of a few
+    // nodes tries the kernels that can reach the one-read floor first. Unset: once.
+    std::function<int(const nlohmann::json &params, const OperatorCard &card)> reads;
 };
 
 class TemplateLibrary {
@@ -45,6 +50,9 @@ private:
 std::string defineLine(const std::string &name, const nlohmann::json &value);
 std::string paramDefines(const std::string &templateId, const nlohmann::json &params);
 double referenceEps(const OperatorCard &card);
+// "#define EPS <eps>f" with nine significant digits for CUDA's float math, or a double literal with 17 for
+// the CPU kernels (std::to_string would write 1e-12 as 0.000000).
+std::string epsDefine(double eps, bool floatLiteral = true);
 // The last floating argument of a card's reference: the eps where another float comes first (instance
 // norm's momentum).
 double lastDoubleArg(const OperatorCard &card);

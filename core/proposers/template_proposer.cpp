@@ -115,10 +115,14 @@ std::optional<Proposal> TemplateProposer::takeMove(const moves::Move &m, const s
 std::optional<Proposal> TemplateProposer::fromRoot(const std::vector<const KernelTemplate *> &templates, const OperatorCard &card,
                                                    std::mt19937_64 &rng)
 {
-    // Every template's start, the seeded ones first.
-    std::vector<const KernelTemplate *> order = templates;
-    std::stable_partition(order.begin(), order.end(), [](const KernelTemplate *t) { return bool(t->seed); });
-    for (const auto *t : order) {
+    // Every template's start: the seeded ones first, those whose seeds read the input fewest times
+    // first among them, each group in the library's order.
+    std::vector<std::pair<int, const KernelTemplate *>> ranked;
+    for (const auto *t : templates)
+        ranked.emplace_back(!t->seed ? 3 : t->reads ? t->reads(t->seed(card), card) : 1, t);
+    std::stable_sort(ranked.begin(), ranked.end(), [](const auto &a, const auto &b) { return a.first < b.first; });
+    for (const auto &entry : ranked) {
+        const KernelTemplate *t = entry.second;
         if (m_seenByTemplate[t->id] > 0)
             continue;
         if (t->seed) {

@@ -29,14 +29,7 @@ KernelTemplate dimTemplate(const std::string &family, const std::string &kind, c
     auto render = [id, defines, kernelFile](const J &p, const OperatorCard &) {
         return paramDefines(id, p) + defines + templateSource("anydim_prologue.h") + templateSource(kernelFile);
     };
-    return {id, family, "cpu", description, std::move(space), floatInput, render, {}, {}};
-}
-
-std::string epsDefine(double eps)
-{
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "#define EPS %.17g\n", eps);
-    return buf;
+    return {id, family, "cpu", description, std::move(space), floatInput, render, {}, {}, {}};
 }
 
 } // namespace
@@ -67,7 +60,7 @@ void addCpuAnyDimTemplates(TemplateLibrary &lib)
         KernelTemplate t = dimTemplate(family, "tiles", "TILE inner columns at a time: statistics down dim, then the outputs",
                                        {{"tile", kTile}, {"acc", kAcc}}, "", "anydim_norm.cpp");
         t.render = [id = t.id, c](const J &p, const OperatorCard &card) {
-            return paramDefines(id, p) + "#define FAMILY " + std::to_string(c) + "\n" + epsDefine(lastDoubleArg(card))
+            return paramDefines(id, p) + "#define FAMILY " + std::to_string(c) + "\n" + epsDefine(lastDoubleArg(card), false)
                    + templateSource("anydim_prologue.h") + templateSource("anydim_norm.cpp");
         };
         lib.add(std::move(t));
@@ -75,7 +68,7 @@ void addCpuAnyDimTemplates(TemplateLibrary &lib)
     KernelTemplate in = dimTemplate("instance_norm", "rows", "two-pass mean and variance per (sample, channel) row with partial sums",
                                     {{"acc", kAcc}, {"accumulators", {1, 2, 4, 8, 16}}}, "", "anydim_instance_norm.cpp");
     in.render = [id = in.id](const J &p, const OperatorCard &card) {
-        return paramDefines(id, p) + epsDefine(lastDoubleArg(card)) + templateSource("anydim_prologue.h")
+        return paramDefines(id, p) + epsDefine(lastDoubleArg(card), false) + templateSource("anydim_prologue.h")
                + templateSource("anydim_instance_norm.cpp");
     };
     lib.add(std::move(in));

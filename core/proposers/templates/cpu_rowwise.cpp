@@ -28,7 +28,7 @@ KernelTemplate rowTemplate(const std::string &family, const std::string &descrip
                + templateSource(kernelFile);
     };
     auto valid = [](const J &, const OperatorCard &card) { return card.inputs.front().dtype == DType::F32; };
-    return {id, family, "cpu", description, std::move(space), valid, render, {}, {}};
+    return {id, family, "cpu", description, std::move(space), valid, render, {}, {}, {}};
 }
 
 const std::vector<J> kAcc = {"float", "double"};

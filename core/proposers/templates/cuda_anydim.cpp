@@ -72,13 +72,6 @@ KernelTemplate make(const std::string &family, const std::string &kind, const st
     return t;
 }
 
-std::string epsDefine(double eps)
-{
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "#define EPS %.9gf\n", eps);
-    return buf;
-}
-
 KernelTemplate reduction(const std::string &family, int op)
 {
     const bool arg = op == 4 || op == 5;
@@ -242,6 +235,14 @@ KernelTemplate normRows(const std::string &family, int code)
         return paramDefines(id, p) + "#define FAMILY " + std::to_string(code) + "\n" + (code == 2 || code == 3 ? epsDefine(lastDoubleArg(card)) : "")
                + cudaPrelude(card.inputs.front().dtype) + templateSource("anydim_norm_rows.cu");
     };
+    t.reads = [](const J &p, const OperatorCard &card) {
+        // Once when the registers hold the row; else twice, a row per block in flight.
+        const int block = p.at("block"), vec = p.at("vec"), reg = p.at("reg");
+        const int64_t dim = sym(card, "dim");
+        if (reg > 0 && int64_t(block) * vec * reg >= dim)
+            return 1;
+        return cudaRereads(dim * elemBytes(card), std::min(sym(card, "outer"), kCudaResidentThreads / block));
+    };
     t.launch = [](const J &p, const OperatorCard &) {
         return cudaOneKernelPlan("kf_norm_rows", {"outer * inner", 1, 1}, p.at("block"), {"in:x", "out:y", "sym:outer", "sym:dim", "sym:inner"});
     };
@@ -261,6 +262,10 @@ KernelTemplate instanceNorm()
         while (split < 64 && (hw / (split * 2) >= 16384 || rows * split < kCudaFillBlocks) && hw / (split * 2) >= 1024)
             split *= 2;
         return J{{"block", 512}, {"vec", vec}, {"split", split}};
+    };
+    t.reads = [](const J &, const OperatorCard &card) {
+        // The statistics kernel reads every plane before the second kernel reads them again.
+        return cudaRereads(sym(card, "hw") * elemBytes(card), sym(card, "n") * sym(card, "c"));
     };
     t.render = [id = t.id](const J &p, const OperatorCard &card) {
         return paramDefines(id, p) + epsDefine(lastDoubleArg(card)) + cudaPrelude(card.inputs.front().dtype) + templateSource("anydim_instance_norm.cu");

@@ -58,7 +58,7 @@ KernelTemplate clusterTemplate(const std::string &family)
         s += defineLine("FAMILY", std::to_string(cudaNormFamilyCode(family))) + defineLine("BLOCK", p.at("block"));
         s += defineLine("VEC", p.at("vec")) + defineLine("UNROLL", p.at("unroll")) + defineLine("FAST_EXP", p.value("fast_exp", 1));
         s += defineLine("OCC", p.value("occ", 0)) + defineLine("TMA", p.value("tma", 0));
-        s += defineLine("EPS", std::to_string(referenceEps(card)) + "f");
+        s += epsDefine(referenceEps(card));
         return s + cudaPrelude(card.inputs.front().dtype) + cudaBlockHelpers() + cudaPackHelpers() + templateSource("cluster.cu");
     };
     t.seed = [family](const OperatorCard &card) {

@@ -46,7 +46,7 @@ void addCudaOtherTemplates(TemplateLibrary &lib)
                  [](const OperatorCard &card) { return J{{"block", 1024}, {"vec", cudaVecFor(card)}, {"grid_blocks", 264}}; },
                  {{"block", {256, 512, 1024}}, {"vec", {1, 2, 4, 8}}, {"grid_blocks", {0, 132, 264, 528}}}, nullptr,
                  [](const J &, const OperatorCard &card) {
-                     return templateSource("block_sum2.cuh") + std::string("#define EPS ") + std::to_string(referenceEps(card)) + "f\n";
+                     return templateSource("block_sum2.cuh") + epsDefine(referenceEps(card));
                  },
                  "group_norm.cu", [](const J &p, const OperatorCard &) {
                      const int gb = p.at("grid_blocks");

@@ -71,7 +71,7 @@ KernelTemplate pipeTemplate(const std::string &family)
         std::string s = "// template cuda." + family + ".pipe\n";
         s += defineLine("FAMILY", std::to_string(cudaNormFamilyCode(family))) + defineLine("CL", p.value("cl", 1)) + defineLine("BLOCK", p.at("block"));
         s += defineLine("STAGES", p.at("stages")) + defineLine("BPS", p.at("bps")) + defineLine("REGP", p.at("regp"));
-        s += defineLine("FAST_EXP", p.value("fast_exp", 1)) + defineLine("EPS", std::to_string(referenceEps(card)) + "f");
+        s += defineLine("FAST_EXP", p.value("fast_exp", 1)) + epsDefine(referenceEps(card));
         return s + cudaPrelude(card.inputs.front().dtype) + cudaBlockHelpers() + templateSource("pipe.cu");
     };
     t.seed = [family](const OperatorCard &card) {

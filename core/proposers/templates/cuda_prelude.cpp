@@ -59,6 +59,11 @@ nlohmann::json cudaOneKernelPlan(const std::string &name, nlohmann::json grid, n
     return {{"kernels", nlohmann::json::array({std::move(k)})}, {"workspace", std::move(workspace)}};
 }
 
+int cudaRereads(int64_t segmentBytes, int64_t inFlight)
+{
+    return segmentBytes * inFlight > kCudaL2Bytes ? 2 : 1;
+}
+
 int64_t cudaChunkElems(int64_t len, int parts, int vec)
 {
     return ((len + parts - 1) / parts + vec - 1) / vec * vec;

@@ -41,6 +41,12 @@ KernelTemplate cudaNormTemplate(const std::string &family, const std::string &ki
 constexpr int64_t kCudaFillBlocks = 2 * 132;
 constexpr int64_t kCudaResidentThreads = 132 * 2048;
 
+// The share of the device's L2 (an H200's 60 MiB) that rows streamed twice can count on finding again.
+constexpr int64_t kCudaL2Bytes = int64_t(48) << 20;
+// Reads from memory of a kernel that streams each segment of segmentBytes twice with inFlight segments
+// in flight between a segment's two passes: once where they all fit in L2, else twice.
+int cudaRereads(int64_t segmentBytes, int64_t inFlight);
+
 // Shared memory a block may give its chunk of a row: the device's opt-in limit (sm_90) less room for
 // static reduction buffers.
 constexpr int64_t kCudaChunkSmemCap = 232448 - 1024;

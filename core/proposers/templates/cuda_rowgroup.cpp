@@ -27,6 +27,43 @@ using J = nlohmann::json;
 
 const std::vector<J> kSplits = {4, 8, 12, 16, 24, 32, 48, 64};
 
+// Two kernels: every partial slot marked unposted and every row counter zeroed (workspaces arrive
+// poisoned), then the row groups over `rows` rows of `cols` elements (launch-plan expressions), their
+// elements `inner` apart where the kernel takes it.
+J rowGroupPlan(const std::string &kernel, const std::string &rows, const std::string &cols, const J &p, const OperatorCard &card,
+               const std::string &inner = "")
+{
+    const int split = p.at("split"), vec = p.at("vec"), elem = dtypeSize(card.inputs.front().dtype);
+    const std::string slots = rows + " * " + std::to_string(split);
+    J args = {"in:x", "out:y", "ws:part", "ws:count", "i64:" + rows, "i64:" + cols};
+    if (!inner.empty())
+        args.push_back("i64:" + inner);
+    J plan = cudaOneKernelPlan(kernel, {slots, 1, 1}, p.at("block"), args,
+                               cudaChunkSmemExpr(cols, split, vec, elem), 1,
+                               {{{"name", "part"}, {"bytes", slots + " * 8"}}, {{"name", "count"}, {"bytes", rows + " * 4"}}});
+    const J reset = cudaOneKernelPlan("kf_rowgroup_reset", {"ceil_div(" + slots + ", 256)", 1, 1}, 256,
+                                      {"ws:part", "ws:count", "i64:" + slots, "i64:" + rows});
+    plan["kernels"].insert(plan["kernels"].begin(), reset["kernels"][0]);
+    return plan;
+}
+
+// Blocks of `block` threads with `chunkBytes` of shared memory each that an SM holds at once, as
+// shared memory and its 2048 thread slots allow.
+int64_t blocksPerSm(int block, int64_t chunkBytes)
+{
+    return std::min<int64_t>(2048 / block, (kCudaChunkSmemCap + 1024) / (chunkBytes + 1024));
+}
+
+// MINB for a seed: as many blocks as shared memory admits, registers permitting (six blocks of 256
+// threads leave 40 registers, the least these kernels compile to without spilling; five for float16,
+// whose conversions take more); 0 (no bound) below four.
+int seedMinBlocks(DType dt, int block, int64_t chunkBytes)
+{
+    const int regBound = dt == DType::F16 ? 5 : 6;
+    const int minb = int(std::min<int64_t>(regBound, blocksPerSm(block, chunkBytes)));
+    return minb < 4 ? 0 : minb;
+}
+
 KernelTemplate rowGroupTemplate(const std::string &family)
 {
     KernelTemplate t = cudaNormTemplate(family, "rowgroup",
@@ -50,7 +87,8 @@ KernelTemplate rowGroupTemplate(const std::string &family)
         s += defineLine("BLOCK", p.at("block")) + defineLine("VEC", p.at("vec")) + defineLine("UNROLL", p.at("unroll"));
         s += defineLine("TMA", p.at("tma")) + defineLine("MINB", p.at("minb"));
         s += defineLine("FAST_EXP", p.at("fast_exp"));
-        return s + cudaPrelude(card.inputs.front().dtype) + cudaBlockHelpers() + cudaPackHelpers() + templateSource("rowgroup.cu");
+        return s + cudaPrelude(card.inputs.front().dtype) + cudaBlockHelpers() + cudaPackHelpers() + templateSource("rowgroup_sync.cuh")
+               + templateSource("rowgroup.cu");
     };
     t.seed = [](const OperatorCard &card) {
         // Chunks of at most 32 KiB, four packs in flight per thread: on the H200 a 1 MiB float32 row ran
@@ -67,29 +105,91 @@ KernelTemplate rowGroupTemplate(const std::string &family)
                 split = sp.get<int>();
                 break;
             }
-        const int64_t chunk = cudaChunkBytes(cols, split, vec, elem);
-        // Six blocks of 256 threads leave 40 registers, the least this kernel compiles to without
-        // spilling (five for float16, whose conversions take more).
-        const int regBound = dt == DType::F16 ? 5 : 6;
-        int minb = int(std::min<int64_t>({regBound, 2048 / block, (kCudaChunkSmemCap + 1024) / (chunk + 1024)}));
-        if (minb < 4)
-            minb = 0;
+        const int minb = seedMinBlocks(dt, block, cudaChunkBytes(cols, split, vec, elem));
         return J{{"split", split}, {"block", block}, {"vec", vec}, {"unroll", elem == 4 ? 4 : 2}, {"tma", elem == 4 ? 0 : 2},
                  {"minb", minb}, {"fast_exp", 1}};
     };
-    t.launch = [](const J &p, const OperatorCard &card) {
-        // Two kernels: every partial slot marked unposted and every row counter zeroed (workspaces arrive
-        // poisoned), then the row groups.
-        const int split = p.at("split"), vec = p.at("vec"), elem = dtypeSize(card.inputs.front().dtype);
-        const std::string slots = "rows * " + std::to_string(split);
-        J plan = cudaOneKernelPlan("kf_rowgroup", {slots, 1, 1}, p.at("block"), {"in:x", "out:y", "ws:part", "ws:count", "sym:rows", "sym:cols"},
-                                   cudaChunkSmemExpr("cols", split, vec, elem), 1,
-                                   {{{"name", "part"}, {"bytes", slots + " * 8"}}, {{"name", "count"}, {"bytes", "rows * 4"}}});
-        const J reset = cudaOneKernelPlan("kf_rowgroup_reset", {"ceil_div(" + slots + ", 256)", 1, 1}, 256,
-                                          {"ws:part", "ws:count", "i64:" + slots, "sym:rows"});
-        plan["kernels"].insert(plan["kernels"].begin(), reset["kernels"][0]);
-        return plan;
+    t.launch = [](const J &p, const OperatorCard &card) { return rowGroupPlan("kf_rowgroup", "rows", "cols", p, card); };
+    return t;
+}
+
+// The sum and variance norms over rows too long for one block: RMS, L2 and L1 norm over a last
+// dimension (inner 1; FAMILY as anydim_norm_rows.cu) and instance norm over its (sample, channel)
+// planes (a group norm's groups too, through its [n, G, c/G * hw] view). The ATen kernels and the
+// block-per-row and split templates read such a row twice; this reads it once.
+// A card over dim is valid here only with inner 1, but its held-out shapes have inner > 1: the kernel
+// serves those too (correct, not fast), so rows count every (outer, inner) column.
+struct NormRows {
+    std::string family;
+    int code;         // FAMILY in rowgroup_norm.cu
+    std::string rows; // launch-plan expressions over the card's shape symbols
+    std::string cols;
+    std::string inner;
+};
+
+const std::vector<NormRows> kNormRows = {{"rms_norm_dim", 2, "outer * inner", "dim", "inner"},
+                                         {"l2_norm_dim", 3, "outer * inner", "dim", "inner"},
+                                         {"l1_norm_dim", 4, "outer * inner", "dim", "inner"},
+                                         {"instance_norm", 5, "n * c", "hw", "1"}};
+
+// Past 64 chunks for an instance norm of a group norm's groups (8 MiB rows in 256 chunks of 32 KiB).
+const std::vector<J> kNormSplits = {4, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256};
+
+int64_t normCols(const NormRows &f, const OperatorCard &card)
+{
+    return f.code == 5 ? card.shape.at("hw") : card.shape.at("dim");
+}
+
+KernelTemplate rowGroupNormTemplate(const NormRows &f)
+{
+    KernelTemplate t = cudaNormTemplate(f.family, "rowgroup",
+                                        "a long row cut across SPLIT plain blocks, each chunk kept in shared memory, its sum (or mean and "
+                                        "M2) exchanged through a workspace and a per-row counter: each element read once",
+                                        {{"split", kNormSplits}, {"block", {128, 256, 512, 1024}}, {"vec", {1, 2, 4, 8}}, {"unroll", {1, 2, 4, 8}},
+                                         {"tma", {0, 1, 2}}, {"minb", {0, 4, 5, 6, 7, 8}}});
+    t.valid = [f](const J &p, const OperatorCard &card) {
+        if (f.code != 5 && card.shape.at("inner") != 1)
+            return false;
+        const int split = p.at("split"), vec = p.at("vec"), block = p.at("block"), elem = dtypeSize(card.inputs.front().dtype);
+        const int64_t cols = normCols(f, card);
+        const int64_t chunk = cudaChunkBytes(cols, split, vec, elem);
+        // As the softmax row groups: rows past 96 KiB, chunks of 8 KiB up to what shared memory holds, a
+        // pack for every thread; and every block of a row resident at once on the device's SMs, or its
+        // blocks would wait out the spin limit and read the row again.
+        return vec * elem <= 16 && cols * elem > 96 * 1024 && chunk >= 8 * 1024 && chunk <= kCudaChunkSmemCap
+               && (cols / split + vec - 1) / vec >= block && p.at("minb").get<int>() * block <= 2048
+               && split <= kCudaFillBlocks / 2 * blocksPerSm(block, chunk);
     };
+    t.render = [f](const J &p, const OperatorCard &card) {
+        std::string s = "// template cuda." + f.family + ".rowgroup\n";
+        s += defineLine("FAMILY", std::to_string(f.code)) + defineLine("SPLIT", p.at("split"));
+        s += defineLine("BLOCK", p.at("block")) + defineLine("VEC", p.at("vec")) + defineLine("UNROLL", p.at("unroll"));
+        s += defineLine("TMA", p.at("tma")) + defineLine("MINB", p.at("minb"));
+        s += epsDefine(lastDoubleArg(card));
+        return s + cudaPrelude(card.inputs.front().dtype) + cudaBlockHelpers() + cudaPackHelpers() + templateSource("chunk_stats.cuh")
+               + templateSource("rowgroup_sync.cuh") + templateSource("rowgroup_norm.cu");
+    };
+    t.seed = [f](const OperatorCard &card) {
+        // The softmax row groups' rule: chunks of at most 32 KiB (the fewest such), 256 threads, four
+        // packs in flight for 32-bit types and asynchronous copies for 16-bit ones.
+        const DType dt = card.inputs.front().dtype;
+        const int vec = cudaVecFor(card), elem = dtypeSize(dt), block = 256;
+        const int64_t cols = normCols(f, card);
+        int split = kNormSplits.back().get<int>();
+        for (const J &sp : kNormSplits)
+            if (cudaChunkBytes(cols, sp.get<int>(), vec, elem) <= 32 * 1024) {
+                split = sp.get<int>();
+                break;
+            }
+        return J{{"split", split},
+                 {"block", block},
+                 {"vec", cols % vec == 0 ? vec : 1},
+                 {"unroll", elem == 4 ? 4 : 2},
+                 {"tma", elem == 4 ? 0 : 2},
+                 // Instance norm carries three sums and a shift: at six blocks (40 registers) bfloat16 spilled.
+                 {"minb", std::min(f.code == 5 ? 5 : 8, seedMinBlocks(dt, block, cudaChunkBytes(cols, split, vec, elem)))}};
+    };
+    t.launch = [f](const J &p, const OperatorCard &card) { return rowGroupPlan("kf_rowgroup_norm", f.rows, f.cols, p, card, f.inner); };
     return t;
 }
 
@@ -99,6 +199,8 @@ void addCudaRowGroupTemplates(TemplateLibrary &lib)
 {
     for (const char *f : {"softmax", "log_softmax"})
         lib.add(rowGroupTemplate(f));
+    for (const auto &f : kNormRows)
+        lib.add(rowGroupNormTemplate(f));
 }
 
 } // namespace kforge

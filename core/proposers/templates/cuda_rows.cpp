@@ -57,7 +57,7 @@ KernelTemplate rowsTemplate(const std::string &family)
         s += defineLine("TPR", p.at("tpr").dump()) + defineLine("RPB", p.at("rpb").dump()) + defineLine("VEC", p.at("vec").dump());
         s += defineLine("REG", p.at("reg").dump()) + defineLine("FAST_EXP", std::to_string(p.value("fast_exp", 1)));
         s += defineLine("OCC", std::to_string(p.value("occ", 0))) + defineLine("HINT", std::to_string(p.value("hint", 0)));
-        s += defineLine("EPS", std::to_string(referenceEps(card)) + "f");
+        s += epsDefine(referenceEps(card));
         s += defineLine("CAST_NORMED", family == "rms_norm_cast" ? "1" : "0");
         return s + cudaPrelude(card.inputs.front().dtype) + templateSource("rows.cu");
     };
@@ -91,6 +91,14 @@ KernelTemplate rowsTemplate(const std::string &family)
             p["fast_exp"] = 1;
         return p;
     };
+    t.reads = [](const J &p, const OperatorCard &card) {
+        // A register cache holds the row (valid sees to that); else the row streams twice, with as many
+        // rows in flight as the device holds groups of TPR threads.
+        if (p.at("reg").get<int>() > 0)
+            return 1;
+        const int64_t rows = card.shape.at("rows"), cols = card.shape.at("cols");
+        return cudaRereads(cols * dtypeSize(card.inputs.front().dtype), std::min(rows, kCudaResidentThreads / p.at("tpr").get<int>()));
+    };
     t.launch = [family](const J &p, const OperatorCard &) {
         const int tpr = p.at("tpr"), rpb = p.at("rpb");
         return cudaOneKernelPlan("kf_rows", {"ceil_div(rows, " + std::to_string(rpb) + ")", 1, 1}, tpr * rpb, cudaNormArgs(family));
@@ -116,6 +124,10 @@ KernelTemplate splitTemplate(const std::string &family)
         return s + cudaPrelude(card.inputs.front().dtype) + templateSource("rows_split.cu");
     };
     t.seed = [](const OperatorCard &) { return J{{"chunk", 8192}, {"block", 512}, {"fast_exp", 1}}; };
+    t.reads = [](const J &, const OperatorCard &card) {
+        // The statistics kernel reads every row before the second kernel reads them again.
+        return cudaRereads(card.shape.at("cols") * dtypeSize(card.inputs.front().dtype), card.shape.at("rows"));
+    };
     t.launch = [](const J &p, const OperatorCard &) {
         const std::string chunks = "ceil_div(cols, " + p.at("chunk").dump() + ")";
         const int block = p.at("block");

@@ -36,13 +36,6 @@ int packDividing(const OperatorCard &card, int64_t len)
     return 1;
 }
 
-std::string floatDefine(const char *name, double v, const char *suffix)
-{
-    char buf[96];
-    std::snprintf(buf, sizeof buf, "#define %s %.17g%s\n", name, v, suffix);
-    return buf;
-}
-
 // A chunk count for segments of len: halve chunks while they stay large (above 32K elements) or the grid
 // of rows * chunks is short of kManyBlocks, never below minChunk elements a chunk.
 int chunksFor(int64_t rows, int64_t len, int most, int64_t minChunk)
@@ -75,7 +68,7 @@ KernelTemplate cudaBatchNorm(const std::string &family)
         return J{{"block", 512}, {"vec", packDividing(card, hw)}, {"pieces", chunksFor(rows, hw, 64, 1024)}, {"reverse", 1}};
     };
     t.render = [id = t.id, mode](const J &p, const OperatorCard &card) {
-        return paramDefines(id, p) + "#define MODE " + std::to_string(mode) + "\n" + floatDefine("EPS", lastDoubleArg(card), "f")
+        return paramDefines(id, p) + "#define MODE " + std::to_string(mode) + "\n" + epsDefine(lastDoubleArg(card))
                + cudaPrelude(card.inputs.front().dtype) + templateSource("chunk_stats.cuh") + templateSource("batch_norm.cu");
     };
     t.launch = [mode](const J &p, const OperatorCard &) {
@@ -171,9 +164,13 @@ KernelTemplate cudaLongRows(const std::string &family)
         const int vec = packDividing(card, card.family == "group_norm" ? card.shape.at("hw") : cols);
         return J{{"split", std::max(2, chunksFor(rows, cols, 256, 512 * vec * 4))}, {"block", 512}, {"vec", vec}, {"reverse", 1}};
     };
+    t.reads = [](const J &, const OperatorCard &card) {
+        // Every segment's statistics are posted before any is normalized.
+        return cudaRereads(segmentLength(card) * elemBytes(card), segmentRows(card));
+    };
     t.render = [id = t.id, family](const J &p, const OperatorCard &card) {
         return paramDefines(id, p) + "#define FAMILY " + std::to_string(cudaNormFamilyCode(family)) + "\n"
-               + floatDefine("EPS", lastDoubleArg(card), "f") + cudaPrelude(card.inputs.front().dtype) + templateSource("chunk_stats.cuh")
+               + epsDefine(lastDoubleArg(card)) + cudaPrelude(card.inputs.front().dtype) + templateSource("chunk_stats.cuh")
                + templateSource("long_rows.cu");
     };
     t.launch = [family](const J &p, const OperatorCard &) {
@@ -211,7 +208,7 @@ KernelTemplate cpuTemplate(const std::string &family, const std::string &kind, c
     t.space = {{"acc", {"double", "float"}}, {"accumulators", {8, 16, 4, 2, 1}}};
     t.valid = [](const J &, const OperatorCard &card) { return card.inputs.front().dtype == DType::F32; };
     t.render = [id = t.id, defines, prologue, kernelFile](const J &p, const OperatorCard &card) {
-        return paramDefines(id, p) + defines + floatDefine("EPS", lastDoubleArg(card), "") + templateSource(prologue)
+        return paramDefines(id, p) + defines + epsDefine(lastDoubleArg(card), false) + templateSource(prologue)
                + templateSource(kernelFile);
     };
     return t;
