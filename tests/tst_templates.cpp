@@ -328,6 +328,37 @@ private slots:
         QCOMPARE(QString::fromStdString(p->templateId), first);
     }
 
+    // The row reductions start with a warp per short row, else a block per row, but max and argmax take a
+    // warp per row (eight a block) wherever the rows then still fill the device.
+    void reductionSeedsFillTheDevice_data()
+    {
+        QTest::addColumn<QString>("family");
+        QTest::addColumn<QString>("shape");
+        QTest::addColumn<int>("tpr");
+        QTest::newRow("argmax, 4096 x 4096") << "argmax" << "rows=4096,cols=4096" << 32;
+        QTest::newRow("max, 8192 x 2048") << "max" << "rows=8192,cols=2048" << 32;
+        QTest::newRow("max, 1024 x 16384: 128 blocks of eight") << "max" << "rows=1024,cols=16384" << 256;
+        QTest::newRow("argmax, 2112 rows: 264 blocks of eight") << "argmax" << "rows=2112,cols=8192" << 32;
+        QTest::newRow("argmax, 2104 rows: one block short") << "argmax" << "rows=2104,cols=8192" << 256;
+        QTest::newRow("sum, 4096 x 4096") << "sum" << "rows=4096,cols=4096" << 256;
+        QTest::newRow("mean, 8192 x 2048") << "mean" << "rows=8192,cols=2048" << 256;
+        QTest::newRow("sum, short rows") << "sum" << "rows=65536,cols=512" << 32;
+    }
+
+    void reductionSeedsFillTheDevice()
+    {
+        QFETCH(QString, family);
+        QFETCH(QString, shape);
+        QFETCH(int, tpr);
+        const auto card = makeCard(family.toStdString(), parseShape(shape.toStdString()), DType::F32);
+        const auto *t = TemplateLibrary::builtin().find("cuda." + family.toStdString() + ".rows");
+        QVERIFY(t);
+        const auto p = t->seed(card);
+        QVERIFY(!t->valid || t->valid(p, card));
+        QCOMPARE(p.at("tpr").get<int>(), tpr);
+        QCOMPARE(p.at("rpb").get<int>(), std::max(1, 256 / tpr));
+    }
+
     void rowGroupPrunesOverfullSMs()
     {
         const auto card = makeCard("softmax", parseShape("rows=1024,cols=262144"), DType::F32);

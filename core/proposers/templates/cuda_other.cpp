@@ -58,8 +58,16 @@ void addCudaOtherTemplates(TemplateLibrary &lib)
     for (const auto &[family, op] : reductions) {
         const int code = op;
         lib.add(make(family, "rows", "TPR threads per row, RPB rows per block, VEC-element loads, shuffle then shared-memory combine",
-                     [](const OperatorCard &card) {
-                         const int tpr = card.shape.at("cols") <= 1024 ? 32 : 256;
+                     [code](const OperatorCard &card) {
+                         // A warp per short row; else a block of 256 per row, but for max and argmax a warp
+                         // per row, eight a block, where the rows still fill the device: their combine
+                         // across warps (a value, or a value and its index) costs more than a sum's. On the
+                         // H200 the warp was best for max and argmax over 4096 x 4096 and 8192 x 2048
+                         // (0.86-0.88 and 0.67-0.70 of it with 256), and 256 over 1024 x 16384 rows
+                         // (128 blocks of eight), as for sum and mean at all three.
+                         const int64_t rows = card.shape.at("rows"), cols = card.shape.at("cols");
+                         const bool extreme = code == 2 || code == 3;
+                         const int tpr = cols <= 1024 || (extreme && rows / 8 >= kCudaFillBlocks) ? 32 : 256;
                          return J{{"tpr", tpr}, {"rpb", std::max(1, 256 / tpr)}, {"vec", cudaVecFor(card)}};
                      },
                      {{"tpr", {32, 64, 128, 256, 512, 1024}}, {"rpb", {1, 2, 4, 8}}, {"vec", {1, 2, 4, 8}}},
