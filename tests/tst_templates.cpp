@@ -167,20 +167,34 @@ private slots:
         }
     }
 
-    // The row-group template only takes rows too long for one block, cut into chunks of at most 32 KiB
-    // when the split allows; its plan zeroes the row counters before the main kernel runs.
+    // The row-group templates only take rows too long for one block, cut into the fewest chunks of at most
+    // 32 KiB; the sum and variance norms' also take rows of a last dimension (inner 1) or instance-norm
+    // planes, every block of a row resident at once. Their plan resets the slots and row counters before
+    // the main kernel runs, and they read the row once where the family's two-pass templates read it twice.
     void rowGroupTakesOnlyLongRows_data()
     {
         QTest::addColumn<QString>("family");
         QTest::addColumn<QString>("shape");
         QTest::addColumn<int>("dtype");
         QTest::addColumn<int>("split"); // 0: declines the card
-        QTest::newRow("softmax 4096 float32") << "softmax" << "rows=16384,cols=4096" << int(DType::F32) << 0;
-        QTest::newRow("log_softmax 32000 bfloat16 (64 KB rows)") << "log_softmax" << "rows=4096,cols=32000" << int(DType::BF16) << 0;
-        QTest::newRow("log_softmax 262144 float32") << "log_softmax" << "rows=1024,cols=262144" << int(DType::F32) << 32;
-        QTest::newRow("log_softmax 262144 bfloat16") << "log_softmax" << "rows=1024,cols=262144" << int(DType::BF16) << 16;
-        QTest::newRow("softmax 1048576 float32 (64 KiB chunks)") << "softmax" << "rows=64,cols=1048576" << int(DType::F32) << 64;
-        QTest::newRow("softmax 8000000 float32 (chunks past shared memory)") << "softmax" << "rows=2,cols=8000000" << int(DType::F32) << 0;
+        QTest::addColumn<QString>("rows"); // the plan's row count (held-out shapes over dim have inner > 1)
+        QTest::addColumn<QString>("kernel");
+        const QString sm = QStringLiteral("kf_rowgroup"), norm = QStringLiteral("kf_rowgroup_norm");
+        QTest::newRow("softmax 4096 float32") << "softmax" << "rows=16384,cols=4096" << int(DType::F32) << 0 << "" << sm;
+        QTest::newRow("log_softmax 32000 bfloat16 (64 KB rows)") << "log_softmax" << "rows=4096,cols=32000" << int(DType::BF16) << 0 << "" << sm;
+        QTest::newRow("log_softmax 262144 float32") << "log_softmax" << "rows=1024,cols=262144" << int(DType::F32) << 32 << "rows" << sm;
+        QTest::newRow("log_softmax 262144 bfloat16") << "log_softmax" << "rows=1024,cols=262144" << int(DType::BF16) << 16 << "rows" << sm;
+        QTest::newRow("softmax 1048576 float32 (64 KiB chunks)") << "softmax" << "rows=64,cols=1048576" << int(DType::F32) << 64 << "rows" << sm;
+        QTest::newRow("softmax 8000000 float32 (chunks past shared memory)") << "softmax" << "rows=2,cols=8000000" << int(DType::F32) << 0 << "" << sm;
+        QTest::newRow("KernelBench L1 norm (256 KiB rows)") << "l1_norm_dim" << "outer=32768,dim=65535,inner=1" << int(DType::F32) << 8 << "outer * inner" << norm;
+        QTest::newRow("KernelBench L2 norm") << "l2_norm_dim" << "outer=32768,dim=65535,inner=1" << int(DType::F32) << 8 << "outer * inner" << norm;
+        QTest::newRow("RMS norm, 1 MiB bfloat16 rows") << "rms_norm_dim" << "outer=64,dim=524288,inner=1" << int(DType::BF16) << 32 << "outer * inner" << norm;
+        QTest::newRow("RMS norm over a middle dim") << "rms_norm_dim" << "outer=112,dim=64,inner=262144" << int(DType::F32) << 0 << "" << norm;
+        QTest::newRow("L2 norm, 16 KiB rows") << "l2_norm_dim" << "outer=4096,dim=4096,inner=1" << int(DType::F32) << 0 << "" << norm;
+        QTest::newRow("KernelBench instance norm (1 MiB planes)") << "instance_norm" << "n=112,c=64,hw=262144" << int(DType::F32) << 32 << "n * c" << norm;
+        QTest::newRow("KernelBench group norm's groups (8 MiB)") << "instance_norm" << "n=112,c=8,hw=2097152" << int(DType::F32) << 256 << "n * c" << norm;
+        QTest::newRow("instance norm, 16 KiB planes") << "instance_norm" << "n=8,c=64,hw=4096" << int(DType::F32) << 0 << "" << norm;
+        QTest::newRow("a plane too long for the SMs to hold at once") << "instance_norm" << "n=2,c=1,hw=12800000" << int(DType::F32) << 0 << "" << norm;
     }
 
     void rowGroupTakesOnlyLongRows()
@@ -189,55 +203,8 @@ private slots:
         QFETCH(QString, shape);
         QFETCH(int, dtype);
         QFETCH(int, split);
-        const auto card = makeCard(family.toStdString(), parseShape(shape.toStdString()), DType(dtype));
-        const auto *t = TemplateLibrary::builtin().find("cuda." + family.toStdString() + ".rowgroup");
-        QVERIFY(t);
-        const auto p = t->seed(card);
-        QCOMPARE(t->valid(p, card), split > 0);
-        if (split == 0)
-            return;
-        QCOMPARE(p.at("split").get<int>(), split);
-        const auto plan = t->launch(p, card);
-        const auto &k = plan.at("kernels");
-        QCOMPARE(k.size(), size_t(2));
-        QCOMPARE(k[0].at("name").get<std::string>(), std::string("kf_rowgroup_reset"));
-        QCOMPARE(k[1].at("name").get<std::string>(), std::string("kf_rowgroup"));
-        QCOMPARE(k[1].at("grid")[0].get<std::string>(), "rows * " + std::to_string(split));
-        // One 64-bit slot per chunk and a counter per row, all reset by the first kernel.
-        QCOMPARE(plan.at("workspace")[0].at("bytes").get<std::string>(), "rows * " + std::to_string(split) + " * 8");
-        QCOMPARE(plan.at("workspace")[1].at("bytes").get<std::string>(), std::string("rows * 4"));
-        QCOMPARE(k[0].at("args")[2].get<std::string>(), "i64:rows * " + std::to_string(split));
-        QCOMPARE(k[0].at("grid")[0].get<std::string>(), "ceil_div(rows * " + std::to_string(split) + ", 256)");
-        QVERIFY(t->render(p, card).find("#define SPLIT " + std::to_string(split)) != std::string::npos);
-    }
-
-    // The sum and variance norms get row groups too: rows of a last dimension (inner 1) or instance-norm
-    // planes past 96 KiB, in the fewest chunks of at most 32 KiB, every block of a row resident at once.
-    void rowGroupNormTakesOnlyLongRows_data()
-    {
-        QTest::addColumn<QString>("family");
-        QTest::addColumn<QString>("shape");
-        QTest::addColumn<int>("dtype");
-        QTest::addColumn<int>("split"); // 0: declines the card
-        QTest::addColumn<QString>("rows"); // the plan's row count (held-out shapes over dim have inner > 1)
-        QTest::newRow("KernelBench L1 norm (256 KiB rows)") << "l1_norm_dim" << "outer=32768,dim=65535,inner=1" << int(DType::F32) << 8 << "outer * inner";
-        QTest::newRow("KernelBench L2 norm") << "l2_norm_dim" << "outer=32768,dim=65535,inner=1" << int(DType::F32) << 8 << "outer * inner";
-        QTest::newRow("RMS norm, 1 MiB bfloat16 rows") << "rms_norm_dim" << "outer=64,dim=524288,inner=1" << int(DType::BF16) << 32 << "outer * inner";
-        QTest::newRow("RMS norm over a middle dim") << "rms_norm_dim" << "outer=112,dim=64,inner=262144" << int(DType::F32) << 0 << "";
-        QTest::newRow("L2 norm, 16 KiB rows") << "l2_norm_dim" << "outer=4096,dim=4096,inner=1" << int(DType::F32) << 0 << "";
-        QTest::newRow("KernelBench instance norm (1 MiB planes)") << "instance_norm" << "n=112,c=64,hw=262144" << int(DType::F32) << 32 << "n * c";
-        QTest::newRow("KernelBench group norm's groups (8 MiB)") << "instance_norm" << "n=112,c=8,hw=2097152" << int(DType::F32) << 256 << "n * c";
-        QTest::newRow("instance norm, 16 KiB planes") << "instance_norm" << "n=8,c=64,hw=4096" << int(DType::F32) << 0 << "";
-        QTest::newRow("a plane too long for the SMs to hold at once") << "instance_norm" << "n=2,c=1,hw=12800000" << int(DType::F32) << 0 << "";
-    }
-
-    void rowGroupNormTakesOnlyLongRows()
-    {
-        QFETCH(QString, family);
-        QFETCH(QString, shape);
-        QFETCH(int, dtype);
-        QFETCH(int, split);
         QFETCH(QString, rows);
+        QFETCH(QString, kernel);
         const auto card = makeCard(family.toStdString(), parseShape(shape.toStdString()), DType(dtype));
         const auto *t = TemplateLibrary::builtin().find("cuda." + family.toStdString() + ".rowgroup");
         QVERIFY(t);
@@ -248,13 +215,17 @@ private slots:
         QCOMPARE(p.at("split").get<int>(), split);
         const auto plan = t->launch(p, card);
         const auto &k = plan.at("kernels");
+        const std::string r = rows.toStdString(), slotsExpr = r + " * " + std::to_string(split);
         QCOMPARE(k.size(), size_t(2));
         QCOMPARE(k[0].at("name").get<std::string>(), std::string("kf_rowgroup_reset"));
-        QCOMPARE(k[1].at("name").get<std::string>(), std::string("kf_rowgroup_norm"));
-        const std::string r = rows.toStdString();
-        QCOMPARE(k[1].at("grid")[0].get<std::string>(), r + " * " + std::to_string(split));
+        QCOMPARE(k[1].at("name").get<std::string>(), kernel.toStdString());
+        QCOMPARE(k[1].at("grid")[0].get<std::string>(), slotsExpr);
+        // One 64-bit slot per chunk and a counter per row, all reset by the first kernel.
+        QCOMPARE(plan.at("workspace")[0].at("bytes").get<std::string>(), slotsExpr + " * 8");
         QCOMPARE(plan.at("workspace")[1].at("bytes").get<std::string>(), r + " * 4");
-        // Reads once; the two-pass templates of the family read such rows twice.
+        QCOMPARE(k[0].at("args")[2].get<std::string>(), "i64:" + slotsExpr);
+        QCOMPARE(k[0].at("grid")[0].get<std::string>(), "ceil_div(" + slotsExpr + ", 256)");
+        QVERIFY(t->render(p, card).find("#define SPLIT " + std::to_string(split)) != std::string::npos);
         QVERIFY(!t->reads || t->reads(p, card) == 1);
         for (const auto *other : TemplateLibrary::builtin().forFamily(card.family, "cuda"))
             if (other->reads && other != t && (!other->valid || other->valid(other->seed(card), card)))

@@ -116,12 +116,7 @@ __device__ __forceinline__ void write_pack(T *ys, long long i, long long hi, boo
     float o[VEC];
 #pragma unroll
     for (int j = 0; j < VEC; ++j) o[j] = (to_f(pk.v[j]) - a) * k;
-    if (vec_ok && i + VEC <= hi) {
-        store_floats<VEC>(ys + i, o);
-    } else {
-#pragma unroll
-        for (int j = 0; j < VEC; ++j) if (i + j < hi) ys[i + j] = from_f(o[j]);
-    }
+    store_pack(ys, i, hi, vec_ok, o);
 }
 
 extern "C" __global__ void KF_BOUNDS

@@ -142,6 +142,17 @@ __device__ __forceinline__ void stage_chunk(const T *xs, long long lo, long long
     }
 }
 
+// VEC output values at i of a chunk ending at hi: one vector store where allowed, else element by element.
+__device__ __forceinline__ void store_pack(T *ys, long long i, long long hi, bool vec_ok, const float *o)
+{
+    if (vec_ok && i + VEC <= hi) {
+        store_floats<VEC>(ys + i, o);
+    } else {
+#pragma unroll
+        for (int j = 0; j < VEC; ++j) if (i + j < hi) ys[i + j] = from_f(o[j]);
+    }
+}
+
 // MINB asks the compiler to fit that many blocks per SM in the register file (shared memory already
 // bounds how many fit; registers should not bound it lower).
 #if MINB
