@@ -175,6 +175,9 @@ void sweep(Family &f, WorkerPool &pool, const std::string &backend, const EvalOp
     std::condition_variable cv;
     size_t next = 0, done = 0;
     int inFlight = 0;
+    // A verdict that says nothing of the kernel (the worker could not carry the request out: no device
+    // for the backend, say) is not a measurement: cached as 0 it would read as a failed kernel forever.
+    std::string notMeasured;
     const int depth = pool.size() + pool.lookahead(backend);
     // Progress on stderr, a line a verdict: a sweep of many families runs for minutes, and one cut short
     // by its time limit should still say how far it got and what each evaluation took.
@@ -189,8 +192,13 @@ void sweep(Family &f, WorkerPool &pool, const std::string &backend, const EvalOp
             lock.unlock();
             pool.submit(f.card, work[i].second, eo, [&, i](Verdict v) {
                 std::lock_guard g(m);
-                f.speedup[work[i].first] = v.correct() ? v.speedup : 0.0;
-                f.failed += !v.correct();
+                if (v.status == VerdictStatus::Error) {
+                    if (notMeasured.empty())
+                        notMeasured = v.reasons.empty() ? statusName(v.status) : v.reasons.front().message.substr(0, 200);
+                } else {
+                    f.speedup[work[i].first] = v.correct() ? v.speedup : 0.0;
+                    f.failed += !v.correct();
+                }
                 std::fprintf(stderr, "  %6.1f s %s %s %.3fx%s\n",
                              std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), work[i].first.c_str(),
                              statusName(v.status).c_str(), v.speedup, v.reasons.empty() ? "" : (" " + v.reasons.front().message.substr(0, 160)).c_str());
@@ -205,6 +213,8 @@ void sweep(Family &f, WorkerPool &pool, const std::string &backend, const EvalOp
         // last verdicts' callbacks need (the H200 sweep stopped at 33 of 36 that way).
         cv.wait(lock, [&] { return (next < work.size() && inFlight < depth) || done == work.size(); });
     }
+    if (!notMeasured.empty())
+        throw Error("the worker could not evaluate its points: " + notMeasured);
     for (const auto &[k, s] : f.speedup)
         if (s > f.bestSpeedup) {
             f.bestSpeedup = s;
@@ -391,7 +401,8 @@ std::optional<Family> prepare(const std::string &fam, const std::string &backend
     try {
         sweep(f, pool, backend, eo, cache);
     } catch (const Error &e) {
-        // A replay whose space has points the cache lacks, with no worker to measure them.
+        // A replay whose space has points the cache lacks, with no worker (or no device) to measure them;
+        // nothing of the family is written to the cache.
         std::fprintf(stderr, "%s: not replayed: its space has points the cache lacks, and %s\n", f.name.c_str(), e.what());
         ++familiesNotSwept;
         return std::nullopt;
