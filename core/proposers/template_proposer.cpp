@@ -117,16 +117,22 @@ std::optional<Proposal> TemplateProposer::fromRoot(const std::vector<const Kerne
 {
     // Every template's start: the seeded ones first, those whose seeds read the input fewest times
     // first among them, each group in the library's order.
-    std::vector<std::pair<int, const KernelTemplate *>> ranked;
-    for (const auto *t : templates)
-        ranked.emplace_back(!t->seed ? 3 : t->reads ? t->reads(t->seed(card), card) : 1, t);
-    std::stable_sort(ranked.begin(), ranked.end(), [](const auto &a, const auto &b) { return a.first < b.first; });
-    for (const auto &entry : ranked) {
-        const KernelTemplate *t = entry.second;
+    struct Start {
+        int reads; // unseeded templates rank after every seeded one
+        const KernelTemplate *t;
+        nlohmann::json seed;
+    };
+    std::vector<Start> ranked;
+    for (const auto *t : templates) {
+        nlohmann::json seed = t->seed ? t->seed(card) : nlohmann::json();
+        const int reads = !t->seed ? 3 : t->reads ? t->reads(seed, card) : 1;
+        ranked.push_back({reads, t, std::move(seed)});
+    }
+    std::stable_sort(ranked.begin(), ranked.end(), [](const Start &a, const Start &b) { return a.reads < b.reads; });
+    for (const auto &[reads, t, seed] : ranked) {
         if (m_seenByTemplate[t->id] > 0)
             continue;
         if (t->seed) {
-            const auto seed = t->seed(card);
             if ((!t->valid || t->valid(seed, card)) && !m_evidence.isSeen(t->id, seed))
                 return take(*t, seed, card, "expert starting point for " + t->id);
         }

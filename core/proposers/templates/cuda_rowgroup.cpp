@@ -64,6 +64,35 @@ int seedMinBlocks(DType dt, int block, int64_t chunkBytes)
     return minb < 4 ? 0 : minb;
 }
 
+// The rules both kinds of row group share. Valid: rows too long for one block's shared memory to hold
+// comfortably (the rows and cluster templates serve the rest), in chunks between 8 KiB and what shared
+// memory holds, with a pack for every thread, and no more threads than an SM runs.
+bool rowGroupFits(const J &p, int64_t cols, int elem)
+{
+    const int split = p.at("split"), vec = p.at("vec"), block = p.at("block");
+    const int64_t chunk = cudaChunkBytes(cols, split, vec, elem);
+    return vec * elem <= 16 && cols * elem > 96 * 1024 && chunk >= 8 * 1024 && chunk <= kCudaChunkSmemCap
+           && (cols / split + vec - 1) / vec >= block && p.at("minb").get<int>() * block <= 2048;
+}
+
+// Seed: the fewest chunks of at most 32 KiB (the most chunks the list has where none is that small).
+int fewestSmallChunks(const std::vector<J> &splits, int64_t cols, int vec, int elem)
+{
+    for (const J &sp : splits)
+        if (cudaChunkBytes(cols, sp.get<int>(), vec, elem) <= 32 * 1024)
+            return sp.get<int>();
+    return splits.back().get<int>();
+}
+
+// The defines every row-group kernel takes.
+std::string rowGroupDefines(const std::string &id, int family, const J &p)
+{
+    std::string s = "// template " + id + "\n";
+    s += defineLine("FAMILY", std::to_string(family)) + defineLine("SPLIT", p.at("split"));
+    s += defineLine("BLOCK", p.at("block")) + defineLine("VEC", p.at("vec")) + defineLine("UNROLL", p.at("unroll"));
+    return s + defineLine("TMA", p.at("tma")) + defineLine("MINB", p.at("minb"));
+}
+
 KernelTemplate rowGroupTemplate(const std::string &family)
 {
     KernelTemplate t = cudaNormTemplate(family, "rowgroup",
@@ -72,23 +101,11 @@ KernelTemplate rowGroupTemplate(const std::string &family)
                                         {{"split", kSplits}, {"block", {128, 256, 512, 1024}},
                                          {"vec", {1, 2, 4, 8}}, {"unroll", {1, 2, 4, 8}}, {"tma", {0, 1, 2}}, {"minb", {0, 4, 5, 6, 7, 8}}});
     t.valid = [](const J &p, const OperatorCard &card) {
-        const int split = p.at("split"), vec = p.at("vec"), block = p.at("block"), elem = dtypeSize(card.inputs.front().dtype);
-        const int64_t cols = card.shape.count("cols") ? card.shape.at("cols") : 0;
-        // Only rows too long for one block's shared memory to hold comfortably (the rows and cluster
-        // templates serve the rest), in chunks between 8 KiB and what shared memory holds, with a pack
-        // for every thread, and no more threads than an SM runs.
-        const int64_t chunk = cudaChunkBytes(cols, split, vec, elem);
-        return vec * elem <= 16 && cols * elem > 96 * 1024 && chunk >= 8 * 1024 && chunk <= kCudaChunkSmemCap
-               && (cols / split + vec - 1) / vec >= block && p.at("minb").get<int>() * block <= 2048;
+        return rowGroupFits(p, card.shape.count("cols") ? card.shape.at("cols") : 0, dtypeSize(card.inputs.front().dtype));
     };
-    t.render = [family](const J &p, const OperatorCard &card) {
-        std::string s = "// template cuda." + family + ".rowgroup\n";
-        s += defineLine("FAMILY", std::to_string(cudaNormFamilyCode(family))) + defineLine("SPLIT", p.at("split"));
-        s += defineLine("BLOCK", p.at("block")) + defineLine("VEC", p.at("vec")) + defineLine("UNROLL", p.at("unroll"));
-        s += defineLine("TMA", p.at("tma")) + defineLine("MINB", p.at("minb"));
-        s += defineLine("FAST_EXP", p.at("fast_exp"));
-        return s + cudaPrelude(card.inputs.front().dtype) + cudaBlockHelpers() + cudaPackHelpers() + templateSource("rowgroup_sync.cuh")
-               + templateSource("rowgroup.cu");
+    t.render = [id = t.id, family](const J &p, const OperatorCard &card) {
+        return rowGroupDefines(id, cudaNormFamilyCode(family), p) + defineLine("FAST_EXP", p.at("fast_exp")) + cudaPrelude(card.inputs.front().dtype)
+               + cudaBlockHelpers() + cudaPackHelpers() + templateSource("rowgroup_sync.cuh") + templateSource("rowgroup.cu");
     };
     t.seed = [](const OperatorCard &card) {
         // Chunks of at most 32 KiB, four packs in flight per thread: on the H200 a 1 MiB float32 row ran
@@ -99,12 +116,7 @@ KernelTemplate rowGroupTemplate(const std::string &family)
         const DType dt = card.inputs.front().dtype;
         const int vec = cudaVecFor(card), elem = dtypeSize(dt);
         const int64_t cols = card.shape.at("cols");
-        int split = kSplits.back().get<int>(), block = 256;
-        for (const J &sp : kSplits)
-            if (cudaChunkBytes(cols, sp.get<int>(), vec, elem) <= 32 * 1024) {
-                split = sp.get<int>();
-                break;
-            }
+        const int split = fewestSmallChunks(kSplits, cols, vec, elem), block = 256;
         const int minb = seedMinBlocks(dt, block, cudaChunkBytes(cols, split, vec, elem));
         return J{{"split", split}, {"block", block}, {"vec", vec}, {"unroll", elem == 4 ? 4 : 2}, {"tma", elem == 4 ? 0 : 2},
                  {"minb", minb}, {"fast_exp", 1}};
@@ -122,9 +134,9 @@ KernelTemplate rowGroupTemplate(const std::string &family)
 struct NormRows {
     std::string family;
     int code;         // FAMILY in rowgroup_norm.cu
-    std::string rows; // launch-plan expressions over the card's shape symbols
-    std::string cols;
-    std::string inner;
+    std::string rows;  // launch-plan expression over the card's shape symbols
+    std::string cols;  // the symbol of the row's length
+    std::string inner; // launch-plan expression of the elements' stride
 };
 
 const std::vector<NormRows> kNormRows = {{"rms_norm_dim", 2, "outer * inner", "dim", "inner"},
@@ -135,11 +147,6 @@ const std::vector<NormRows> kNormRows = {{"rms_norm_dim", 2, "outer * inner", "d
 // Past 64 chunks for an instance norm of a group norm's groups (8 MiB rows in 256 chunks of 32 KiB).
 const std::vector<J> kNormSplits = {4, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256};
 
-int64_t normCols(const NormRows &f, const OperatorCard &card)
-{
-    return f.code == 5 ? card.shape.at("hw") : card.shape.at("dim");
-}
-
 KernelTemplate rowGroupNormTemplate(const NormRows &f)
 {
     KernelTemplate t = cudaNormTemplate(f.family, "rowgroup",
@@ -148,42 +155,30 @@ KernelTemplate rowGroupNormTemplate(const NormRows &f)
                                         {{"split", kNormSplits}, {"block", {128, 256, 512, 1024}}, {"vec", {1, 2, 4, 8}}, {"unroll", {1, 2, 4, 8}},
                                          {"tma", {0, 1, 2}}, {"minb", {0, 4, 5, 6, 7, 8}}});
     t.valid = [f](const J &p, const OperatorCard &card) {
-        if (f.code != 5 && card.shape.at("inner") != 1)
+        if (card.shape.count("inner") && card.shape.at("inner") != 1)
             return false;
-        const int split = p.at("split"), vec = p.at("vec"), block = p.at("block"), elem = dtypeSize(card.inputs.front().dtype);
-        const int64_t cols = normCols(f, card);
-        const int64_t chunk = cudaChunkBytes(cols, split, vec, elem);
-        // As the softmax row groups: rows past 96 KiB, chunks of 8 KiB up to what shared memory holds, a
-        // pack for every thread; and every block of a row resident at once on the device's SMs, or its
-        // blocks would wait out the spin limit and read the row again.
-        return vec * elem <= 16 && cols * elem > 96 * 1024 && chunk >= 8 * 1024 && chunk <= kCudaChunkSmemCap
-               && (cols / split + vec - 1) / vec >= block && p.at("minb").get<int>() * block <= 2048
-               && split <= kCudaFillBlocks / 2 * blocksPerSm(block, chunk);
+        const int64_t cols = card.shape.at(f.cols);
+        const int64_t chunk = cudaChunkBytes(cols, p.at("split"), p.at("vec"), dtypeSize(card.inputs.front().dtype));
+        // As the softmax row groups, and every block of a row resident at once on the device's SMs, or
+        // its blocks would wait out the spin limit and read the row again.
+        return rowGroupFits(p, cols, dtypeSize(card.inputs.front().dtype))
+               && p.at("split").get<int>() <= kCudaFillBlocks / 2 * blocksPerSm(p.at("block"), chunk);
     };
-    t.render = [f](const J &p, const OperatorCard &card) {
-        std::string s = "// template cuda." + f.family + ".rowgroup\n";
-        s += defineLine("FAMILY", std::to_string(f.code)) + defineLine("SPLIT", p.at("split"));
-        s += defineLine("BLOCK", p.at("block")) + defineLine("VEC", p.at("vec")) + defineLine("UNROLL", p.at("unroll"));
-        s += defineLine("TMA", p.at("tma")) + defineLine("MINB", p.at("minb"));
-        s += epsDefine(lastDoubleArg(card));
-        return s + cudaPrelude(card.inputs.front().dtype) + cudaBlockHelpers() + cudaPackHelpers() + templateSource("chunk_stats.cuh")
-               + templateSource("rowgroup_sync.cuh") + templateSource("rowgroup_norm.cu");
+    t.render = [id = t.id, f](const J &p, const OperatorCard &card) {
+        return rowGroupDefines(id, f.code, p) + epsDefine(lastDoubleArg(card)) + cudaPrelude(card.inputs.front().dtype) + cudaBlockHelpers()
+               + cudaPackHelpers() + templateSource("chunk_stats.cuh") + templateSource("rowgroup_sync.cuh") + templateSource("rowgroup_norm.cu");
     };
     t.seed = [f](const OperatorCard &card) {
-        // The softmax row groups' rule: chunks of at most 32 KiB (the fewest such), 256 threads, four
-        // packs in flight for 32-bit types and asynchronous copies for 16-bit ones.
+        // The softmax row groups' rule: the fewest chunks of at most 32 KiB, 256 threads, four packs in
+        // flight for 32-bit types and asynchronous copies for 16-bit ones.
         const DType dt = card.inputs.front().dtype;
-        const int vec = cudaVecFor(card), elem = dtypeSize(dt), block = 256;
-        const int64_t cols = normCols(f, card);
-        int split = kNormSplits.back().get<int>();
-        for (const J &sp : kNormSplits)
-            if (cudaChunkBytes(cols, sp.get<int>(), vec, elem) <= 32 * 1024) {
-                split = sp.get<int>();
-                break;
-            }
+        const int elem = dtypeSize(dt), block = 256;
+        const int64_t cols = card.shape.at(f.cols);
+        const int vec = cols % cudaVecFor(card) == 0 ? cudaVecFor(card) : 1;
+        const int split = fewestSmallChunks(kNormSplits, cols, vec, elem);
         return J{{"split", split},
                  {"block", block},
-                 {"vec", cols % vec == 0 ? vec : 1},
+                 {"vec", vec},
                  {"unroll", elem == 4 ? 4 : 2},
                  {"tma", elem == 4 ? 0 : 2},
                  // Instance norm carries three sums and a shift: at six blocks (40 registers) bfloat16 spilled.
