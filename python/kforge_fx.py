@@ -45,6 +45,17 @@ The pointwise chains, where the runtime registers their operators (the C++ rewri
     w * (xf * rsqrt(xf.pow(2).mean(-1, True) + eps)).to(x.dtype), xf = x.float()
                                                              by torch.ops.kforge.rms_norm_cast(x, w, eps)
 
+The rotary embedding, where the runtime registers its operator:
+
+    q = x.transpose(1, 2); q * cos + torch.cat((-q[..., half:], q[..., :half]), dim=-1) * sin
+                                                             by torch.ops.kforge.rotary_embedding(x, cos, sin, half)
+
+x is the projection's [b, s, h, d] view; the transpose is x.transpose(1, 2) (or 2, 1; torch.transpose) used only
+by the chain; the slices `q[..., :half]` (or `0:half`) and `q[..., half:]` at one `half` (a number, or a value
+of the graph such as `q.shape[-1] // 2`); the cat of the negated back half and the front half over dim -1; each
+product either way round and the sum either order. cos and sin are values of the graph (a Python number there
+takes the chain as written).
+
 silu is F.silu (not in place) or an nn.SiLU submodule (not in place), `up` a value of the graph (a Python
 number there takes the chain); either product order. RMSNorm: the upcast to float32 as above, the square as
 pow 2 (`xf.pow(2)`, `xf ** 2`, torch.pow; 2 or 2.0), the mean over dim -1 ([-1] or (-1,)) kept, no dtype,
@@ -93,6 +104,13 @@ def _rms_norm_cast_checked(x, weight, eps):
         return torch.ops.kforge.rms_norm_cast(x, weight, eps)
     xf = x.float()
     return weight * (xf * torch.rsqrt(xf.pow(2).mean(-1, True) + eps)).to(x.dtype)
+
+
+def _rotary_checked(x, cos, sin, half):
+    if isinstance(cos, torch.Tensor) and isinstance(sin, torch.Tensor):
+        return torch.ops.kforge.rotary_embedding(x, cos, sin, half)
+    q = x.transpose(1, 2)
+    return q * cos + torch.cat((-q[..., half:], q[..., :half]), dim=-1) * sin
 
 
 def _optional_op(name):
@@ -403,6 +421,84 @@ def _squared(node):
     return v if isinstance(v, torch.fx.Node) and _is_number(e) and e == 2 else None
 
 
+def _transposed_1_2(node):
+    """x when the node is x.transpose(1, 2) (or 2, 1; torch.transpose), else None."""
+    if _is_method(node, "transpose"):
+        a = _call_args(node, ("self", "dim0", "dim1"))
+    elif _is_function(node, torch.transpose):
+        a = _call_args(node, ("input", "dim0", "dim1"))
+    else:
+        return None
+    if a is None or {a.get("dim0"), a.get("dim1")} != {1, 2} or not all(type(a.get(k)) is int for k in ("dim0", "dim1")):
+        return None
+    x = a.get("input", a.get("self"))
+    return x if isinstance(x, torch.fx.Node) else None
+
+
+def _last_dim_slice(node):
+    """(q, start, stop) when the node is q[..., start:stop] with step 1 (None where absent), else None."""
+    if not (_is_function(node, operator.getitem) and len(node.args) == 2 and not node.kwargs):
+        return None
+    q, index = node.args
+    if not isinstance(q, torch.fx.Node) or not isinstance(index, tuple) or len(index) != 2 or index[0] is not Ellipsis:
+        return None
+    sl = index[1]
+    if not isinstance(sl, slice) or sl.step not in (None, 1):
+        return None
+    return q, sl.start, sl.stop
+
+
+def _same_value(a, b):
+    return a is b or (_is_number(a) and _is_number(b) and type(a) is int and type(b) is int and a == b)
+
+
+def _rotated_half(cat):
+    """(q, half, nodes) when the node is torch.cat((-q[..., half:], q[..., :half]), -1), else None."""
+    if not _is_function(cat, torch.cat):
+        return None
+    a = _call_args(cat, ("tensors", "dim"))
+    if a is None or type(a.get("dim")) is not int or a.get("dim") != -1:
+        return None
+    parts = a.get("tensors")
+    if not isinstance(parts, (list, tuple)) or len(parts) != 2 or not all(isinstance(p, torch.fx.Node) for p in parts):
+        return None
+    neg, front = parts
+    if not (_is_function(neg, operator.neg) and len(neg.args) == 1 and not neg.kwargs) and not (_is_method(neg, "neg") and len(neg.args) == 1 and not neg.kwargs):
+        return None
+    back = neg.args[0]
+    b, f = _last_dim_slice(back) if isinstance(back, torch.fx.Node) else None, _last_dim_slice(front)
+    if b is None or f is None or b[0] is not f[0] or b[2] is not None or f[1] not in (None, 0) or not _same_value(b[1], f[2]):
+        return None
+    if not (_single_use(neg, cat) and _single_use(front, cat) and _single_use(back, neg)):
+        return None
+    return b[0], b[1], [back, front, neg, cat]
+
+
+def _match_rotary(y):
+    """q * cos + rotate_half(q) * sin with q = x.transpose(1, 2), products and sum either way round:
+    (nodes to remove, x, cos, sin, half), or None."""
+    operands = _sum_operands(y)
+    if operands is None:
+        return None
+    for a, b in (operands, operands[::-1]):
+        pa, pb = _product_operands(a), _product_operands(b)
+        if pa is None or pb is None or not _single_use(a, y) or not _single_use(b, y) or a is b:
+            continue
+        for cat, sin in (pb, pb[::-1]):
+            rotated = _rotated_half(cat)
+            if rotated is None or not _single_use(cat, b):
+                continue
+            q, half, nodes = rotated
+            for q2, cos in (pa, pa[::-1]):
+                x = _transposed_1_2(q)
+                if q2 is not q or x is None or cos is q or sin is q:
+                    continue
+                if not _only_used_by(q, {a, nodes[0], nodes[1]}):
+                    continue
+                return [q] + nodes + [b, a, y], x, cos, sin, half
+    return None
+
+
 # --- the pass ------------------------------------------------------------------------------------------
 
 
@@ -442,10 +538,11 @@ def rewrite_fused_patterns(module, concrete_args=None):
     shares its parameters and buffers), or a torch.fx.GraphModule, rewritten in place. concrete_args is
     passed to symbolic_trace. Returns (graph_module, count), count the chains replaced. Needs the kforge
     operators: torch.ops.load_library(libkforge_runtime.so) first. The pointwise chains (silu_mul,
-    rms_norm_cast) are rewritten where the runtime registers their operators.
+    rms_norm_cast) and the rotary embedding are rewritten where the runtime registers their operators.
     """
     plain_op, masked_op = _ops()
     silu_mul_op, rms_op = _optional_op("silu_mul"), _optional_op("rms_norm_cast")
+    rotary_op = _optional_op("rotary_embedding")
     gm = module if isinstance(module, torch.fx.GraphModule) else torch.fx.symbolic_trace(module, concrete_args=concrete_args)
     graph = gm.graph
     erased = set()
@@ -483,6 +580,13 @@ def rewrite_fused_patterns(module, concrete_args=None):
             replace(chain, rms_op if _tensor_attr(gm, w) else _rms_norm_cast_checked, (x, w, eps), [dtype_read])
             count += 1
             continue
+        found = _match_rotary(node) if rotary_op is not None else None
+        if found is not None:
+            chain, x, cos, sin, half = found
+            both = _tensor_attr(gm, cos) and _tensor_attr(gm, sin)
+            replace(chain, rotary_op if both else _rotary_checked, (x, cos, sin, half))
+            count += 1
+            continue
         found = _match_silu_mul(gm, node) if silu_mul_op is not None else None
         if found is not None:
             chain, gate, up = found
@@ -497,8 +601,8 @@ def fused_calls(gm):
     """How many calls of each kforge fused operator the GraphModule's graph makes, by operator name
     ("kforge::scaled_masked_softmax": 1, ...); a call checked when it runs counts as its operator's."""
     names = {_scaled_masked_softmax_checked: "kforge::scaled_masked_softmax", _silu_mul_checked: "kforge::silu_mul",
-             _rms_norm_cast_checked: "kforge::rms_norm_cast"}
-    for name in ("scaled_softmax", "scaled_masked_softmax", "silu_mul", "rms_norm_cast"):
+             _rms_norm_cast_checked: "kforge::rms_norm_cast", _rotary_checked: "kforge::rotary_embedding"}
+    for name in ("scaled_softmax", "scaled_masked_softmax", "silu_mul", "rms_norm_cast", "rotary_embedding"):
         op = _optional_op(name)
         if op is not None:
             names[op] = "kforge::" + name

@@ -32,6 +32,13 @@ at::Tensor rmsNormCastChain(const at::Tensor &x, const at::Tensor &weight, doubl
     return weight * (xf * at::rsqrt(var + eps)).to(x.scalar_type());
 }
 
+at::Tensor rotaryChain(const at::Tensor &x, const at::Tensor &cos, const at::Tensor &sin, int64_t half)
+{
+    const auto q = x.transpose(1, 2);
+    const auto rotated = at::cat({-q.slice(-1, half), q.slice(-1, 0, half)}, -1);
+    return q * cos + rotated * sin;
+}
+
 namespace {
 
 // The chains as the TorchScript frontend writes `torch.softmax((s * c [+ m]).float(), -1).to(q.dtype)`:
@@ -93,6 +100,23 @@ const std::string kRmsBody = R"(  %xf = aten::to(%x, %f32, %nb1, %cp1, %mf1)
 const std::string kWeightFirstRmsPattern = kRmsHead + kRmsBody + "  %y = aten::mul(%w, %c)\n  return (%y)";
 const std::string kWeightLastRmsPattern = kRmsHead + kRmsBody + "  %y = aten::mul(%c, %w)\n  return (%y)";
 const std::string kRmsReplacement = kRmsHead + "  %y = kforge::rms_norm_cast(%x, %w, %eps)\n  return (%y)";
+// The rotary embedding as Llama writes it on a projection's [b, s, h, d] view transposed to [b, h, s, d]:
+// `q * cos + rotate_half(q) * sin`, rotate_half(q) = cat([-q[..., half:], q[..., :half]], -1), the two
+// slices at one `half` (a constant, or `q.shape[-1] // 2`), the sum in either order. The transpose is
+// part of the match: the fused operator reads the projection's own contiguous layout.
+const std::string kRotaryHead = "graph(%x, %d0, %d1, %cos, %sin, %dim, %start, %half, %step1, %end, %step2, %cdim, %alpha):\n";
+const std::string kRotaryBody = R"(  %q = aten::transpose(%x, %d0, %d1)
+  %a = aten::mul(%q, %cos)
+  %x1 = aten::slice(%q, %dim, %start, %half, %step1)
+  %x2 = aten::slice(%q, %dim, %half, %end, %step2)
+  %n = aten::neg(%x2)
+  %l = prim::ListConstruct(%n, %x1)
+  %c = aten::cat(%l, %cdim)
+  %b = aten::mul(%c, %sin)
+)";
+const std::string kRotaryPattern = kRotaryHead + kRotaryBody + "  %y = aten::add(%a, %b, %alpha)\n  return (%y)";
+const std::string kRotarySwappedPattern = kRotaryHead + kRotaryBody + "  %y = aten::add(%b, %a, %alpha)\n  return (%y)";
+const std::string kRotaryReplacement = kRotaryHead + "  %y = kforge::rotary_embedding(%x, %cos, %sin, %half)\n  return (%y)";
 
 std::optional<c10::IValue> constantOf(const torch::jit::Value *v)
 {
@@ -227,6 +251,20 @@ bool rmsNormFusable(const torch::jit::Match &m, const Vars &vars)
            && plainCasts(m, vars) && dtypeOf(get("odt"), get("x")) && isTensor(get("w"));
 }
 
+// The rotary chain is the fused operator's only with: the transpose of dims 1 and 2, both slices and the
+// cat over the last dim (-1) with step 1, the first slice from the start (None or 0) and the second to the
+// end (None), alpha 1, and tensor cos and sin. `half` may be any int value: the operator takes it.
+bool rotaryFusable(const torch::jit::Match &m, const Vars &vars)
+{
+    const auto get = [&](const char *name) { return matched(m, vars, name); };
+    const bool transposed = (isConstInt(get("d0"), 1) && isConstInt(get("d1"), 2)) || (isConstInt(get("d0"), 2) && isConstInt(get("d1"), 1));
+    const auto *half = get("half");
+    return transposed && isConstInt(get("dim"), -1) && isConstInt(get("cdim"), -1) && isConstInt(get("step1"), 1)
+           && isConstInt(get("step2"), 1) && (isConstNone(get("start")) || isConstInt(get("start"), 0)) && isConstNone(get("end"))
+           && isConstInt(get("alpha"), 1) && isTensor(get("cos")) && isTensor(get("sin")) && half
+           && half->type()->isSubtypeOf(*c10::IntType::get());
+}
+
 struct FusedPattern {
     const char *op; // the operator the replacement calls
     std::string pattern, replacement;
@@ -241,6 +279,8 @@ const FusedPattern kPatterns[] = {
     {"kforge::silu_mul", kMulSiluPattern, kSiluMulReplacement, siluMulFusable},
     {"kforge::rms_norm_cast", kWeightFirstRmsPattern, kRmsReplacement, rmsNormFusable},
     {"kforge::rms_norm_cast", kWeightLastRmsPattern, kRmsReplacement, rmsNormFusable},
+    {"kforge::rotary_embedding", kRotaryPattern, kRotaryReplacement, rotaryFusable},
+    {"kforge::rotary_embedding", kRotarySwappedPattern, kRotaryReplacement, rotaryFusable},
 };
 
 int fusedCalls(const std::shared_ptr<torch::jit::Graph> &g)

@@ -12,6 +12,10 @@
 //       silu(gate) * up                                         (the gated MLP's SiLU gate)
 //   kforge::rms_norm_cast(Tensor x, Tensor weight, float eps) -> Tensor
 //       xf = x.float(); weight * (xf * rsqrt(xf.pow(2).mean(-1, True) + eps)).to(x.dtype)   (RMSNorm written out)
+//   kforge::rotary_embedding(Tensor x, Tensor cos, Tensor sin, int half) -> Tensor
+//       q = x.transpose(1, 2); q * cos + cat([-q[..., half:], q[..., :half]], -1) * sin
+//       (the rotary embedding of a projection viewed as [b, s, h, d], with Llama's rotate_half; the
+//       result is [b, h, s, d])
 //
 // rewriteFusedPatterns finds the chains in a TorchScript module's graphs and replaces each by its
 // operator (TorchScript's SubgraphRewriter); an eager Python model would need the same done by an FX pass.
@@ -27,6 +31,7 @@ at::Tensor scaledSoftmaxChain(const at::Tensor &x, double scale, at::ScalarType 
 at::Tensor scaledMaskedSoftmaxChain(const at::Tensor &x, double scale, const at::Tensor &mask, at::ScalarType compute = at::kFloat);
 at::Tensor siluMulChain(const at::Tensor &gate, const at::Tensor &up);
 at::Tensor rmsNormCastChain(const at::Tensor &x, const at::Tensor &weight, double eps, at::ScalarType compute = at::kFloat);
+at::Tensor rotaryChain(const at::Tensor &x, const at::Tensor &cos, const at::Tensor &sin, int64_t half);
 
 // Rewrites every method of the module (and its submodules) in place; returns how many chains it replaced
 // in the module's forward (inlined, it holds every call the forward makes; a module without a forward

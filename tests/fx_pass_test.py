@@ -33,6 +33,9 @@ class Chain(torch.nn.Module):
         self.register_buffer("mask", causal(n, dtype))
         self.register_buffer("scale_tensor", torch.tensor(0.25, dtype=dtype))
         self.register_buffer("weight", torch.linspace(0.5, 1.5, D, dtype=dtype))
+        # Rotary tables [s, d] for q read as a projection's [b, s, h, d] view (s = H here).
+        self.register_buffer("rope_cos", torch.linspace(-1.0, 1.0, H * D, dtype=dtype).view(H, D))
+        self.register_buffer("rope_sin", torch.linspace(0.9, -0.7, H * D, dtype=dtype).view(H, D))
         self.softmax_last = torch.nn.Softmax(dim=-1)
         self.silu = torch.nn.SiLU()
         self.softmax_dim1 = torch.nn.Softmax(dim=1)
@@ -98,6 +101,14 @@ POINTWISE = {
     "rms_norm_fourth_power": ("rms_norm_cast", lambda m, q, k: (lambda xf: m.weight * (xf * torch.rsqrt(xf.pow(4).mean(-1, True) + 1e-6)).to(q.dtype))(q.float())),
     "rms_norm_keepdim_false": ("rms_norm_cast", lambda m, q, k: (lambda xf: m.weight * (xf * torch.rsqrt(xf.pow(2).mean(-1, False) + 1e-6)[..., None]).to(q.dtype))(q.float())),
     "rms_norm_sqrt_divide": ("rms_norm_cast", lambda m, q, k: (lambda xf: m.weight * (xf / torch.sqrt(xf.pow(2).mean(-1, True) + 1e-6)).to(q.dtype))(q.float())),
+    "rotary_decoder": ("rotary_embedding", lambda m, q, k: (lambda t: t * m.rope_cos + torch.cat((-t[..., 2:], t[..., :2]), dim=-1) * m.rope_sin)(q.transpose(1, 2))),
+    "rotary_swapped": ("rotary_embedding", lambda m, q, k: (lambda t: m.rope_sin * torch.cat([-t[..., 2:], t[..., 0:2]], -1) + m.rope_cos * t)(torch.transpose(q, 2, 1))),
+    "rotary_other_half": ("rotary_embedding", lambda m, q, k: (lambda t: t * m.rope_cos + torch.cat((-t[..., 1:], t[..., :1]), dim=-1) * m.rope_sin)(q.transpose(1, 2))),
+    "rotary_halves_swapped": ("rotary_embedding", lambda m, q, k: (lambda t: t * m.rope_cos + torch.cat((t[..., :2], -t[..., 2:]), dim=-1) * m.rope_sin)(q.transpose(1, 2))),
+    "rotary_minus": ("rotary_embedding", lambda m, q, k: (lambda t: t * m.rope_cos - torch.cat((-t[..., 2:], t[..., :2]), dim=-1) * m.rope_sin)(q.transpose(1, 2))),
+    "rotary_q_used_twice": ("rotary_embedding", lambda m, q, k: (lambda t: t * m.rope_cos + torch.cat((-t[..., 2:], t[..., :2]), dim=-1) * m.rope_sin + t)(q.transpose(1, 2))),
+    "rotary_number_tables": ("rotary_embedding", lambda m, q, k: (lambda t: t * 0.5 + torch.cat((-t[..., 2:], t[..., :2]), dim=-1) * 0.25)(q.transpose(1, 2))),
+    "rotary_mismatched_halves": ("rotary_embedding", lambda m, q, k: (lambda t: t * m.rope_cos + torch.cat((-t[..., 1:], t[..., :3]), dim=-1)[..., :4] * m.rope_sin)(q.transpose(1, 2))),
     "rms_norm_constant_dtype": ("rms_norm_cast", lambda m, q, k: (lambda xf: m.weight * (xf * torch.rsqrt(xf.pow(2).mean(-1, True) + 1e-6)).to(torch.float32))(q.float())),
 }
 

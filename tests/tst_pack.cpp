@@ -652,7 +652,9 @@ private slots:
             {"silu_mul_functional", 1}, {"silu_mul_module_swapped", 1}, {"silu_mul_torch_mul", 1}, {"silu_in_place", 0},
             {"silu_times_number", 0}, {"silu_used_twice", 0}, {"sigmoid_mul", 0}, {"rms_norm_decoder", 1}, {"rms_norm_other_spellings", 1},
             {"rms_norm_bfloat16", 1}, {"rms_norm_int_eps", 0}, {"rms_norm_over_dim_2", 0}, {"rms_norm_fourth_power", 0},
-            {"rms_norm_keepdim_false", 0}, {"rms_norm_sqrt_divide", 0}, {"rms_norm_constant_dtype", 0}};
+            {"rms_norm_keepdim_false", 0}, {"rms_norm_sqrt_divide", 0}, {"rms_norm_constant_dtype", 0},
+            {"rotary_decoder", 1}, {"rotary_swapped", 1}, {"rotary_other_half", 1}, {"rotary_halves_swapped", 0}, {"rotary_minus", 0},
+            {"rotary_q_used_twice", 0}, {"rotary_number_tables", 0}, {"rotary_mismatched_halves", 0}};
         for (const auto &[name, n] : rows)
             QTest::newRow(name) << QString::fromLatin1(name) << n;
     }
@@ -752,7 +754,50 @@ private slots:
         }
     }
 
-    // The decoder block's chains in its TorchScript module: both RMS norms, attention's softmax and the SiLU
+    // The rotary embedding's rewrite: the transpose of dims 1 and 2 and Llama's rotate_half at one `half`,
+    // the sum in either order, the transposed view used by nothing else; the rewritten module computes the
+    // same bits.
+    void rewriteRotary_data()
+    {
+        QTest::addColumn<QString>("body");
+        QTest::addColumn<int>("replaced");
+        QTest::newRow("as the decoder writes it") << "q = x.transpose(1, 2)\n    return q * c + torch.cat([-q[..., 4:], q[..., :4]], -1) * s" << 1;
+        QTest::newRow("transpose(2, 1), the sum swapped")
+            << "q = x.transpose(2, 1)\n    return torch.cat([-q[..., 4:], q[..., :4]], -1) * s + q * c" << 1;
+        QTest::newRow("q and k") << "q = x.transpose(1, 2)\n    k = (x * 2.0).transpose(1, 2)\n"
+                                    "    return (q * c + torch.cat([-q[..., 4:], q[..., :4]], -1) * s) + (k * c + torch.cat([-k[..., 4:], k[..., :4]], -1) * s)"
+                                 << 2;
+        QTest::newRow("another half") << "q = x.transpose(1, 2)\n    return q * c + torch.cat([-q[..., 3:], q[..., :3]], -1) * s" << 1;
+        QTest::newRow("halves swapped") << "q = x.transpose(1, 2)\n    return q * c + torch.cat([q[..., :4], -q[..., 4:]], -1) * s" << 0;
+        QTest::newRow("a difference") << "q = x.transpose(1, 2)\n    return q * c - torch.cat([-q[..., 4:], q[..., :4]], -1) * s" << 0;
+        QTest::newRow("q used again") << "q = x.transpose(1, 2)\n    return q * c + torch.cat([-q[..., 4:], q[..., :4]], -1) * s + q" << 0;
+        QTest::newRow("transpose(0, 1)") << "q = x.transpose(0, 1)\n    return q * c + torch.cat([-q[..., 4:], q[..., :4]], -1) * s" << 0;
+        QTest::newRow("the front half of another tensor")
+            << "q = x.transpose(1, 2)\n    return q * c + torch.cat([-q[..., 4:], (q * 2.0)[..., :4]], -1) * s" << 0;
+    }
+
+    void rewriteRotary()
+    {
+        QFETCH(QString, body);
+        QFETCH(int, replaced);
+        torch::jit::Module module("m");
+        module.define("def forward(self, x, c, s):\n    " + body.toStdString() + "\n");
+        auto clone = module.clone();
+        QCOMPARE(runtime::rewriteFusedPatterns(clone), replaced);
+        std::ostringstream os;
+        os << *clone.get_method("forward").graph();
+        int fused = 0;
+        for (size_t at = os.str().find("kforge::rotary_embedding"); at != std::string::npos; at = os.str().find("kforge::rotary_embedding", at + 1))
+            ++fused;
+        QCOMPARE(fused, replaced);
+        torch::NoGradGuard noGrad;
+        for (const auto dtype : {at::kFloat, at::kBFloat16}) {
+            const auto x = at::randn({2, 5, 5, 8}).to(dtype), c = at::randn({5, 8}).to(dtype), s = at::randn({5, 8}).to(dtype);
+            QVERIFY(at::equal(module.forward({x, c, s}).toTensor(), clone.forward({x, c, s}).toTensor()));
+        }
+    }
+
+    // The decoder block's chains in its TorchScript module: both RMS norms, both rotary embeddings, attention's softmax and the SiLU
     // gate are rewritten, and the outputs keep their bits. A CPU pack with a kernel for one fused operator
     // at the decoder's shape takes its calls in kforge-cli run --compare, the outputs within the guard's
     // bounds of the model's.
@@ -763,6 +808,7 @@ private slots:
         QTest::addColumn<int>("calls"); // per forward
         QTest::newRow("silu_mul") << "silu_mul" << "rows=64,cols=344" << 1;
         QTest::newRow("rms_norm_cast") << "rms_norm_cast" << "rows=64,cols=128" << 2;
+        QTest::newRow("rotary_embedding") << "rotary_embedding" << "b=2,s=32,h=4,d=32" << 2;
     }
 
     void fusedDecoderChains()
@@ -779,13 +825,13 @@ private slots:
         }
         auto module = torch::jit::load(path("fdec.pt"));
         auto clone = module.clone();
-        QCOMPARE(runtime::rewriteFusedPatterns(clone), 4);
+        QCOMPARE(runtime::rewriteFusedPatterns(clone), 6);
         std::ostringstream os;
         os << *clone.get_method("forward").graph();
         const auto graph = os.str();
-        for (const char *op : {"kforge::silu_mul", "kforge::rms_norm_cast", "kforge::scaled_masked_softmax"})
+        for (const char *op : {"kforge::silu_mul", "kforge::rms_norm_cast", "kforge::scaled_masked_softmax", "kforge::rotary_embedding"})
             QVERIFY2(graph.find(op) != std::string::npos, graph.c_str());
-        for (const char *op : {"aten::silu", "aten::rsqrt", "aten::softmax"})
+        for (const char *op : {"aten::silu", "aten::rsqrt", "aten::softmax", "aten::cat", "aten::neg"})
             QVERIFY2(graph.find(op) == std::string::npos, graph.c_str());
         {
             torch::NoGradGuard noGrad;
@@ -809,7 +855,7 @@ private slots:
         QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
         const auto j = nlohmann::json::parse(readText(report));
         QVERIFY2(j.at("outputs_match").get<bool>(), j.dump().c_str());
-        QCOMPARE(j.at("fused_chains").get<int>(), 4);
+        QCOMPARE(j.at("fused_chains").get<int>(), 6);
         const auto &c = j.at("counters").at("kforge::" + f);
         QVERIFY2(c.at("taken").get<int64_t>() == int64_t(3 * calls), c.dump().c_str());
     }

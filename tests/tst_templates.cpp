@@ -32,6 +32,8 @@ ShapeBindings smallShape(const std::string &family)
         return {{"n", 2}, {"c", 3}, {"hw", 300}};
     if (family == "scaled_masked_softmax")
         return {{"rows", 16}, {"cols", 300}, {"mrows", 8}};
+    if (family == "rotary_embedding")
+        return {{"b", 2}, {"s", 17}, {"h", 3}, {"d", 64}};
     return {{"rows", 16}, {"cols", 300}};
 }
 
@@ -119,6 +121,11 @@ private slots:
                 if (makeCard(f, {{"outer", 1}, {"dim", 1}, {"inner", 1}}).outputs.at(0).dims.size() == 3)
                     QTest::newRow((f + " outer=32768,dim=65535,inner=1").c_str()) << QString::fromStdString(f)
                                                                                    << QStringLiteral("outer=32768,dim=65535,inner=1");
+                continue;
+            }
+            if (f == "rotary_embedding") { // Llama's head size at a decoder's shape, and Phi-2's 80
+                for (const char *shape : {"b=8,s=2048,h=32,d=128", "b=1,s=4097,h=40,d=80"})
+                    QTest::newRow((f + " " + shape).c_str()) << QString::fromStdString(f) << QString::fromLatin1(shape);
                 continue;
             }
             if (f == "scaled_masked_softmax") {

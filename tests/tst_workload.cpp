@@ -480,6 +480,76 @@ private slots:
         QVERIFY(!TemplateLibrary::builtin().forFamily(c.family, "cuda").empty());
     }
 
+    // The rotary embedding as Llama writes it on a projection's [b, s, h, d] view transposed to [b, h, s, d]:
+    // seven adjacent calls (mul, two slices, neg, cat, mul, add) are one rotary_embedding card, q and k of
+    // one shape one card of two calls; a chain that means something else gives none.
+    void fusedRotaryCards_data()
+    {
+        QTest::addColumn<QString>("variant");
+        QTest::addColumn<int>("calls");
+        QTest::newRow("as the decoder writes it") << "decoder" << 1;
+        QTest::newRow("q and k") << "q and k" << 2;
+        QTest::newRow("an explicit start of 0") << "start 0" << 1;
+        QTest::newRow("q contiguous as [b, h, s, d]") << "contiguous" << 0;
+        QTest::newRow("split off the middle") << "off middle" << 0;
+        QTest::newRow("halves swapped") << "swapped" << 0;
+        QTest::newRow("tables per batch") << "batched tables" << 0;
+        QTest::newRow("a product, not a sum") << "product" << 0;
+    }
+
+    void fusedRotaryCards()
+    {
+        QFETCH(QString, variant);
+        QFETCH(int, calls);
+        const auto v = variant.toStdString();
+        const int64_t b = 2, s = 16, h = 4, d = 64, half = v == "off middle" ? 16 : d / 2;
+        const std::string dt = "bfloat16";
+        auto q = tensor({b, h, s, d}, dt);
+        if (v != "contiguous")
+            q.tensors[0].strides = {s * h * d, d, h * d, 1}; // transpose(1, 2) of a contiguous [b, s, h, d]
+        const auto table = tensor(v == "batched tables" ? Shape{b, 1, s, d} : Shape{s, d}, dt, "other");
+        const auto slice = [&](bool front) {
+            auto start = front ? (v == "start 0" ? scalar("int", 0, "start") : scalar("none", nullptr, "start")) : scalar("int", half, "start");
+            auto end = front ? scalar("int", half, "end") : scalar("none", nullptr, "end");
+            return call("aten::slice", "Tensor", {q, scalar("int", -1, "dim"), start, end, scalar("int", 1, "step")}, 1);
+        };
+        std::vector<CapturedCall> captured;
+        for (int rep = 0; rep < (v == "q and k" ? 2 : 1); ++rep) {
+            captured.push_back(call("aten::mul", "Tensor", {q, table}, 5));
+            captured.push_back(slice(v != "swapped"));
+            captured.push_back(slice(v == "swapped"));
+            auto x2 = q;
+            x2.tensors[0].shape = {b, h, s, d - half};
+            captured.push_back(call("aten::neg", "", {x2}, 2));
+            CallArg parts;
+            parts.name = "tensors";
+            parts.kind = "tensor_list";
+            parts.tensors = {tensor({b, h, s, d - half}, dt).tensors[0], tensor({b, h, s, half}, dt).tensors[0]};
+            captured.push_back(call("aten::cat", "", {parts, scalar("int", -1, "dim")}, 4));
+            captured.push_back(call("aten::mul", "Tensor", {tensor({b, h, s, d}, dt), table}, 5));
+            captured.push_back(v == "product" ? call("aten::mul", "Tensor", {q, tensor({b, h, s, d}, dt, "other")}, 6)
+                                              : call("aten::add", "Tensor", {q, tensor({b, h, s, d}, dt, "other"), scalar("int", 1, "alpha")}, 6));
+        }
+        const auto got = fusedPatternCards(captured, 3);
+        QCOMPARE(got.size(), size_t(calls ? 1 : 0));
+        if (!calls)
+            return;
+        const auto &c = got.front();
+        QCOMPARE(c.family, std::string("rotary_embedding"));
+        QCOMPARE(c.atenOp, std::string("kforge::rotary_embedding"));
+        QCOMPARE(c.key, std::string("rotary_embedding.bfloat16.3"));
+        QVERIFY((c.shape == ShapeBindings{{"b", b}, {"s", s}, {"h", h}, {"d", d}}));
+        QCOMPARE(c.inputs.at(0).dims, (std::vector<std::string>{"b", "s", "h", "d"}));
+        QCOMPARE(c.outputs.at(0).dims, (std::vector<std::string>{"b", "h", "s", "d"}));
+        QCOMPARE(c.referenceArgs.at(3).at("int").get<int64_t>(), d / 2);
+        QCOMPARE(c.calls, int64_t(calls));
+        QCOMPARE(c.workloadMs, calls * (5 + 1 + 1 + 2 + 4 + 5 + 6) / 1000.0);
+        QVERIFY(!TemplateLibrary::builtin().forFamily(c.family, "cpu").empty());
+        QVERIFY(!TemplateLibrary::builtin().forFamily(c.family, "cuda").empty());
+        for (const auto &shape : c.heldOutShapes)
+            QCOMPARE(shape.at("d"), d); // the guard checks half = d / 2 against the card's
+    }
+
     void cardsForAnyCall()
     {
         // A last-dimension softmax matches the softmax family, with the captured operator as reference.
@@ -955,6 +1025,13 @@ def get_init_inputs():
         QCOMPARE(norm->shape.at("cols"), int64_t(128));
         QCOMPARE(norm->referenceArgs.at(2).at("double").get<double>(), 1e-6);
         QCOMPARE(norm->calls, int64_t(2));
+        // The rotary embedding of q and k (the same shape) is one rotary_embedding card of two calls, timed
+        // as the seven calls of each.
+        const auto *rope = cardOfFamily(w, "rotary_embedding");
+        QVERIFY2(rope, qPrintable(r.out));
+        QVERIFY((rope->shape == ShapeBindings{{"b", 2}, {"s", 32}, {"h", 4}, {"d", 32}}));
+        QCOMPARE(rope->referenceArgs.at(3).at("int").get<int64_t>(), int64_t(16));
+        QCOMPARE(rope->calls, int64_t(2));
     }
 
     void profileBuiltinDiffusionAndResnet()

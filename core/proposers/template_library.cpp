@@ -57,6 +57,7 @@ const TemplateLibrary &TemplateLibrary::builtin()
         addCpuAnyDimTemplates(l);
         addCudaAnyDimTemplates(l);
         addFusedSoftmaxTemplates(l);
+        addRotaryTemplates(l);
         addLossTemplates(l);
         addSplitNormTemplates(l);
         addScanTemplates(l);

@@ -72,5 +72,6 @@ void addFusedSoftmaxTemplates(TemplateLibrary &lib);
 void addLossTemplates(TemplateLibrary &lib);
 void addSplitNormTemplates(TemplateLibrary &lib);
 void addScanTemplates(TemplateLibrary &lib);
+void addRotaryTemplates(TemplateLibrary &lib);
 
 } // namespace kforge

@@ -211,6 +211,68 @@ std::optional<Chain> rmsNormCastAt(const std::vector<const CapturedCall *> &top,
     return c;
 }
 
+// A [b, h, s, d] tensor that is the transpose of dims 1 and 2 of a contiguous [b, s, h, d] one (a
+// projection's view): what `linear(..).view(b, s, h, d).transpose(1, 2)` hands the rotary embedding.
+bool transposedHeads(const TensorMeta *t)
+{
+    if (!t || t->shape.size() != 4 || t->strides.size() != 4)
+        return false;
+    const int64_t h = t->shape[1], s = t->shape[2], d = t->shape[3];
+    return t->strides[3] == 1 && t->strides[1] == d && t->strides[2] == h * d && (t->shape[0] == 1 || t->strides[0] == s * h * d);
+}
+
+bool sliceOf(const CapturedCall &c, const TensorMeta &q, bool front, int64_t half)
+{
+    const auto *self = tensorArg(c, "self");
+    const auto *start = arg(c, "start"), *end = arg(c, "end");
+    const auto isNone = [](const CallArg *a) { return a && a->kind == "none"; };
+    return c.qualifiedName() == "aten::slice.Tensor" && self && self->shape == q.shape && self->strides == q.strides
+           && (intArg(c, "dim", -1) || intArg(c, "dim", 3)) && intArg(c, "step", 1)
+           && (front ? (isNone(start) || intArg(c, "start", 0)) && intArg(c, "end", half) : intArg(c, "start", half) && isNone(end));
+}
+
+// The rotary embedding as Llama writes it, starting at top-level call `i`, q the projection's view
+// transposed to [b, h, s, d] and cos, sin [s, d] in q's dtype:
+//   q * cos + cat([-q[..., half:], q[..., :half]], -1) * sin      (half = d / 2)
+// seven adjacent calls: mul.Tensor, slice.Tensor twice, neg, cat, mul.Tensor, add.Tensor.
+std::optional<Chain> rotaryAt(const std::vector<const CapturedCall *> &top, size_t i)
+{
+    const auto &mul = *top[i];
+    const auto *q = tensorArg(mul, "self");
+    const auto *cos = tensorArg(mul, "other");
+    if (i + 7 > top.size() || mul.qualifiedName() != "aten::mul.Tensor" || !transposedHeads(q) || scalarTypeCode(q->dtype) < 0
+        || q->shape[3] % 2 != 0)
+        return std::nullopt;
+    const int64_t s = q->shape[2], d = q->shape[3], half = d / 2;
+    const TensorMeta table{{s, d}, {d, 1}, q->dtype, std::nullopt, std::nullopt};
+    if (!sameTensor(cos, table) || !sliceOf(*top[i + 1], *q, true, half) || !sliceOf(*top[i + 2], *q, false, half))
+        return std::nullopt;
+    auto halfShape = q->shape;
+    halfShape[3] = half;
+    const auto &neg = *top[i + 3], &cat = *top[i + 4], &rot = *top[i + 5], &add = *top[i + 6];
+    const auto *negated = tensorArg(neg, "self");
+    const auto *parts = arg(cat, "tensors");
+    if (neg.qualifiedName() != "aten::neg" || !negated || negated->shape != halfShape || negated->dtype != q->dtype || cat.qualifiedName() != "aten::cat"
+        || !parts || parts->kind != "tensor_list" || parts->tensors.size() != 2 || parts->tensors[0].shape != halfShape
+        || parts->tensors[1].shape != halfShape || !(intArg(cat, "dim", -1) || intArg(cat, "dim", 3)))
+        return std::nullopt;
+    const auto *rself = tensorArg(rot, "self"), *sin = tensorArg(rot, "other");
+    if (rot.qualifiedName() != "aten::mul.Tensor" || !rself || !rself->contiguous() || rself->shape != q->shape || rself->dtype != q->dtype
+        || !sameTensor(sin, table))
+        return std::nullopt;
+    const auto *l = tensorArg(add, "self"), *r = tensorArg(add, "other");
+    if (add.qualifiedName() != "aten::add.Tensor" || !l || !r || l->shape != q->shape || r->shape != q->shape || l->dtype != q->dtype
+        || r->dtype != q->dtype || !intArg(add, "alpha", 1))
+        return std::nullopt;
+    Chain c;
+    c.family = "rotary_embedding";
+    c.shape = {{"b", q->shape[0]}, {"s", s}, {"h", q->shape[1]}, {"d", d}};
+    c.dtype = q->dtype;
+    for (size_t k = i; k < i + 7; ++k)
+        take(c, top, k);
+    return c;
+}
+
 } // namespace
 
 std::vector<OperatorCard> fusedPatternCards(const std::vector<CapturedCall> &calls, int keyIndex)
@@ -226,7 +288,7 @@ std::vector<OperatorCard> fusedPatternCards(const std::vector<CapturedCall> &cal
         if (used[i])
             continue;
         std::optional<Chain> chain;
-        for (const auto matcher : {softmaxChainAt, siluMulAt, rmsNormCastAt})
+        for (const auto matcher : {softmaxChainAt, siluMulAt, rmsNormCastAt, rotaryAt})
             if ((chain = matcher(top, i)))
                 break;
         if (!chain || std::any_of(chain->calls.begin(), chain->calls.end(), [&](size_t k) { return used[k]; }))

@@ -9,7 +9,9 @@
 //   - the gated MLP's SiLU gate, silu(a) * b with a and b of one shape and dtype (aten::silu, then the
 //     aten::mul.Tensor taking its output a few calls later, after the up projection): a silu_mul card;
 //   - RMSNorm written out, `xf = x.float(); w * (xf * rsqrt(xf.pow(2).mean(-1, True) + eps)).to(x.dtype)`
-//     (eight adjacent calls, eps a constant, the weight of the last dimension): an rms_norm_cast card.
+//     (eight adjacent calls, eps a constant, the weight of the last dimension): an rms_norm_cast card;
+//   - the rotary embedding, `q * cos + cat([-q[..., d/2:], q[..., :d/2]], -1) * sin` with q a projection's
+//     [b, s, h, d] view transposed to [b, h, s, d] (seven adjacent calls): a rotary_embedding card.
 // The calls are matched by order, shape and dtype (the profile records no tensor identity); the card's
 // reference is the chain itself, so the guard checks any kernel against what the model computes, and the
 // pack's rewrite (runtime::rewriteFusedPatterns) matches the chain in the model's graph by data flow.

@@ -1,0 +1,75 @@
+// Templates for the fused rotary embedding (runtime/fused_ops.h): x [b, s, h, d] in, y [b, h, s, d] out,
+// cos and sin [s, d]. The head size is the card's: HALF = d / 2 is compiled in, so the pairing of a row's
+// halves costs no index arithmetic.
+#include "proposers/template_library.h"
+#include "proposers/template_sources.h"
+#include "proposers/templates/cuda_prelude.h"
+
+namespace kforge {
+
+namespace {
+
+using J = nlohmann::json;
+
+int64_t halfOf(const OperatorCard &card) { return card.shape.at("d") / 2; }
+
+std::string halfDefine(const OperatorCard &card) { return defineLine("HALF", halfOf(card)); }
+
+KernelTemplate cpuTemplate()
+{
+    const std::string id = "cpu.rotary_embedding.rows";
+    KernelTemplate t;
+    t.id = id;
+    t.family = "rotary_embedding";
+    t.backend = "cpu";
+    t.description = "per row of x: UNROLL pairs (j, j + d/2) rotated by cos and sin, written to the transposed row of y";
+    t.space = {{"unroll", {1, 4, 8, 16}}};
+    t.valid = [](const J &, const OperatorCard &card) { return card.inputs.front().dtype == DType::F32; };
+    t.render = [id](const J &p, const OperatorCard &card) {
+        return paramDefines(id, p) + halfDefine(card) + templateSource("cpu_rows.h") + templateSource("cpu_rotary.cpp");
+    };
+    t.seed = [](const OperatorCard &) { return J{{"unroll", 8}}; };
+    return t;
+}
+
+KernelTemplate cudaTemplate()
+{
+    const std::string id = "cuda.rotary_embedding.rows";
+    KernelTemplate t;
+    t.id = id;
+    t.family = "rotary_embedding";
+    t.backend = "cuda";
+    t.description = "a thread per VEC-element pack of a row's first half and the pack it pairs with: x read once in memory order, "
+                    "y written once to the transposed row, cos and sin from cache";
+    t.space = {{"block", {64, 128, 256, 512, 1024}}, {"vec", {1, 2, 4, 8}}};
+    t.valid = [](const J &p, const OperatorCard &card) {
+        const int vec = p.at("vec");
+        return vec * dtypeSize(card.inputs.front().dtype) <= 16 && halfOf(card) % vec == 0;
+    };
+    t.render = [id](const J &p, const OperatorCard &card) {
+        return paramDefines(id, p) + cudaPrelude(card.inputs.front().dtype) + halfDefine(card) + templateSource("rotary.cu");
+    };
+    t.launch = [](const J &p, const OperatorCard &card) {
+        const int block = p.at("block"), vec = p.at("vec");
+        const std::string threads = "b * s * h * " + std::to_string(halfOf(card) / vec);
+        return cudaOneKernelPlan("kf_rotary", {"ceil_div(" + threads + ", " + std::to_string(block) + ")", 1, 1}, block,
+                                 {"in:x", "in:cos", "in:sin", "out:y", "sym:b", "sym:s", "sym:h"});
+    };
+    t.seed = [](const OperatorCard &card) {
+        int vec = cudaVecFor(card);
+        while (vec > 1 && halfOf(card) % vec != 0)
+            vec /= 2;
+        return J{{"block", 256}, {"vec", vec}};
+    };
+    return t;
+}
+
+} // namespace
+
+void addRotaryTemplates(TemplateLibrary &lib)
+{
+    lib.add(cpuTemplate());
+    lib.add(cudaTemplate());
+}
+
+} // namespace kforge
