@@ -9,8 +9,8 @@
 # compute-sanitizer runs with --report-api-errors no: the worker probes kernel parameters with
 # cuFuncGetParamInfo until it fails, which memcheck would list as API errors.
 #
-# Usage: tools/gpu/run.sh [all|build|tests|bench|check|templates|variants|study|placement|inductor|ncu|guardroom|session|workloads|sweep|kernelbench|profile|sanitizer]...   (default: all)
-# (study, placement, inductor, ncu, guardroom, session, workloads, sweep and kernelbench are run only when named)
+# Usage: tools/gpu/run.sh [all|build|tests|bench|check|fused|templates|variants|study|placement|inductor|ncu|guardroom|session|workloads|sweep|kernelbench|profile|sanitizer]...   (default: all)
+# (fused, study, placement, inductor, ncu, guardroom, session, workloads, sweep and kernelbench are run only when named)
 # Output: $OUT/gpu-tests.log, $OUT/bench.log, and every log in $OUT/logs.tgz.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -98,6 +98,30 @@ if want check; then
   timeout 300 "$build/app/kforge-cli" check-templates --backend cuda --worker "$worker" > "$out/check-templates.log" 2>&1
   grep -E "^FAIL" "$out/check-templates.log" | head -20
   note "check-templates: $(tail -1 "$out/check-templates.log")"
+fi
+
+if asked fused; then
+  # A fused card at real models' shapes (bench/problems/<KFORGE_FUSED_DIR>, default rotary; each problem's
+  # header names its family and shape): the guard sweep of that family, a template search per shape (the
+  # kernel against the chain eager PyTorch runs, in the worker), and the same chain eager and under
+  # torch.compile in one Python process.
+  t0=$(date +%s)
+  dir=${KFORGE_FUSED_DIR:-rotary}; f=$out/fused-$dir; mkdir -p "$f"
+  family=$(grep -ho -- '--family [a-z_]*' bench/problems/$dir/*.py | head -1 | cut -d' ' -f2)
+  timeout 120 "$build/app/kforge-cli" check-templates --backend cuda --family "$family" --worker "$worker" > "$f/check.log" 2>&1
+  grep -E "^FAIL" "$f/check.log" | head; note "check-templates $family: $(tail -1 "$f/check.log")"
+  timeout 200 python3 python/kforge_compile_time.py bench/problems/$dir/*.py --device cuda --out-dir "$f/compile" > "$f/compile.log" 2>&1
+  note "eager and torch.compile: rc=$?"; tail -12 "$f/compile.log"
+  for p in bench/problems/$dir/*.py; do
+    shape=$(grep -ho -- '--shape [a-z0-9=,]*' "$p" | cut -d' ' -f2); dt=$(grep -ho 'torch\.\(bfloat16\|float16\|float32\)$' "$p" | head -1 | cut -d. -f2)
+    name=$(basename "$p" .py)
+    timeout 150 "$build/app/kforge-cli" search --family "$family" --shape "$shape" --dtype "$dt" --backend cuda --nodes ${KFORGE_FUSED_NODES:-6} \
+      --samples 20 --no-lessons --session "$f/$name.kforge" --worker "$worker" > "$f/search-$name.log" 2>&1
+    note "search $name ($shape $dt): rc=$? $(grep -E '^done' "$f/search-$name.log" | cut -c1-160)"
+    grep -E "^node " "$f/search-$name.log" | cut -c1-170
+  done
+  cp -r "$f" "$final/" 2>/dev/null
+  note "fused ($(( $(date +%s) - t0 )) s)"
 fi
 
 if want templates; then
