@@ -414,6 +414,35 @@ private slots:
             QCOMPARE(QString::fromStdString(v.at("status").get<std::string>()), status);
     }
 
+    // A backend no worker offers (cuda on a machine without a GPU) is refused before any node, with the
+    // real worker's reason, and leaves no session; before, the search spent its whole budget on error nodes.
+    void aBackendNoWorkerOffersIsRefused_data()
+    {
+        QTest::addColumn<QStringList>("args");
+        QTest::newRow("search") << QStringList{QStringLiteral("search"), QStringLiteral("--nodes"), QStringLiteral("2")};
+        QTest::newRow("check-templates") << QStringList{QStringLiteral("check-templates"), QStringLiteral("--family"), QStringLiteral("relu")};
+    }
+
+    void aBackendNoWorkerOffersIsRefused()
+    {
+        QFETCH(QStringList, args);
+        args << QStringLiteral("--backend") << QStringLiteral("cuda") << QStringLiteral("--session") << m_dir.filePath(QStringLiteral("nogpu.kforge"));
+        if (args.front() == QStringLiteral("check-templates"))
+            args.removeLast(), args.removeLast(); // it writes no session
+        QFile::remove(m_dir.filePath(QStringLiteral("nogpu.kforge")));
+        const auto r = cli(args, m_dir.path());
+        if (r.code == 0)
+            QSKIP("this machine's worker has a CUDA device");
+        QVERIFY2(r.code == 2, qPrintable(QStringLiteral("exit %1: %2").arg(r.code).arg(r.err)));
+        QVERIFY2(r.err.contains(QStringLiteral("no worker can evaluate cuda kernels (kforge-worker@")), qPrintable(r.err));
+        // The worker's own reason: no driver, no device, or a build without the backend.
+        QVERIFY2(r.err.contains(QStringLiteral("cuInit")) || r.err.contains(QStringLiteral("no CUDA device")) || r.err.contains(QStringLiteral("CUDA backend"))
+                     || r.err.contains(QStringLiteral("libcuda")),
+                 qPrintable(r.err));
+        QVERIFY2(!r.out.contains(QStringLiteral("node ")), qPrintable(r.out));
+        QVERIFY(!QFile::exists(m_dir.filePath(QStringLiteral("nogpu.kforge"))));
+    }
+
     // A worker that answers garbage or dies gives a verdict on stdout and exit status 1; its last
     // words come with our secrets' values redacted.
     void hostileWorkerGivesAVerdict_data()

@@ -248,6 +248,7 @@ void SearchController::runJob(std::shared_ptr<Job> job, SearchRequest r)
         PoolOptions po(r.workerCommand.isEmpty() ? defaultWorkerCommand() : r.workerCommand.toStdString(), r.workers);
         WorkerPool pool(po);
         pool.start(); // before the session exists, so a worker that never starts leaves no empty session
+        pool.requireBackend(r.backend.toStdString()); // and one without the backend says why, before any node
 
         // The steps to run: a campaign's, or the one search as a single step.
         std::vector<CampaignStep> steps = r.campaign;

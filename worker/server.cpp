@@ -30,6 +30,11 @@ void Server::addDevice(std::unique_ptr<Device> device)
     m_devices.push_back(std::move(device));
 }
 
+void Server::noteUnavailable(const std::string &backend, const std::string &why)
+{
+    m_unavailable[backend] = why;
+}
+
 namespace {
 // Past its deadline by this much, a CUDA evaluation is taken to hang: the pipeline's own checks and a
 // CPU sandbox's limit answer before then.
@@ -99,7 +104,8 @@ nlohmann::json Server::hello(const nlohmann::json &id) const
         }
     }
     return {{"id", id}, {"type", "hello"}, {"ok", true}, {"protocol", kProtocolVersion}, {"worker", m_name},
-            {"backends", backends}, {"devices", devices}, {"prepares", prepares}, {"prepare_threads", threads}};
+            {"backends", backends}, {"devices", devices}, {"prepares", prepares}, {"prepare_threads", threads},
+            {"unavailable", m_unavailable}};
 }
 
 nlohmann::json Server::handle(const std::string &line, bool &quit)

@@ -27,6 +27,9 @@ class Server {
 public:
     Server();
     void addDevice(std::unique_ptr<Device> device);
+    // A backend this worker was built for but cannot serve here, and why (no GPU, no driver): its hello
+    // says so, so a client asking for it is told the reason instead of a failure per candidate.
+    void noteUnavailable(const std::string &backend, const std::string &why);
     // Serves until shutdown or end of input; returns the process exit code.
     int serve();
     // Handles one request line; returns the reply (null for a hint, which gets none), and sets `quit`
@@ -41,6 +44,7 @@ private:
     void send(const std::string &line);
 
     std::vector<std::unique_ptr<Device>> m_devices;
+    nlohmann::json m_unavailable = nlohmann::json::object(); // backend -> why
     std::string m_name;
     FILE *m_out = nullptr;
     std::mutex m_outMutex;

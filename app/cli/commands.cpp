@@ -396,14 +396,16 @@ int searchCommand(const Args &args)
     else if (resume)
         po.workers = was.workers;
     po.compileAhead = o.count("--compile-ahead", po.compileAhead, 0, 8);
+    // The workers first: one that cannot start, or offers no such backend, leaves no session file behind.
+    WorkerPool pool(po);
+    pool.start();
+    pool.requireBackend(backend);
     SessionStore store(path);
     ProposerChoice choice;
     choice.spec = proposerSpec;
     choice.baseUrl = resume ? was.baseUrl : o.get("--base-url");
     choice.budget = budget;
     const auto proposer = makeProposer(choice, store, backend);
-    WorkerPool pool(po);
-    pool.start();
 
     int64_t sessionId = was.session.id, opId = was.op.id;
     if (!resume) {
@@ -507,6 +509,7 @@ int campaignCommand(const Args &args)
     po.command = o.get("--worker", defaultWorkerCommand());
     WorkerPool pool(po);
     pool.start();
+    pool.requireBackend(backend);
     const auto device = knowledge::targetDevice(pool.hellos(), backend);
     const double bandwidth = copyBandwidth(pool.hellos(), backend);
     const auto source = campaignSource(workload, bandwidth, backend, llmProposer);
@@ -620,6 +623,7 @@ int evalCommand(const Args &args)
     po.command = o.get("--worker", defaultWorkerCommand());
     WorkerPool pool(po);
     pool.start();
+    pool.requireBackend(cand.backend);
     const Verdict v = pool.evaluate(card, cand, eo);
     pool.shutdown();
     nlohmann::json j = v;
@@ -865,6 +869,7 @@ int checkTemplatesCommand(const Args &args)
     eo.deadlineMs = o.count("--deadline-ms", 60000, 1, kMaxDeadlineMs);
     WorkerPool pool(po);
     pool.start();
+    pool.requireBackend(backend);
     int passed = 0, failed = 0;
     for (const auto &family : cardFamilies()) {
         if (o.has("--family") && o.get("--family") != family)

@@ -433,6 +433,7 @@ int fastpCommand(const Args &args)
     };
     WorkerPool pool(PoolOptions{workerCommand(o), 1});
     pool.start();
+    pool.requireBackend(backend);
     ProfileRequest pr;
     pr.device = backend;
     pr.writeSamples = false;

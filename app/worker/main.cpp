@@ -94,8 +94,10 @@ int main(int argc, char **argv)
     std::string cpuWhyNot;
     if (auto cpu = kforge::worker::makeCpuDevice(&cpuWhyNot))
         server.addDevice(std::move(cpu));
-    else
+    else {
         std::fprintf(stderr, "kforge-worker: no cpu backend: %s\n", cpuWhyNot.c_str());
+        server.noteUnavailable("cpu", cpuWhyNot);
+    }
 #ifdef KFORGE_HAVE_CUDA_BACKEND
     // Without a usable GPU the worker still serves cpu candidates; the log says why cuda is missing.
     // Anything printed while the device comes up goes to stderr, never into the protocol on stdout.
@@ -109,8 +111,12 @@ int main(int argc, char **argv)
     ::close(protocolOut);
     if (cuda)
         server.addDevice(std::move(cuda));
-    else
+    else {
         std::fprintf(stderr, "kforge-worker: no cuda backend: %s\n", whyNot.c_str());
+        server.noteUnavailable("cuda", whyNot);
+    }
+#else
+    server.noteUnavailable("cuda", "this kforge-worker was built without the CUDA backend");
 #endif
     // One-shot mode for profilers that must wrap a process (ncu): evaluate the request in FILE once
     // and print the reply.

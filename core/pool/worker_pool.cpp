@@ -519,6 +519,21 @@ int WorkerPool::lookahead(const std::string &backend) const
     return n;
 }
 
+void WorkerPool::requireBackend(const std::string &backend) const
+{
+    std::string why;
+    for (const auto &h : hellos()) {
+        const auto offered = h.value("backends", nlohmann::json::array());
+        if (std::find(offered.begin(), offered.end(), backend) != offered.end())
+            return;
+        const auto unavailable = h.value("unavailable", nlohmann::json::object());
+        const auto reason = unavailable.contains(backend) && unavailable[backend].is_string() ? unavailable[backend].get<std::string>()
+                                                                                              : "it offers " + offered.dump();
+        why += (why.empty() ? "" : "; ") + h.value("worker", std::string("a worker")) + ": " + reason;
+    }
+    throw Error("no worker can evaluate " + backend + " kernels (" + (why.empty() ? std::string("no worker answered") : why) + ")");
+}
+
 std::vector<nlohmann::json> WorkerPool::hellos() const
 {
     std::lock_guard lock(m_mutex);

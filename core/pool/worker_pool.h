@@ -77,6 +77,10 @@ public:
     void setEventSink(std::function<void(const PoolEvent &)> sink);
     int size() const { return int(m_slots.size()); }
     std::vector<nlohmann::json> hellos() const; // the capabilities of each worker that answered
+    // Throws Error, saying why per worker (its hello's "unavailable", e.g. "no CUDA device is visible"),
+    // when no worker that answered offers `backend`; so a command refuses at once instead of failing
+    // every candidate.
+    void requireBackend(const std::string &backend) const;
     // How many more evaluations than workers are worth keeping queued for this backend: for each worker
     // that compiles ahead for it, the candidates it is told of ahead (PoolOptions::compileAhead).
     int lookahead(const std::string &backend) const;
