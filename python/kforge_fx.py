@@ -45,6 +45,13 @@ The pointwise chains, where the runtime registers their operators (the C++ rewri
     w * (xf * rsqrt(xf.pow(2).mean(-1, True) + eps)).to(x.dtype), xf = x.float()
                                                              by torch.ops.kforge.rms_norm_cast(x, w, eps)
 
+A residual add right before that RMSNorm, where the runtime registers its operator:
+
+    h = a + b; <the RMSNorm above of h>                      by h, y = torch.ops.kforge.add_rms_norm_cast(a, b, w, eps)
+
+a + b with alpha absent or 1, either order; h keeps its other uses (the next residual), which must come after
+the norm in the graph.
+
 The rotary embedding, where the runtime registers its operator:
 
     q = x.transpose(1, 2); q * cos + torch.cat((-q[..., half:], q[..., :half]), dim=-1) * sin
@@ -104,6 +111,13 @@ def _rms_norm_cast_checked(x, weight, eps):
         return torch.ops.kforge.rms_norm_cast(x, weight, eps)
     xf = x.float()
     return weight * (xf * torch.rsqrt(xf.pow(2).mean(-1, True) + eps)).to(x.dtype)
+
+
+def _add_rms_norm_cast_checked(x, residual, weight, eps):
+    if isinstance(x, torch.Tensor) and isinstance(residual, torch.Tensor) and isinstance(weight, torch.Tensor):
+        return torch.ops.kforge.add_rms_norm_cast(x, residual, weight, eps)
+    h = x + residual
+    return h, _rms_norm_cast_checked(h, weight, eps)
 
 
 def _rotary_checked(x, cos, sin, half):
@@ -499,6 +513,20 @@ def _match_rotary(y):
     return None
 
 
+def _residual_before(graph, found):
+    """(a, b) when the RMSNorm chain `found` normalizes h = a + b (alpha absent or 1, two values of the graph)
+    and every other use of h comes after the chain's end (h is then taken from the fused call), else None."""
+    chain, x, w, eps, dtype_read = found
+    operands = _sum_operands(x)
+    if operands is None or w is x:
+        return None
+    order = {n: i for i, n in enumerate(graph.nodes)}
+    end = order[chain[-1]]
+    if any(u not in chain and u is not dtype_read and order[u] < end for u in x.users):
+        return None
+    return operands
+
+
 # --- the pass ------------------------------------------------------------------------------------------
 
 
@@ -543,6 +571,7 @@ def rewrite_fused_patterns(module, concrete_args=None):
     plain_op, masked_op = _ops()
     silu_mul_op, rms_op = _optional_op("silu_mul"), _optional_op("rms_norm_cast")
     rotary_op = _optional_op("rotary_embedding")
+    add_rms_op = _optional_op("add_rms_norm_cast")
     gm = module if isinstance(module, torch.fx.GraphModule) else torch.fx.symbolic_trace(module, concrete_args=concrete_args)
     graph = gm.graph
     erased = set()
@@ -575,6 +604,27 @@ def rewrite_fused_patterns(module, concrete_args=None):
             count += 1
             continue
         found = _match_rms_norm_cast(gm, node) if rms_op is not None else None
+        added = _residual_before(graph, found) if found is not None and add_rms_op is not None else None
+        if added is not None:
+            chain, x, w, eps, dtype_read = found
+            a, b = added
+            y = chain[-1]
+            with graph.inserting_before(y):
+                fused = graph.call_function(_add_rms_norm_cast_checked, (a, b, w, eps))  # a and b are any values of the graph
+                h = graph.call_function(operator.getitem, (fused, 0))
+                normed = graph.call_function(operator.getitem, (fused, 1))
+            y.replace_all_uses_with(normed)
+            for n in reversed(chain):
+                graph.erase_node(n)
+                erased.add(n)
+            if not dtype_read.users:
+                graph.erase_node(dtype_read)
+                erased.add(dtype_read)
+            x.replace_all_uses_with(h)
+            graph.erase_node(x)
+            erased.add(x)
+            count += 1
+            continue
         if found is not None:
             chain, x, w, eps, dtype_read = found
             replace(chain, rms_op if _tensor_attr(gm, w) else _rms_norm_cast_checked, (x, w, eps), [dtype_read])
@@ -601,8 +651,9 @@ def fused_calls(gm):
     """How many calls of each kforge fused operator the GraphModule's graph makes, by operator name
     ("kforge::scaled_masked_softmax": 1, ...); a call checked when it runs counts as its operator's."""
     names = {_scaled_masked_softmax_checked: "kforge::scaled_masked_softmax", _silu_mul_checked: "kforge::silu_mul",
-             _rms_norm_cast_checked: "kforge::rms_norm_cast", _rotary_checked: "kforge::rotary_embedding"}
-    for name in ("scaled_softmax", "scaled_masked_softmax", "silu_mul", "rms_norm_cast", "rotary_embedding"):
+             _rms_norm_cast_checked: "kforge::rms_norm_cast", _rotary_checked: "kforge::rotary_embedding",
+             _add_rms_norm_cast_checked: "kforge::add_rms_norm_cast"}
+    for name in ("scaled_softmax", "scaled_masked_softmax", "silu_mul", "rms_norm_cast", "rotary_embedding", "add_rms_norm_cast"):
         op = _optional_op(name)
         if op is not None:
             names[op] = "kforge::" + name

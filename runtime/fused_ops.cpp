@@ -5,6 +5,7 @@
 
 #include <torch/csrc/jit/ir/constants.h>
 #include <torch/csrc/jit/ir/subgraph_matcher.h>
+#include <torch/csrc/jit/passes/dead_code_elimination.h>
 #include <torch/csrc/jit/passes/inliner.h>
 #include <torch/csrc/jit/passes/subgraph_rewrite.h>
 
@@ -30,6 +31,14 @@ at::Tensor rmsNormCastChain(const at::Tensor &x, const at::Tensor &weight, doubl
     const auto xf = x.to(compute);
     const auto var = xf.pow(2).mean({-1}, true);
     return weight * (xf * at::rsqrt(var + eps)).to(x.scalar_type());
+}
+
+std::tuple<at::Tensor, at::Tensor> addRmsNormCastChain(const at::Tensor &x, const at::Tensor &residual, const at::Tensor &weight, double eps,
+                                                       at::ScalarType compute)
+{
+    auto h = x + residual;
+    auto y = rmsNormCastChain(h, weight, eps, compute);
+    return {std::move(h), std::move(y)};
 }
 
 at::Tensor rotaryChain(const at::Tensor &x, const at::Tensor &cos, const at::Tensor &sin, int64_t half)
@@ -251,6 +260,46 @@ bool rmsNormFusable(const torch::jit::Match &m, const Vars &vars)
            && plainCasts(m, vars) && dtypeOf(get("odt"), get("x")) && isTensor(get("w"));
 }
 
+// A residual add right before the norm (`h = a + b`, then kforge::rms_norm_cast of h, as the rewrite left
+// it) becomes one kforge::add_rms_norm_cast, its second output taking h's other uses. Done on the rewritten
+// graph rather than as a two-output pattern: the matcher anchors a pattern at its first output and will
+// not match a chain whose inner values (h's dtype read by the cast) sit between the add and the norm.
+// Only with alpha 1, two tensors, and every other use of h after the norm (it is the norm's output then).
+int fuseResidualAdds(torch::jit::Graph &g)
+{
+    const auto rms = c10::Symbol::fromQualString("kforge::rms_norm_cast");
+    const auto add = c10::Symbol::fromQualString("aten::add");
+    const auto fused = c10::Symbol::fromQualString("kforge::add_rms_norm_cast");
+    std::vector<torch::jit::Node *> norms;
+    for (auto *n : g.nodes())
+        if (n->kind() == rms)
+            norms.push_back(n);
+    int made = 0;
+    for (auto *norm : norms) {
+        auto *h = norm->input(0);
+        auto *sum = h->node();
+        if (sum->kind() != add || sum->inputs().size() != 3 || !isTensor(sum->input(0)) || !isTensor(sum->input(1)) || !isConstInt(sum->input(2), 1)
+            || sum->owningBlock() != norm->owningBlock())
+            continue;
+        bool later = true;
+        for (const auto &use : h->uses())
+            later &= use.user == norm || use.user->isAfter(norm);
+        if (!later)
+            continue;
+        torch::jit::WithInsertPoint at(norm);
+        auto *node = g.insertNode(g.create(fused, {sum->input(0), sum->input(1), norm->input(1), norm->input(2)}, 2));
+        node->output(0)->setType(h->type());
+        node->output(1)->setType(norm->output()->type());
+        node->copyMetadata(norm);
+        norm->output()->replaceAllUsesWith(node->output(1));
+        h->replaceAllUsesWith(node->output(0));
+        norm->destroy();
+        sum->destroy();
+        ++made;
+    }
+    return made;
+}
+
 // The rotary chain is the fused operator's only with: the transpose of dims 1 and 2, both slices and the
 // cat over the last dim (-1) with step 1, the first slice from the start (None or 0) and the second to the
 // end (None), alpha 1, and tensor cos and sin. `half` may be any int value: the operator takes it.
@@ -288,6 +337,7 @@ int fusedCalls(const std::shared_ptr<torch::jit::Graph> &g)
     std::set<c10::Symbol> ops;
     for (const auto &p : kPatterns)
         ops.insert(c10::Symbol::fromQualString(p.op));
+    ops.insert(c10::Symbol::fromQualString("kforge::add_rms_norm_cast"));
     int n = 0;
     for (const auto *node : g->nodes())
         n += int(ops.count(node->kind()));
@@ -323,6 +373,10 @@ int rewriteFusedPatterns(torch::jit::Module &module)
             rw.RegisterRewritePattern(p.pattern, p.replacement);
             rw.runOnGraph(g, p.fusable);
         }
+    for (auto &g : graphs) {
+        torch::jit::EliminateDeadCode(g); // what the rewritten chains left unused (a dtype read)
+        fuseResidualAdds(*g);
+    }
     int after = 0;
     for (const auto &g : counted)
         after += fusedCalls(g);

@@ -12,6 +12,8 @@
 //       silu(gate) * up                                         (the gated MLP's SiLU gate)
 //   kforge::rms_norm_cast(Tensor x, Tensor weight, float eps) -> Tensor
 //       xf = x.float(); weight * (xf * rsqrt(xf.pow(2).mean(-1, True) + eps)).to(x.dtype)   (RMSNorm written out)
+//   kforge::add_rms_norm_cast(Tensor x, Tensor residual, Tensor weight, float eps) -> (Tensor, Tensor)
+//       h = x + residual; (h, rms_norm_cast(h, weight, eps))   (a sublayer's residual add and the norm after it)
 //   kforge::rotary_embedding(Tensor x, Tensor cos, Tensor sin, int half) -> Tensor
 //       q = x.transpose(1, 2); q * cos + cat([-q[..., half:], q[..., :half]], -1) * sin
 //       (the rotary embedding of a projection viewed as [b, s, h, d], with Llama's rotate_half; the
@@ -20,6 +22,7 @@
 // rewriteFusedPatterns finds the chains in a TorchScript module's graphs and replaces each by its
 // operator (TorchScript's SubgraphRewriter); an eager Python model would need the same done by an FX pass.
 #include <string>
+#include <tuple>
 
 #include <ATen/ATen.h>
 #include <torch/script.h>
@@ -31,6 +34,9 @@ at::Tensor scaledSoftmaxChain(const at::Tensor &x, double scale, at::ScalarType 
 at::Tensor scaledMaskedSoftmaxChain(const at::Tensor &x, double scale, const at::Tensor &mask, at::ScalarType compute = at::kFloat);
 at::Tensor siluMulChain(const at::Tensor &gate, const at::Tensor &up);
 at::Tensor rmsNormCastChain(const at::Tensor &x, const at::Tensor &weight, double eps, at::ScalarType compute = at::kFloat);
+// (h, y): h = x + residual, y = rmsNormCastChain(h, weight, eps, compute).
+std::tuple<at::Tensor, at::Tensor> addRmsNormCastChain(const at::Tensor &x, const at::Tensor &residual, const at::Tensor &weight, double eps,
+                                                       at::ScalarType compute = at::kFloat);
 at::Tensor rotaryChain(const at::Tensor &x, const at::Tensor &cos, const at::Tensor &sin, int64_t half);
 
 // Rewrites every method of the module (and its submodules) in place; returns how many chains it replaced

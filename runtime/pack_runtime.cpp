@@ -349,6 +349,7 @@ TORCH_LIBRARY(kforge, m)
     m.def("scaled_masked_softmax(Tensor x, float scale, Tensor mask) -> Tensor");
     m.def("silu_mul(Tensor gate, Tensor up) -> Tensor");
     m.def("rms_norm_cast(Tensor x, Tensor weight, float eps) -> Tensor");
+    m.def("add_rms_norm_cast(Tensor x, Tensor residual, Tensor weight, float eps) -> (Tensor, Tensor)");
     m.def("rotary_embedding(Tensor x, Tensor cos, Tensor sin, int half) -> Tensor");
 }
 
@@ -360,6 +361,9 @@ TORCH_LIBRARY_IMPL(kforge, CompositeExplicitAutograd, m)
     m.impl("silu_mul", [](const at::Tensor &gate, const at::Tensor &up) { return kforge::runtime::siluMulChain(gate, up); });
     m.impl("rms_norm_cast",
            [](const at::Tensor &x, const at::Tensor &weight, double eps) { return kforge::runtime::rmsNormCastChain(x, weight, eps); });
+    m.impl("add_rms_norm_cast", [](const at::Tensor &x, const at::Tensor &residual, const at::Tensor &weight, double eps) {
+        return kforge::runtime::addRmsNormCastChain(x, residual, weight, eps);
+    });
     m.impl("rotary_embedding", [](const at::Tensor &x, const at::Tensor &cos, const at::Tensor &sin, int64_t half) {
         return kforge::runtime::rotaryChain(x, cos, sin, half);
     });

@@ -101,6 +101,10 @@ POINTWISE = {
     "rms_norm_fourth_power": ("rms_norm_cast", lambda m, q, k: (lambda xf: m.weight * (xf * torch.rsqrt(xf.pow(4).mean(-1, True) + 1e-6)).to(q.dtype))(q.float())),
     "rms_norm_keepdim_false": ("rms_norm_cast", lambda m, q, k: (lambda xf: m.weight * (xf * torch.rsqrt(xf.pow(2).mean(-1, False) + 1e-6)[..., None]).to(q.dtype))(q.float())),
     "rms_norm_sqrt_divide": ("rms_norm_cast", lambda m, q, k: (lambda xf: m.weight * (xf / torch.sqrt(xf.pow(2).mean(-1, True) + 1e-6)).to(q.dtype))(q.float())),
+    "add_rms_decoder": ("add_rms_norm_cast", lambda m, q, k: (lambda h: (lambda xf: h + m.weight * (xf * torch.rsqrt(xf.pow(2).mean(-1, True) + 1e-6)).to(h.dtype))(h.float()))(q + k)),
+    "add_rms_swapped_weight_last": ("add_rms_norm_cast", lambda m, q, k: (lambda h: (lambda xf: (xf * torch.rsqrt(xf.pow(2).mean(-1, True) + 1e-6)).to(h.dtype) * m.weight - h)(h.float()))(torch.add(k, q))),
+    "add_rms_alpha_2": ("add_rms_norm_cast", lambda m, q, k: (lambda h: (lambda xf: h + m.weight * (xf * torch.rsqrt(xf.pow(2).mean(-1, True) + 1e-6)).to(h.dtype))(h.float()))(torch.add(q, k, alpha=2))),
+    "add_rms_h_used_before": ("add_rms_norm_cast", lambda m, q, k: (lambda h: (lambda t, xf: t + m.weight * (xf * torch.rsqrt(xf.pow(2).mean(-1, True) + 1e-6)).to(h.dtype))(h * 2.0, h.float()))(q + k)),
     "rotary_decoder": ("rotary_embedding", lambda m, q, k: (lambda t: t * m.rope_cos + torch.cat((-t[..., 2:], t[..., :2]), dim=-1) * m.rope_sin)(q.transpose(1, 2))),
     "rotary_swapped": ("rotary_embedding", lambda m, q, k: (lambda t: m.rope_sin * torch.cat([-t[..., 2:], t[..., 0:2]], -1) + m.rope_cos * t)(torch.transpose(q, 2, 1))),
     "rotary_other_half": ("rotary_embedding", lambda m, q, k: (lambda t: t * m.rope_cos + torch.cat((-t[..., 1:], t[..., :1]), dim=-1) * m.rope_sin)(q.transpose(1, 2))),
@@ -143,7 +147,7 @@ def case_result(module, inputs_list):
     reference = [module(*inputs) for inputs in inputs_list]
     gm, count = kforge_fx.rewrite_fused_patterns(module)
     again, count_again = kforge_fx.rewrite_fused_patterns(gm)  # in place: nothing left to rewrite
-    return {"count": count, "kforge_calls": kforge_calls(gm), "again": count_again, "in_place": again is gm,
+    return {"count": count, "kforge_calls": kforge_calls(gm), "ops": kforge_fx.fused_calls(gm), "again": count_again, "in_place": again is gm,
             "equal": all(same(gm(*inputs), ref) for inputs, ref in zip(inputs_list, reference))}
 
 

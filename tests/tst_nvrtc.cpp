@@ -276,6 +276,7 @@ extern "C" __global__ void local_array(const float *x, float *y, int k)
             {"batch_norm", "n=4096,c=16,hw=1"}, {"frobenius_norm", "rows=7168,cols=262144"}, {"frobenius_norm", "rows=33,cols=1001"},
             {"layer_norm", "rows=16,cols=4194304"}, {"rms_norm", "rows=64,cols=262147"}, {"group_norm", "n=1,c=64,hw=262144,groups=8"},
             {"scaled_masked_softmax", "rows=524288,cols=2048,mrows=2048"},
+            {"add_rms_norm_cast", "rows=16384,cols=4096"}, {"add_rms_norm_cast", "rows=64,cols=262147"},
             {"rotary_embedding", "b=8,s=2048,h=32,d=128"}, {"rotary_embedding", "b=1,s=4097,h=40,d=80"},
             {"mse_loss", "rows=32768,cols=32768"}, {"mse_loss_sum", "rows=4096,cols=4095"}, {"l1_loss", "rows=4096,cols=4095"},
             {"smooth_l1_loss", "rows=32768,cols=32768"}, {"huber_loss", "rows=4096,cols=4095"},

@@ -654,7 +654,9 @@ private slots:
             {"rms_norm_bfloat16", 1}, {"rms_norm_int_eps", 0}, {"rms_norm_over_dim_2", 0}, {"rms_norm_fourth_power", 0},
             {"rms_norm_keepdim_false", 0}, {"rms_norm_sqrt_divide", 0}, {"rms_norm_constant_dtype", 0},
             {"rotary_decoder", 1}, {"rotary_swapped", 1}, {"rotary_other_half", 1}, {"rotary_halves_swapped", 0}, {"rotary_minus", 0},
-            {"rotary_q_used_twice", 0}, {"rotary_number_tables", 0}, {"rotary_mismatched_halves", 0}};
+            {"rotary_q_used_twice", 0}, {"rotary_number_tables", 0}, {"rotary_mismatched_halves", 0},
+            // a residual add before the norm: one fused call either way, add_rms_norm_cast only where exact
+            {"add_rms_decoder", 1}, {"add_rms_swapped_weight_last", 1}, {"add_rms_alpha_2", 1}, {"add_rms_h_used_before", 1}};
         for (const auto &[name, n] : rows)
             QTest::newRow(name) << QString::fromLatin1(name) << n;
     }
@@ -683,6 +685,30 @@ private slots:
         QCOMPARE(c.at("again").get<int>(), 0); // a GraphModule is rewritten in place, and nothing is left
         QVERIFY(c.at("in_place").get<bool>());
         QVERIFY2(c.at("equal").get<bool>(), c.dump().c_str());
+    }
+
+    // Which operator took the norm after a residual add: the fused add where h's other uses come after the
+    // norm and alpha is 1, the norm alone otherwise.
+    void fxPassFusesTheResidualAdd_data()
+    {
+        QTest::addColumn<QString>("name");
+        QTest::addColumn<QString>("op");
+        QTest::newRow("add_rms_decoder") << "add_rms_decoder" << "kforge::add_rms_norm_cast";
+        QTest::newRow("add_rms_swapped_weight_last") << "add_rms_swapped_weight_last" << "kforge::add_rms_norm_cast";
+        QTest::newRow("add_rms_alpha_2") << "add_rms_alpha_2" << "kforge::rms_norm_cast";
+        QTest::newRow("add_rms_h_used_before") << "add_rms_h_used_before" << "kforge::rms_norm_cast";
+    }
+
+    void fxPassFusesTheResidualAdd()
+    {
+        QFETCH(QString, name);
+        QFETCH(QString, op);
+        if (m_fx.is_null())
+            QSKIP("fxPassRewritesExactChains did not run the FX pass");
+        const auto &c = m_fx.at("cases").at(name.toStdString());
+        if (c.contains("skipped"))
+            QSKIP(c.at("skipped").get<std::string>().c_str());
+        QVERIFY2(c.at("ops") == nlohmann::json({{op.toStdString(), 1}}), c.dump().c_str());
     }
 
     // The rewritten eager module with fusedAttentionSoftmax's CPU pack: the covered chain takes the pack's
@@ -754,6 +780,46 @@ private slots:
         }
     }
 
+    // A residual add right before the written-out RMSNorm becomes kforge::add_rms_norm_cast, whose first
+    // output takes the add's other uses; an add that is not a residual leaves the norm alone fused. The
+    // rewritten module computes the same bits.
+    void rewriteResidualNorm_data()
+    {
+        QTest::addColumn<QString>("body");
+        QTest::addColumn<QString>("op");
+        const char *norm = "(xf * torch.rsqrt(xf.pow(2).mean(-1, True) + 1e-06)).to(h.dtype)";
+        const auto row = [&](const char *name, const std::string &add, const char *weighted, const char *result, const char *op) {
+            QTest::newRow(name) << QString::fromStdString("h = " + add + "\n    xf = h.float()\n    y = " + weighted + "\n    return " + result)
+                                << QString::fromLatin1(op);
+        };
+        const std::string wFirst = std::string("w * ") + norm, wLast = std::string(norm) + " * w";
+        row("as the decoder writes it", "a + b", wFirst.c_str(), "h + y", "kforge::add_rms_norm_cast");
+        row("the weight last, torch.add", "torch.add(a, b)", wLast.c_str(), "h * 2.0 + y", "kforge::add_rms_norm_cast");
+        row("h used only by the norm", "b + a", wFirst.c_str(), "y", "kforge::add_rms_norm_cast");
+        row("alpha 2", "torch.add(a, b, alpha=2)", wFirst.c_str(), "h + y", "kforge::rms_norm_cast");
+        row("a number added", "a + 1.0", wFirst.c_str(), "h + y", "kforge::rms_norm_cast");
+    }
+
+    void rewriteResidualNorm()
+    {
+        QFETCH(QString, body);
+        QFETCH(QString, op);
+        torch::jit::Module module("m");
+        module.define("def forward(self, a, b, w):\n    " + body.toStdString() + "\n");
+        auto clone = module.clone();
+        QCOMPARE(runtime::rewriteFusedPatterns(clone), 1);
+        std::ostringstream os;
+        os << *clone.get_method("forward").graph();
+        const auto graph = os.str();
+        QVERIFY2(graph.find(op.toStdString() + "(") != std::string::npos, graph.c_str());
+        QVERIFY2(graph.find("aten::rsqrt") == std::string::npos, graph.c_str());
+        torch::NoGradGuard noGrad;
+        for (const auto dtype : {at::kFloat, at::kBFloat16}) {
+            const auto a = at::randn({3, 5, 64}).to(dtype), b = at::randn({3, 5, 64}).to(dtype), w = at::randn({64}).to(dtype);
+            QVERIFY(at::equal(module.forward({a, b, w}).toTensor(), clone.forward({a, b, w}).toTensor()));
+        }
+    }
+
     // The rotary embedding's rewrite: the transpose of dims 1 and 2 and Llama's rotate_half at one `half`,
     // the sum in either order, the transposed view used by nothing else; the rewritten module computes the
     // same bits.
@@ -807,7 +873,8 @@ private slots:
         QTest::addColumn<QString>("shape");
         QTest::addColumn<int>("calls"); // per forward
         QTest::newRow("silu_mul") << "silu_mul" << "rows=64,cols=344" << 1;
-        QTest::newRow("rms_norm_cast") << "rms_norm_cast" << "rows=64,cols=128" << 2;
+        QTest::newRow("rms_norm_cast") << "rms_norm_cast" << "rows=64,cols=128" << 1;
+        QTest::newRow("add_rms_norm_cast") << "add_rms_norm_cast" << "rows=64,cols=128" << 1;
         QTest::newRow("rotary_embedding") << "rotary_embedding" << "b=2,s=32,h=4,d=32" << 2;
     }
 
@@ -829,7 +896,8 @@ private slots:
         std::ostringstream os;
         os << *clone.get_method("forward").graph();
         const auto graph = os.str();
-        for (const char *op : {"kforge::silu_mul", "kforge::rms_norm_cast", "kforge::scaled_masked_softmax", "kforge::rotary_embedding"})
+        for (const char *op : {"kforge::silu_mul", "kforge::rms_norm_cast", "kforge::add_rms_norm_cast", "kforge::scaled_masked_softmax",
+                               "kforge::rotary_embedding"})
             QVERIFY2(graph.find(op) != std::string::npos, graph.c_str());
         for (const char *op : {"aten::silu", "aten::rsqrt", "aten::softmax", "aten::cat", "aten::neg"})
             QVERIFY2(graph.find(op) == std::string::npos, graph.c_str());

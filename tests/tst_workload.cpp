@@ -428,20 +428,26 @@ private slots:
     void fusedRmsNormCards_data()
     {
         QTest::addColumn<QString>("variant");
-        QTest::addColumn<bool>("fused");
-        QTest::newRow("as the decoder writes it") << "decoder" << true;
-        QTest::newRow("weight last") << "weight last" << true;
-        QTest::newRow("no upcast") << "no upcast" << false;
-        QTest::newRow("mean without keepdim") << "no keepdim" << false;
-        QTest::newRow("cube, not square") << "cube" << false;
-        QTest::newRow("cast to another dtype") << "other cast" << false;
-        QTest::newRow("weight of another length") << "short weight" << false;
+        QTest::addColumn<QString>("family"); // of the one card expected, "" for none
+        QTest::newRow("as the decoder writes it") << "decoder" << "rms_norm_cast";
+        QTest::newRow("weight last") << "weight last" << "rms_norm_cast";
+        QTest::newRow("no upcast") << "no upcast" << "";
+        QTest::newRow("mean without keepdim") << "no keepdim" << "";
+        QTest::newRow("cube, not square") << "cube" << "";
+        QTest::newRow("cast to another dtype") << "other cast" << "";
+        QTest::newRow("weight of another length") << "short weight" << "";
+        // A sublayer's residual add right before: the add and the norm are one card, h and y its outputs.
+        QTest::newRow("after a residual add") << "residual" << "add_rms_norm_cast";
+        QTest::newRow("after an add with alpha 2") << "residual alpha 2" << "rms_norm_cast";
+        QTest::newRow("after an add of a broadcast row") << "residual row" << "rms_norm_cast";
+        QTest::newRow("after an add of float32 tensors") << "residual float32" << "rms_norm_cast";
     }
 
     void fusedRmsNormCards()
     {
         QFETCH(QString, variant);
-        QFETCH(bool, fused);
+        QFETCH(QString, family);
+        const bool fused = !family.isEmpty();
         const auto v = variant.toStdString();
         const Shape x = {2, 8, 128}, stats = {2, 8, 1};
         const auto cast = [](const Shape &shape, const std::string &from, int code) {
@@ -449,6 +455,11 @@ private slots:
                                               scalar("bool", false, "copy"), scalar("none", nullptr, "memory_format")}, 1);
         };
         std::vector<CapturedCall> calls;
+        if (v.rfind("residual", 0) == 0) {
+            const std::string dt = v == "residual float32" ? "float32" : "bfloat16";
+            calls.push_back(call("aten::add", "Tensor", {tensor(x, dt), tensor(v == "residual row" ? Shape{128} : x, dt, "other"),
+                                                         scalar("int", v == "residual alpha 2" ? 2 : 1, "alpha")}, 5));
+        }
         if (v != "no upcast")
             calls.push_back(cast(x, "bfloat16", 6));
         calls.push_back(call("aten::pow", "Tensor_Scalar", {tensor(x), scalar("int", v == "cube" ? 3 : 2, "exponent")}, 2));
@@ -467,8 +478,18 @@ private slots:
         if (!fused)
             return;
         const auto &c = got.front();
-        QCOMPARE(c.family, std::string("rms_norm_cast"));
-        QCOMPARE(c.atenOp, std::string("kforge::rms_norm_cast"));
+        QCOMPARE(c.family, family.toStdString());
+        QCOMPARE(c.atenOp, "kforge::" + family.toStdString());
+        if (family == QStringLiteral("add_rms_norm_cast")) {
+            QCOMPARE(c.inputs.at(1).dims, (std::vector<std::string>{"rows", "cols"}));
+            QCOMPARE(c.inputs.at(2).dims, std::vector<std::string>{"cols"});
+            QCOMPARE(c.outputs.size(), size_t(2)); // h, the next residual, and the norm
+            QCOMPARE(c.referenceArgs.at(3).at("double").get<double>(), 1e-5);
+            QCOMPARE(c.workloadMs, (5 + 13) / 1000.0);
+            QVERIFY(!TemplateLibrary::builtin().forFamily(c.family, "cpu").empty());
+            QVERIFY(!TemplateLibrary::builtin().forFamily(c.family, "cuda").empty());
+            return;
+        }
         QCOMPARE(c.shape.at("rows"), int64_t(16));
         QCOMPARE(c.shape.at("cols"), int64_t(128));
         QCOMPARE(c.inputs.at(0).dtype, DType::BF16);
@@ -1018,13 +1039,19 @@ def get_init_inputs():
         QCOMPARE(gate->inputs.at(0).dtype, silu->inputs.at(0).dtype);
         QCOMPARE(gate->calls, int64_t(1));
         QVERIFY(gate->workloadMs > silu->workloadMs);
-        // Both RMS norms (before attention and before the MLP) are one rms_norm_cast card of two calls.
+        // The RMS norm before attention is an rms_norm_cast card; the one before the MLP follows the
+        // attention's residual add, and the two are one add_rms_norm_cast card.
         const auto *norm = cardOfFamily(w, "rms_norm_cast");
         QVERIFY2(norm, qPrintable(r.out));
         QCOMPARE(norm->shape.at("rows"), int64_t(2 * 32));
         QCOMPARE(norm->shape.at("cols"), int64_t(128));
         QCOMPARE(norm->referenceArgs.at(2).at("double").get<double>(), 1e-6);
-        QCOMPARE(norm->calls, int64_t(2));
+        QCOMPARE(norm->calls, int64_t(1));
+        const auto *addNorm = cardOfFamily(w, "add_rms_norm_cast");
+        QVERIFY2(addNorm, qPrintable(r.out));
+        QCOMPARE(addNorm->shape, norm->shape);
+        QCOMPARE(addNorm->referenceArgs.at(3).at("double").get<double>(), 1e-6);
+        QCOMPARE(addNorm->calls, int64_t(1));
         // The rotary embedding of q and k (the same shape) is one rotary_embedding card of two calls, timed
         // as the seven calls of each.
         const auto *rope = cardOfFamily(w, "rotary_embedding");

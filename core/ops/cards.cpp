@@ -168,6 +168,20 @@ const std::map<std::string, std::function<OperatorCard(const ShapeBindings &, DT
              c.flopsPerElement = 4;
              return c;
          }},
+        // The residual add before an RMSNorm written out, as a decoder's sublayer ends (runtime/fused_ops.h):
+        // h = x + residual, y = rms_norm_cast(h); both are outputs (h is the next residual). eps is the model's.
+        {"add_rms_norm_cast", [](const ShapeBindings &s, DType dt) {
+             auto c = rowCard("add_rms_norm_cast", s, dt);
+             c.atenSchema = "kforge::add_rms_norm_cast(Tensor x, Tensor residual, Tensor weight, float eps) -> (Tensor, Tensor)";
+             c.atenOp = "kforge::add_rms_norm_cast";
+             c.errorModel = ErrorModel::Normalization;
+             c.inputs.push_back({"residual", {"rows", "cols"}, dt});
+             c.inputs.push_back({"weight", {"cols"}, dt, "randn_unscaled"});
+             c.outputs = {{"h", {"rows", "cols"}, dt}, {"y", {"rows", "cols"}, dt}};
+             c.referenceArgs = J::array({{{"input", 0}}, {{"input", 1}}, {{"input", 2}}, {{"double", 1e-6}}});
+             c.flopsPerElement = 5;
+             return c;
+         }},
         {"group_norm", [](const ShapeBindings &s, DType dt) {
              OperatorCard c;
              c.family = "group_norm";

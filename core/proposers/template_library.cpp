@@ -58,6 +58,7 @@ const TemplateLibrary &TemplateLibrary::builtin()
         addCudaAnyDimTemplates(l);
         addFusedSoftmaxTemplates(l);
         addRotaryTemplates(l);
+        addResidualNormTemplates(l);
         addLossTemplates(l);
         addSplitNormTemplates(l);
         addScanTemplates(l);

@@ -73,5 +73,6 @@ void addLossTemplates(TemplateLibrary &lib);
 void addSplitNormTemplates(TemplateLibrary &lib);
 void addScanTemplates(TemplateLibrary &lib);
 void addRotaryTemplates(TemplateLibrary &lib);
+void addResidualNormTemplates(TemplateLibrary &lib);
 
 } // namespace kforge

@@ -211,6 +211,31 @@ std::optional<Chain> rmsNormCastAt(const std::vector<const CapturedCall *> &top,
     return c;
 }
 
+// A sublayer's residual add and the RMSNorm after it, starting at top-level call `i`: aten::add.Tensor of
+// two tensors of one shape and dtype (alpha 1), then the written-out RMSNorm (rmsNormCastAt) of a tensor of
+// that shape and dtype. Its card's fourth argument is the norm's eps.
+std::optional<Chain> addRmsNormAt(const std::vector<const CapturedCall *> &top, size_t i)
+{
+    const auto &add = *top[i];
+    const auto *a = tensorArg(add, "self"), *b = tensorArg(add, "other");
+    if (i + 9 > top.size() || add.qualifiedName() != "aten::add.Tensor" || !a || !a->contiguous() || !sameTensor(b, *a) || !intArg(add, "alpha", 1))
+        return std::nullopt;
+    auto norm = rmsNormCastAt(top, i + 1);
+    const auto *x = tensorArg(*top[i + 1], "self");
+    if (!norm || !x || x->shape != a->shape || x->dtype != a->dtype)
+        return std::nullopt;
+    Chain c;
+    c.family = "add_rms_norm_cast";
+    c.shape = norm->shape;
+    c.dtype = norm->dtype;
+    c.args[3] = norm->args.at(2);
+    take(c, top, i);
+    for (size_t k : norm->calls)
+        c.calls.push_back(k);
+    c.us += norm->us;
+    return c;
+}
+
 // A [b, h, s, d] tensor that is the transpose of dims 1 and 2 of a contiguous [b, s, h, d] one (a
 // projection's view): what `linear(..).view(b, s, h, d).transpose(1, 2)` hands the rotary embedding.
 bool transposedHeads(const TensorMeta *t)
@@ -288,7 +313,7 @@ std::vector<OperatorCard> fusedPatternCards(const std::vector<CapturedCall> &cal
         if (used[i])
             continue;
         std::optional<Chain> chain;
-        for (const auto matcher : {softmaxChainAt, siluMulAt, rmsNormCastAt, rotaryAt})
+        for (const auto matcher : {softmaxChainAt, siluMulAt, addRmsNormAt, rmsNormCastAt, rotaryAt})
             if ((chain = matcher(top, i)))
                 break;
         if (!chain || std::any_of(chain->calls.begin(), chain->calls.end(), [&](size_t k) { return used[k]; }))

@@ -10,6 +10,8 @@
 //     aten::mul.Tensor taking its output a few calls later, after the up projection): a silu_mul card;
 //   - RMSNorm written out, `xf = x.float(); w * (xf * rsqrt(xf.pow(2).mean(-1, True) + eps)).to(x.dtype)`
 //     (eight adjacent calls, eps a constant, the weight of the last dimension): an rms_norm_cast card;
+//   - a sublayer's residual add right before that RMSNorm, `h = x + r` (aten::add.Tensor of two tensors of
+//     one shape and dtype, then the eight calls on h): an add_rms_norm_cast card, h and the norm both outputs;
 //   - the rotary embedding, `q * cos + cat([-q[..., d/2:], q[..., :d/2]], -1) * sin` with q a projection's
 //     [b, s, h, d] view transposed to [b, h, s, d] (seven adjacent calls): a rotary_embedding card.
 // The calls are matched by order, shape and dtype (the profile records no tensor identity); the card's

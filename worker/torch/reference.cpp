@@ -150,6 +150,11 @@ std::vector<at::Tensor> callComposite(const OperatorCard &card, const std::vecto
         const double eps = card.referenceArgs.size() > 2 ? card.referenceArgs[2].value("double", 1e-6) : 1e-6;
         return {runtime::rmsNormCastChain(in.at(0), in.at(1), eps, computeType)};
     }
+    if (name == "add_rms_norm_cast") { // the chain as the model makes it, its upcast in float64 for a float64 reference
+        const double eps = card.referenceArgs.size() > 3 ? card.referenceArgs[3].value("double", 1e-6) : 1e-6;
+        auto [h, y] = runtime::addRmsNormCastChain(in.at(0), in.at(1), in.at(2), eps, computeType);
+        return {h, y};
+    }
     if (name == "rotary_embedding") { // the chain as the model makes it, at the inputs' own dtype; half is the card's
         const int64_t half = card.referenceArgs.size() > 3 ? card.referenceArgs[3].value("int", in.at(0).size(-1) / 2) : in.at(0).size(-1) / 2;
         return {runtime::rotaryChain(in.at(0), in.at(1), in.at(2), half)};
