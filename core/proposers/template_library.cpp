@@ -1,4 +1,5 @@
 #include "proposers/template_library.h"
+#include "proposers/template_sources.h"
 
 #include <cctype>
 #include <cstdio>
@@ -8,6 +9,23 @@ namespace kforge {
 std::string defineLine(const std::string &name, const nlohmann::json &value)
 {
     return "#define " + name + " " + (value.is_string() ? value.get<std::string>() : value.dump()) + "\n";
+}
+
+KernelTemplate cpuUnrolledRowsTemplate(const std::string &family, std::string description,
+                                       std::function<std::string(const OperatorCard &)> defines, const std::string &source)
+{
+    KernelTemplate t;
+    t.id = "cpu." + family + ".rows";
+    t.family = family;
+    t.backend = "cpu";
+    t.description = std::move(description);
+    t.space = {{"unroll", {1, 4, 8, 16}}};
+    t.valid = [](const nlohmann::json &, const OperatorCard &card) { return card.inputs.front().dtype == DType::F32; };
+    t.render = [id = t.id, defines = std::move(defines), source](const nlohmann::json &p, const OperatorCard &card) {
+        return paramDefines(id, p) + defines(card) + templateSource("cpu_rows.h") + templateSource(source);
+    };
+    t.seed = [](const OperatorCard &) { return nlohmann::json{{"unroll", 8}}; };
+    return t;
 }
 
 std::string paramDefines(const std::string &templateId, const nlohmann::json &params)

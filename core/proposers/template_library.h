@@ -57,6 +57,11 @@ std::string epsDefine(double eps, bool floatLiteral = true);
 // norm's momentum).
 double lastDoubleArg(const OperatorCard &card);
 
+// A CPU template "cpu.<family>.rows" over float32 cards: UNROLL in {1, 4, 8, 16} (seed 8), its source
+// the card's defines (from `defines`) then cpu_rows.h then `source` (a file of resources/templates).
+KernelTemplate cpuUnrolledRowsTemplate(const std::string &family, std::string description,
+                                       std::function<std::string(const OperatorCard &)> defines, const std::string &source);
+
 // Registration hooks, one per source file of templates.
 void addCpuSoftmaxTemplates(TemplateLibrary &lib);
 void addCpuRowwiseTemplates(TemplateLibrary &lib);

@@ -18,23 +18,6 @@ double cardEps(const OperatorCard &card)
     return card.referenceArgs.size() > 3 ? card.referenceArgs[3].value("double", 1e-6) : 1e-6;
 }
 
-KernelTemplate cpuTemplate()
-{
-    const std::string id = "cpu.add_rms_norm_cast.rows";
-    KernelTemplate t;
-    t.id = id;
-    t.family = "add_rms_norm_cast";
-    t.backend = "cpu";
-    t.description = "per row: h = x + residual with UNROLL partial sums of squares, then h normalized times the weight";
-    t.space = {{"unroll", {1, 4, 8, 16}}};
-    t.valid = [](const J &, const OperatorCard &card) { return card.inputs.front().dtype == DType::F32; };
-    t.render = [id](const J &p, const OperatorCard &card) {
-        return paramDefines(id, p) + epsDefine(cardEps(card), false) + templateSource("cpu_rows.h") + templateSource("cpu_add_rms.cpp");
-    };
-    t.seed = [](const OperatorCard &) { return J{{"unroll", 8}}; };
-    return t;
-}
-
 KernelTemplate cudaTemplate()
 {
     const std::string id = "cuda.add_rms_norm_cast.rows";
@@ -73,7 +56,9 @@ KernelTemplate cudaTemplate()
 
 void addResidualNormTemplates(TemplateLibrary &lib)
 {
-    lib.add(cpuTemplate());
+    lib.add(cpuUnrolledRowsTemplate("add_rms_norm_cast",
+                                    "per row: h = x + residual with UNROLL partial sums of squares, then h normalized times the weight",
+                                    [](const OperatorCard &card) { return epsDefine(cardEps(card), false); }, "cpu_add_rms.cpp"));
     lib.add(cudaTemplate());
 }
 

@@ -15,23 +15,6 @@ int64_t halfOf(const OperatorCard &card) { return card.shape.at("d") / 2; }
 
 std::string halfDefine(const OperatorCard &card) { return defineLine("HALF", halfOf(card)); }
 
-KernelTemplate cpuTemplate()
-{
-    const std::string id = "cpu.rotary_embedding.rows";
-    KernelTemplate t;
-    t.id = id;
-    t.family = "rotary_embedding";
-    t.backend = "cpu";
-    t.description = "per row of x: UNROLL pairs (j, j + d/2) rotated by cos and sin, written to the transposed row of y";
-    t.space = {{"unroll", {1, 4, 8, 16}}};
-    t.valid = [](const J &, const OperatorCard &card) { return card.inputs.front().dtype == DType::F32; };
-    t.render = [id](const J &p, const OperatorCard &card) {
-        return paramDefines(id, p) + halfDefine(card) + templateSource("cpu_rows.h") + templateSource("cpu_rotary.cpp");
-    };
-    t.seed = [](const OperatorCard &) { return J{{"unroll", 8}}; };
-    return t;
-}
-
 KernelTemplate cudaTemplate()
 {
     const std::string id = "cuda.rotary_embedding.rows";
@@ -68,7 +51,9 @@ KernelTemplate cudaTemplate()
 
 void addRotaryTemplates(TemplateLibrary &lib)
 {
-    lib.add(cpuTemplate());
+    lib.add(cpuUnrolledRowsTemplate("rotary_embedding",
+                                    "per row of x: UNROLL pairs (j, j + d/2) rotated by cos and sin, written to the transposed row of y",
+                                    halfDefine, "cpu_rotary.cpp"));
     lib.add(cudaTemplate());
 }
 
