@@ -67,7 +67,7 @@ ShapeBindings benchShape(const std::string &family, const std::string &backend)
         return {{"rows", gpu ? 4096 : 128}, {"cols", gpu ? 4096 : 512}, {"mrows", gpu ? 64 : 16}};
     if (dimFamily(family))
         return {{"outer", 8}, {"dim", gpu ? 300 : 64}, {"inner", gpu ? 1000 : 128}};
-    if (family == "rotary_embedding")
+    if (family.rfind("rotary_embedding", 0) == 0)
         return {{"b", gpu ? 8 : 2}, {"s", gpu ? 512 : 64}, {"h", gpu ? 32 : 4}, {"d", gpu ? 128 : 64}};
     return {{"rows", gpu ? 4096 : 128}, {"cols", gpu ? 4096 : 512}};
 }

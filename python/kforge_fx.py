@@ -58,8 +58,8 @@ The rotary embedding, where the runtime registers its operator:
                                                              by torch.ops.kforge.rotary_embedding(x, cos, sin, half)
 
 x is the projection's [b, s, h, d] view; the transpose is x.transpose(1, 2) (or 2, 1; torch.transpose) used only
-by the chain; the slices `q[..., :half]` (or `0:half`) and `q[..., half:]` at one `half` (a number, or a value
-of the graph such as `q.shape[-1] // 2`); the cat of the negated back half and the front half over dim -1; each
+by the chain; the slices `q[..., :half]` (or `0:half`) and `q[..., half:]` at one `half` (a number or a value of the
+graph, or each slice's own `q.shape[-1] // 2` or `q.size(-1) // 2`, as Hugging Face's rotate_half writes it); the cat of the negated back half and the front half over dim -1; each
 product either way round and the sum either order. cos and sin are values of the graph (a Python number there
 takes the chain as written).
 
@@ -466,6 +466,26 @@ def _same_value(a, b):
     return a is b or (_is_number(a) and _is_number(b) and type(a) is int and type(b) is int and a == b)
 
 
+def _half_of_last_dim(node, q):
+    """The nodes, first to last, when the node computes q's last dimension // 2 (`q.shape[-1] // 2` or
+    `q.size(-1) // 2`, as Hugging Face's rotate_half writes it), each used only by the next; else None."""
+    if not (isinstance(node, torch.fx.Node) and _is_function(node, operator.floordiv) and len(node.args) == 2 and not node.kwargs
+            and type(node.args[1]) is int and node.args[1] == 2 and isinstance(node.args[0], torch.fx.Node)):
+        return None
+    n = node.args[0]
+    if _is_method(n, "size") and n.args == (q, -1) and not n.kwargs:
+        nodes = [n]
+    elif _is_function(n, operator.getitem) and len(n.args) == 2 and n.args[1] == -1 and isinstance(n.args[0], torch.fx.Node):
+        shape = n.args[0]
+        whole = (_is_function(shape, getattr) and shape.args == (q, "shape")) or (_is_method(shape, "size") and shape.args == (q,))
+        if not whole or shape.kwargs or not _single_use(shape, n):
+            return None
+        nodes = [shape, n]
+    else:
+        return None
+    return nodes + [node] if _single_use(n, node) else None
+
+
 def _rotated_half(cat):
     """(q, half, nodes) when the node is torch.cat((-q[..., half:], q[..., :half]), -1), else None."""
     if not _is_function(cat, torch.cat):
@@ -481,11 +501,19 @@ def _rotated_half(cat):
         return None
     back = neg.args[0]
     b, f = _last_dim_slice(back) if isinstance(back, torch.fx.Node) else None, _last_dim_slice(front)
-    if b is None or f is None or b[0] is not f[0] or b[2] is not None or f[1] not in (None, 0) or not _same_value(b[1], f[2]):
+    if b is None or f is None or b[0] is not f[0] or b[2] is not None or f[1] not in (None, 0):
         return None
     if not (_single_use(neg, cat) and _single_use(front, cat) and _single_use(back, neg)):
         return None
-    return b[0], b[1], [back, front, neg, cat]
+    q = b[0]
+    if _same_value(b[1], f[2]):
+        return q, b[1], [back, front, neg, cat], []
+    # Each slice computing q's half itself: the first computation is kept (re-pointed at x, whose last
+    # dimension is q's), the other dropped.
+    kept, dropped = _half_of_last_dim(b[1], q), _half_of_last_dim(f[2], q)
+    if kept is None or dropped is None or not _single_use(b[1], back) or not _single_use(f[2], front):
+        return None
+    return q, b[1], [back, front, neg, cat], (kept, dropped)
 
 
 def _match_rotary(y):
@@ -502,14 +530,19 @@ def _match_rotary(y):
             rotated = _rotated_half(cat)
             if rotated is None or not _single_use(cat, b):
                 continue
-            q, half, nodes = rotated
+            q, half, nodes, computed = rotated
             for q2, cos in (pa, pa[::-1]):
                 x = _transposed_1_2(q)
                 if q2 is not q or x is None or cos is q or sin is q:
                     continue
-                if not _only_used_by(q, {a, nodes[0], nodes[1]}):
+                if not _only_used_by(q, {a, nodes[0], nodes[1]} | ({computed[0][0], computed[1][0]} if computed else set())):
                     continue
-                return [q] + nodes + [b, a, y], x, cos, sin, half
+                if computed:
+                    computed[0][0].replace_input_with(q, x)  # x.shape[-1] is q.shape[-1]: the transpose keeps the last
+                    dropped = computed[1]
+                else:
+                    dropped = []
+                return [q] + dropped + nodes + [b, a, y], x, cos, sin, half
     return None
 
 

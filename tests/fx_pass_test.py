@@ -33,7 +33,10 @@ class Chain(torch.nn.Module):
         self.register_buffer("mask", causal(n, dtype))
         self.register_buffer("scale_tensor", torch.tensor(0.25, dtype=dtype))
         self.register_buffer("weight", torch.linspace(0.5, 1.5, D, dtype=dtype))
-        # Rotary tables [s, d] for q read as a projection's [b, s, h, d] view (s = H here).
+        # Rotary tables [s, d] for q read as a projection's [b, s, h, d] view (s = H here), and per sequence
+        # [b, s, d] as Hugging Face's rotary module gives them (unsqueezed to [b, 1, s, d] by the chain).
+        self.register_buffer("rope_cos_b", torch.linspace(-1.0, 1.0, B * H * D, dtype=dtype).view(B, H, D))
+        self.register_buffer("rope_sin_b", torch.linspace(0.8, -0.6, B * H * D, dtype=dtype).view(B, H, D))
         self.register_buffer("rope_cos", torch.linspace(-1.0, 1.0, H * D, dtype=dtype).view(H, D))
         self.register_buffer("rope_sin", torch.linspace(0.9, -0.7, H * D, dtype=dtype).view(H, D))
         self.softmax_last = torch.nn.Softmax(dim=-1)
@@ -42,6 +45,17 @@ class Chain(torch.nn.Module):
 
     def forward(self, q, k):
         return self.body(self, q, k)
+
+
+def rotate_half_hf(x):
+    """Hugging Face's rotate_half, as transformers writes it."""
+    x1 = x[..., : x.shape[-1] // 2]
+    x2 = x[..., x.shape[-1] // 2 :]
+    return torch.cat((-x2, x1), dim=-1)
+
+
+def rotate_half_size(x):
+    return torch.cat((-x[..., x.size(-1) // 2 :], x[..., : x.size(-1) // 2]), dim=-1)
 
 
 def mm(q, k):
@@ -105,6 +119,9 @@ POINTWISE = {
     "add_rms_swapped_weight_last": ("add_rms_norm_cast", lambda m, q, k: (lambda h: (lambda xf: (xf * torch.rsqrt(xf.pow(2).mean(-1, True) + 1e-6)).to(h.dtype) * m.weight - h)(h.float()))(torch.add(k, q))),
     "add_rms_alpha_2": ("add_rms_norm_cast", lambda m, q, k: (lambda h: (lambda xf: h + m.weight * (xf * torch.rsqrt(xf.pow(2).mean(-1, True) + 1e-6)).to(h.dtype))(h.float()))(torch.add(q, k, alpha=2))),
     "add_rms_h_used_before": ("add_rms_norm_cast", lambda m, q, k: (lambda h: (lambda t, xf: t + m.weight * (xf * torch.rsqrt(xf.pow(2).mean(-1, True) + 1e-6)).to(h.dtype))(h * 2.0, h.float()))(q + k)),
+    "rotary_hugging_face": ("rotary_embedding", lambda m, q, k: (lambda t, c, s: (t * c) + (rotate_half_hf(t) * s))(q.transpose(1, 2), m.rope_cos_b.unsqueeze(1), m.rope_sin_b.unsqueeze(1))),
+    "rotary_size_method": ("rotary_embedding", lambda m, q, k: (lambda t: t * m.rope_cos + rotate_half_size(t) * m.rope_sin)(q.transpose(1, 2))),
+    "rotary_half_of_another_tensor": ("rotary_embedding", lambda m, q, k: (lambda t: t * m.rope_cos + torch.cat((-t[..., k.shape[-1] // 2:], t[..., :k.shape[-1] // 2]), dim=-1) * m.rope_sin)(q.transpose(1, 2))),
     "rotary_decoder": ("rotary_embedding", lambda m, q, k: (lambda t: t * m.rope_cos + torch.cat((-t[..., 2:], t[..., :2]), dim=-1) * m.rope_sin)(q.transpose(1, 2))),
     "rotary_swapped": ("rotary_embedding", lambda m, q, k: (lambda t: m.rope_sin * torch.cat([-t[..., 2:], t[..., 0:2]], -1) + m.rope_cos * t)(torch.transpose(q, 2, 1))),
     "rotary_other_half": ("rotary_embedding", lambda m, q, k: (lambda t: t * m.rope_cos + torch.cat((-t[..., 1:], t[..., :1]), dim=-1) * m.rope_sin)(q.transpose(1, 2))),

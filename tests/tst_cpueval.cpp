@@ -226,7 +226,7 @@ private slots:
                                   : dimFamily(name)          ? ShapeBindings{{"outer", 4}, {"dim", 33}, {"inner", cols / 16 + 1}}
                                   : nchwFamily(name)         ? ShapeBindings{{"n", 2}, {"c", 8}, {"hw", cols}}
                                   : name == "scaled_masked_softmax" ? ShapeBindings{{"rows", 16}, {"cols", cols}, {"mrows", 8}}
-                                  : name == "rotary_embedding" ? ShapeBindings{{"b", 2}, {"s", cols / 16 + 1}, {"h", 3}, {"d", 64}}
+                                  : name.rfind("rotary_embedding", 0) == 0 ? ShapeBindings{{"b", 2}, {"s", cols / 16 + 1}, {"h", 3}, {"d", 64}}
                                                             : ShapeBindings{{"rows", 16}, {"cols", cols}};
         const auto card = makeCard(name, shape, dtypeFromName(dtype.toStdString()));
         EvalOptions o;

@@ -278,6 +278,7 @@ extern "C" __global__ void local_array(const float *x, float *y, int k)
             {"scaled_masked_softmax", "rows=524288,cols=2048,mrows=2048"},
             {"add_rms_norm_cast", "rows=16384,cols=4096"}, {"add_rms_norm_cast", "rows=64,cols=262147"},
             {"rotary_embedding", "b=8,s=2048,h=32,d=128"}, {"rotary_embedding", "b=1,s=4097,h=40,d=80"},
+            {"rotary_embedding_batched", "b=4,s=4096,h=32,d=128"},
             {"mse_loss", "rows=32768,cols=32768"}, {"mse_loss_sum", "rows=4096,cols=4095"}, {"l1_loss", "rows=4096,cols=4095"},
             {"smooth_l1_loss", "rows=32768,cols=32768"}, {"huber_loss", "rows=4096,cols=4095"},
             {"kl_div", "rows=16384,cols=16384"}, {"soft_margin_loss", "rows=32768,cols=32768"}, {"soft_margin_loss", "rows=7,cols=33"},

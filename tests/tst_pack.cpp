@@ -654,7 +654,8 @@ private slots:
             {"rms_norm_bfloat16", 1}, {"rms_norm_int_eps", 0}, {"rms_norm_over_dim_2", 0}, {"rms_norm_fourth_power", 0},
             {"rms_norm_keepdim_false", 0}, {"rms_norm_sqrt_divide", 0}, {"rms_norm_constant_dtype", 0},
             {"rotary_decoder", 1}, {"rotary_swapped", 1}, {"rotary_other_half", 1}, {"rotary_halves_swapped", 0}, {"rotary_minus", 0},
-            {"rotary_q_used_twice", 0}, {"rotary_number_tables", 0}, {"rotary_mismatched_halves", 0},
+            {"rotary_q_used_twice", 0}, {"rotary_number_tables", 0}, {"rotary_mismatched_halves", 0}, {"rotary_hugging_face", 1},
+            {"rotary_size_method", 1}, {"rotary_half_of_another_tensor", 0},
             // a residual add before the norm: one fused call either way, add_rms_norm_cast only where exact
             {"add_rms_decoder", 1}, {"add_rms_swapped_weight_last", 1}, {"add_rms_alpha_2", 1}, {"add_rms_h_used_before", 1}};
         for (const auto &[name, n] : rows)

@@ -514,7 +514,8 @@ private slots:
         QTest::newRow("q contiguous as [b, h, s, d]") << "contiguous" << 0;
         QTest::newRow("split off the middle") << "off middle" << 0;
         QTest::newRow("halves swapped") << "swapped" << 0;
-        QTest::newRow("tables per batch") << "batched tables" << 0;
+        QTest::newRow("tables per sequence, [b, 1, s, d]") << "batched tables" << 1;
+        QTest::newRow("tables [b, s, d]") << "tables without the head axis" << 0;
         QTest::newRow("a product, not a sum") << "product" << 0;
     }
 
@@ -528,7 +529,10 @@ private slots:
         auto q = tensor({b, h, s, d}, dt);
         if (v != "contiguous")
             q.tensors[0].strides = {s * h * d, d, h * d, 1}; // transpose(1, 2) of a contiguous [b, s, h, d]
-        const auto table = tensor(v == "batched tables" ? Shape{b, 1, s, d} : Shape{s, d}, dt, "other");
+        const Shape tableShape = v == "batched tables"                 ? Shape{b, 1, s, d}
+                                 : v == "tables without the head axis" ? Shape{b, s, d}
+                                                                       : Shape{s, d};
+        const auto table = tensor(tableShape, dt, "other");
         const auto slice = [&](bool front) {
             auto start = front ? (v == "start 0" ? scalar("int", 0, "start") : scalar("none", nullptr, "start")) : scalar("int", half, "start");
             auto end = front ? scalar("int", half, "end") : scalar("none", nullptr, "end");
@@ -556,10 +560,16 @@ private slots:
         if (!calls)
             return;
         const auto &c = got.front();
-        QCOMPARE(c.family, std::string("rotary_embedding"));
+        const bool batched = v == "batched tables";
+        const std::string family = batched ? "rotary_embedding_batched" : "rotary_embedding";
+        QCOMPARE(c.family, family);
         QCOMPARE(c.atenOp, std::string("kforge::rotary_embedding"));
-        QCOMPARE(c.key, std::string("rotary_embedding.bfloat16.3"));
-        QVERIFY((c.shape == ShapeBindings{{"b", b}, {"s", s}, {"h", h}, {"d", d}}));
+        QCOMPARE(c.key, family + ".bfloat16.3");
+        QCOMPARE(c.shape.at("b"), b);
+        QCOMPARE(c.shape.at("s"), s);
+        QCOMPARE(c.shape.at("h"), h);
+        QCOMPARE(c.shape.at("d"), d);
+        QCOMPARE(c.inputs.at(1).dims.size(), size_t(batched ? 4 : 2));
         QCOMPARE(c.inputs.at(0).dims, (std::vector<std::string>{"b", "s", "h", "d"}));
         QCOMPARE(c.outputs.at(0).dims, (std::vector<std::string>{"b", "h", "s", "d"}));
         QCOMPARE(c.referenceArgs.at(3).at("int").get<int64_t>(), d / 2);

@@ -880,7 +880,7 @@ int checkTemplatesCommand(const Args &args)
                                   : dimFamily(family)          ? ShapeBindings{{"outer", 8}, {"dim", 300}, {"inner", 1000}}
                                   : nchwFamily(family)         ? ShapeBindings{{"n", 4}, {"c", 16}, {"hw", 4096}}
                                   : family == "scaled_masked_softmax" ? ShapeBindings{{"rows", 256}, {"cols", 4096}, {"mrows", 64}}
-                                  : family == "rotary_embedding" ? ShapeBindings{{"b", 2}, {"s", 333}, {"h", 5}, {"d", 80}}
+                                  : family.rfind("rotary_embedding", 0) == 0 ? ShapeBindings{{"b", 2}, {"s", 333}, {"h", 5}, {"d", 80}}
                                                               : ShapeBindings{{"rows", 200}, {"cols", 4096}};
         // Templates only for rows too long for one block (the row-group ones) get a long, ragged row.
         const ShapeBindings longShape = {{"rows", 16}, {"cols", 150001}};

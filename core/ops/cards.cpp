@@ -40,6 +40,40 @@ OperatorCard rowCard(const std::string &family, const ShapeBindings &s, DType dt
     return c;
 }
 
+// The rotary embedding as Llama writes it (runtime/fused_ops.h): x is a projection viewed as [b, s, h, d],
+// contiguous; y = q * cos + rotate_half(q) * sin for q = x.transpose(1, 2), written [b, h, s, d]. The tables
+// are the model's: [s, d] shared by the batch (rotary_embedding), or [b, 1, s, d] per sequence as Hugging
+// Face passes them after `cos.unsqueeze(1)` (rotary_embedding_batched; t is that broadcast axis, always 1).
+// half = d / 2 is a reference argument the pack's guard checks on every call, so the held-out shapes keep
+// the card's head size d.
+OperatorCard rotaryCard(const std::string &family, const ShapeBindings &s, DType dt)
+{
+    OperatorCard c;
+    c.family = family;
+    const bool batched = family == "rotary_embedding_batched";
+    c.key = family + ".bshd." + dtypeName(dt);
+    const int64_t b = needSymbol(s, "b", family), seq = needSymbol(s, "s", family), h = needSymbol(s, "h", family), d = needSymbol(s, "d", family);
+    if (d < 2 || d % 2 != 0)
+        throw Error("a " + family + " card needs an even head size d (rotate_half splits it in two), not d " + std::to_string(d));
+    if (batched && s.count("t") && s.at("t") != 1)
+        throw Error("a rotary_embedding_batched card's tables are [b, 1, s, d]: t is 1, not " + std::to_string(s.at("t")));
+    c.shape = {{"b", b}, {"s", seq}, {"h", h}, {"d", d}};
+    c.heldOutShapes = {{{"b", 1}, {"s", seq + 3}, {"h", 3}, {"d", d}}, {{"b", b + 1}, {"s", 5}, {"h", h + 1}, {"d", d}}};
+    if (batched) {
+        c.shape["t"] = 1;
+        for (auto &held : c.heldOutShapes)
+            held["t"] = 1;
+    }
+    const std::vector<std::string> table = batched ? std::vector<std::string>{"b", "t", "s", "d"} : std::vector<std::string>{"s", "d"};
+    c.inputs = {{"x", {"b", "s", "h", "d"}, dt}, {"cos", table, dt, "randn_unscaled"}, {"sin", table, dt, "randn_unscaled"}};
+    c.outputs = {{"y", {"b", "h", "s", "d"}, dt}};
+    c.atenSchema = "kforge::rotary_embedding(Tensor x, Tensor cos, Tensor sin, int half) -> Tensor";
+    c.atenOp = "kforge::rotary_embedding";
+    c.referenceArgs = J::array({{{"input", 0}}, {{"input", 1}}, {{"input", 2}}, {{"int", d / 2}}});
+    c.flopsPerElement = 3;
+    return c;
+}
+
 // Families over a middle dimension: x viewed as [outer, dim, inner] (inner > 1 when dim is not the last
 // dimension), reduced or normalized along dim; the reference is the ATen operator over dim 1 of that view.
 OperatorCard dimCard(const std::string &family, const ShapeBindings &s, DType dt, bool reduces)
@@ -232,28 +266,8 @@ const std::map<std::string, std::function<OperatorCard(const ShapeBindings &, DT
              c.flopsPerElement = 7;
              return c;
          }},
-        // The rotary embedding as Llama writes it (runtime/fused_ops.h): x is a projection viewed as
-        // [b, s, h, d], contiguous; y = q * cos + rotate_half(q) * sin for q = x.transpose(1, 2), written
-        // [b, h, s, d]; cos and sin are the model's [s, d] tables. half = d / 2 is a reference argument the
-        // pack's guard checks on every call, so the held-out shapes keep the card's head size d.
-        {"rotary_embedding", [](const ShapeBindings &s, DType dt) {
-             OperatorCard c;
-             c.family = "rotary_embedding";
-             c.key = "rotary_embedding.bshd." + dtypeName(dt);
-             const int64_t b = needSymbol(s, "b", c.family), seq = needSymbol(s, "s", c.family), h = needSymbol(s, "h", c.family),
-                           d = needSymbol(s, "d", c.family);
-             if (d < 2 || d % 2 != 0)
-                 throw Error("a rotary_embedding card needs an even head size d (rotate_half splits it in two), not d " + std::to_string(d));
-             c.shape = {{"b", b}, {"s", seq}, {"h", h}, {"d", d}};
-             c.heldOutShapes = {{{"b", 1}, {"s", seq + 3}, {"h", 3}, {"d", d}}, {{"b", b + 1}, {"s", 5}, {"h", h + 1}, {"d", d}}};
-             c.inputs = {{"x", {"b", "s", "h", "d"}, dt}, {"cos", {"s", "d"}, dt, "randn_unscaled"}, {"sin", {"s", "d"}, dt, "randn_unscaled"}};
-             c.outputs = {{"y", {"b", "h", "s", "d"}, dt}};
-             c.atenSchema = "kforge::rotary_embedding(Tensor x, Tensor cos, Tensor sin, int half) -> Tensor";
-             c.atenOp = "kforge::rotary_embedding";
-             c.referenceArgs = J::array({{{"input", 0}}, {{"input", 1}}, {{"input", 2}}, {{"int", d / 2}}});
-             c.flopsPerElement = 3;
-             return c;
-         }},
+        {"rotary_embedding", [](const ShapeBindings &s, DType dt) { return rotaryCard("rotary_embedding", s, dt); }},
+        {"rotary_embedding_batched", [](const ShapeBindings &s, DType dt) { return rotaryCard("rotary_embedding_batched", s, dt); }},
         {"sum", [](const ShapeBindings &s, DType dt) {
              auto c = rowCard("sum", s, dt);
              c.outputs = {{"y", {"rows"}, dt}};

@@ -257,7 +257,8 @@ bool sliceOf(const CapturedCall &c, const TensorMeta &q, bool front, int64_t hal
 }
 
 // The rotary embedding as Llama writes it, starting at top-level call `i`, q the projection's view
-// transposed to [b, h, s, d] and cos, sin [s, d] in q's dtype:
+// transposed to [b, h, s, d] and cos, sin in q's dtype, [s, d] or [b, 1, s, d] (Hugging Face's, one per
+// sequence: rotary_embedding_batched):
 //   q * cos + cat([-q[..., half:], q[..., :half]], -1) * sin      (half = d / 2)
 // seven adjacent calls: mul.Tensor, slice.Tensor twice, neg, cat, mul.Tensor, add.Tensor.
 std::optional<Chain> rotaryAt(const std::vector<const CapturedCall *> &top, size_t i)
@@ -269,7 +270,10 @@ std::optional<Chain> rotaryAt(const std::vector<const CapturedCall *> &top, size
         || q->shape[3] % 2 != 0)
         return std::nullopt;
     const int64_t s = q->shape[2], d = q->shape[3], half = d / 2;
-    const TensorMeta table{{s, d}, {d, 1}, q->dtype, std::nullopt, std::nullopt};
+    const TensorMeta shared{{s, d}, {d, 1}, q->dtype, std::nullopt, std::nullopt};
+    const TensorMeta perSequence{{q->shape[0], 1, s, d}, {}, q->dtype, std::nullopt, std::nullopt};
+    const bool batched = sameTensor(cos, perSequence);
+    const TensorMeta &table = batched ? perSequence : shared;
     if (!sameTensor(cos, table) || !sliceOf(*top[i + 1], *q, true, half) || !sliceOf(*top[i + 2], *q, false, half))
         return std::nullopt;
     auto halfShape = q->shape;
@@ -290,7 +294,7 @@ std::optional<Chain> rotaryAt(const std::vector<const CapturedCall *> &top, size
         || r->dtype != q->dtype || !intArg(add, "alpha", 1))
         return std::nullopt;
     Chain c;
-    c.family = "rotary_embedding";
+    c.family = batched ? "rotary_embedding_batched" : "rotary_embedding";
     c.shape = {{"b", q->shape[0]}, {"s", s}, {"h", q->shape[1]}, {"d", d}};
     c.dtype = q->dtype;
     for (size_t k = i; k < i + 7; ++k)

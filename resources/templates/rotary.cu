@@ -4,7 +4,8 @@
 //   y[j + HALF] = x[j + HALF] cos[j + HALF] + x[j] sin[j + HALF]          (rotate_half = cat(-x2, x1))
 // HALF = D / 2 is the card's, compiled in (the pack's guard checks each call's). A thread takes VEC elements
 // of a row's first half and the VEC they pair with, so every element of x is read once and every element of
-// y written once; cos and sin [s, D] are shared by all batches and heads and stay in cache. Consecutive
+// y written once; cos and sin, [s, D] shared by the batch or with TABLE_BATCH [b, 1, s, D] one per
+// sequence, are shared by the heads and stay in cache. Consecutive
 // threads walk x in memory order (a row's packs, then the next head's row). Misaligned pointers take
 // element loads.
 #define D (2 * HALF)
@@ -31,7 +32,8 @@ kf_rotary(const T *__restrict__ x, const T *__restrict__ cs, const T *__restrict
     const long long hi = r % h, bs = r / h, si = bs % s, bi = bs / s;
     const bool vec_ok = aligned_to(x, VEC * sizeof(T)) && aligned_to(cs, VEC * sizeof(T)) && aligned_to(sn, VEC * sizeof(T))
                         && aligned_to(y, VEC * sizeof(T));
-    const T *xr = x + r * D + j, *cr = cs + si * D + j, *sr = sn + si * D + j;
+    const long long trow = TABLE_BATCH ? bi * s + si : si;
+    const T *xr = x + r * D + j, *cr = cs + trow * D + j, *sr = sn + trow * D + j;
     T *yr = y + ((bi * h + hi) * s + si) * D + j;
     float x1[VEC], x2[VEC], c1[VEC], c2[VEC], s1[VEC], s2[VEC];
     rotary_load(xr, x1, vec_ok);

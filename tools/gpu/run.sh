@@ -107,14 +107,15 @@ if asked fused; then
   # torch.compile in one Python process.
   t0=$(date +%s)
   dir=${KFORGE_FUSED_DIR:-rotary}; f=$out/fused-$dir; mkdir -p "$f"
-  family=$(grep -ho -- '--family [a-z_]*' bench/problems/$dir/*.py | head -1 | cut -d' ' -f2)
-  timeout 120 "$build/app/kforge-cli" check-templates --backend cuda --family "$family" --worker "$worker" > "$f/check.log" 2>&1
-  grep -E "^FAIL" "$f/check.log" | head; note "check-templates $family: $(tail -1 "$f/check.log")"
+  for family in $(grep -ho -- '--family [a-z_]*' bench/problems/$dir/*.py | cut -d' ' -f2 | sort -u); do
+    timeout 120 "$build/app/kforge-cli" check-templates --backend cuda --family "$family" --worker "$worker" > "$f/check-$family.log" 2>&1
+    grep -E "^FAIL" "$f/check-$family.log" | head; note "check-templates $family: $(tail -1 "$f/check-$family.log")"
+  done
   timeout 200 python3 python/kforge_compile_time.py bench/problems/$dir/*.py --device cuda --out-dir "$f/compile" > "$f/compile.log" 2>&1
   note "eager and torch.compile: rc=$?"; tail -12 "$f/compile.log"
   for p in bench/problems/$dir/*.py; do
     shape=$(grep -ho -- '--shape [a-z0-9=,]*' "$p" | cut -d' ' -f2); dt=$(grep -ho 'torch\.\(bfloat16\|float16\|float32\)$' "$p" | head -1 | cut -d. -f2)
-    name=$(basename "$p" .py)
+    name=$(basename "$p" .py); family=$(grep -ho -- '--family [a-z_]*' "$p" | cut -d' ' -f2)
     timeout 150 "$build/app/kforge-cli" search --family "$family" --shape "$shape" --dtype "$dt" --backend cuda --nodes ${KFORGE_FUSED_NODES:-6} \
       --samples 20 --no-lessons --session "$f/$name.kforge" --worker "$worker" > "$f/search-$name.log" 2>&1
     note "search $name ($shape $dt): rc=$? $(grep -E '^done' "$f/search-$name.log" | cut -c1-160)"

@@ -1,5 +1,5 @@
 // Templates for the fused rotary embedding (runtime/fused_ops.h): x [b, s, h, d] in, y [b, h, s, d] out,
-// cos and sin [s, d]. The head size is the card's: HALF = d / 2 is compiled in, so the pairing of a row's
+// cos and sin [s, d] (rotary_embedding) or [b, 1, s, d] (rotary_embedding_batched). The head size is the card's: HALF = d / 2 is compiled in, so the pairing of a row's
 // halves costs no index arithmetic.
 #include "proposers/template_library.h"
 #include "proposers/template_sources.h"
@@ -13,14 +13,18 @@ using J = nlohmann::json;
 
 int64_t halfOf(const OperatorCard &card) { return card.shape.at("d") / 2; }
 
-std::string halfDefine(const OperatorCard &card) { return defineLine("HALF", halfOf(card)); }
-
-KernelTemplate cudaTemplate()
+// HALF, and TABLE_BATCH: 1 where the tables are [b, 1, s, d] (one per sequence), 0 for [s, d].
+std::string halfDefine(const OperatorCard &card)
 {
-    const std::string id = "cuda.rotary_embedding.rows";
+    return defineLine("HALF", halfOf(card)) + defineLine("TABLE_BATCH", card.inputs.at(1).dims.size() == 4 ? 1 : 0);
+}
+
+KernelTemplate cudaTemplate(const std::string &family)
+{
+    const std::string id = "cuda." + family + ".rows";
     KernelTemplate t;
     t.id = id;
-    t.family = "rotary_embedding";
+    t.family = family;
     t.backend = "cuda";
     t.description = "a thread per VEC-element pack of a row's first half and the pack it pairs with: x read once in memory order, "
                     "y written once to the transposed row, cos and sin from cache";
@@ -51,10 +55,12 @@ KernelTemplate cudaTemplate()
 
 void addRotaryTemplates(TemplateLibrary &lib)
 {
-    lib.add(cpuUnrolledRowsTemplate("rotary_embedding",
-                                    "per row of x: UNROLL pairs (j, j + d/2) rotated by cos and sin, written to the transposed row of y",
-                                    halfDefine, "cpu_rotary.cpp"));
-    lib.add(cudaTemplate());
+    for (const char *family : {"rotary_embedding", "rotary_embedding_batched"}) {
+        lib.add(cpuUnrolledRowsTemplate(family,
+                                        "per row of x: UNROLL pairs (j, j + d/2) rotated by cos and sin, written to the transposed row of y",
+                                        halfDefine, "cpu_rotary.cpp"));
+        lib.add(cudaTemplate(family));
+    }
 }
 
 } // namespace kforge
