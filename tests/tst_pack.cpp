@@ -799,6 +799,10 @@ private slots:
         row("h used only by the norm", "b + a", wFirst.c_str(), "y", "kforge::add_rms_norm_cast");
         row("alpha 2", "torch.add(a, b, alpha=2)", wFirst.c_str(), "h + y", "kforge::rms_norm_cast");
         row("a number added", "a + 1.0", wFirst.c_str(), "h + y", "kforge::rms_norm_cast");
+        // Control flow: h used in a branch after the norm is taken from the fused call.
+        QTest::newRow("h used in a branch after the norm")
+            << QString::fromStdString("h = a + b\n    xf = h.float()\n    y = " + wFirst + "\n    if bool(y.sum() > 0):\n        return h + y\n    return y")
+            << QStringLiteral("kforge::add_rms_norm_cast");
     }
 
     void rewriteResidualNorm()
