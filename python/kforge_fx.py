@@ -518,7 +518,7 @@ def _rotated_half(cat):
 
 def _match_rotary(y):
     """q * cos + rotate_half(q) * sin with q = x.transpose(1, 2), products and sum either way round:
-    (nodes to remove, x, cos, sin, half), or None."""
+    (nodes to remove, x, cos, sin, half, the node reading q's shape for half or None), or None."""
     operands = _sum_operands(y)
     if operands is None:
         return None
@@ -537,12 +537,10 @@ def _match_rotary(y):
                     continue
                 if not _only_used_by(q, {a, nodes[0], nodes[1]} | ({computed[0][0], computed[1][0]} if computed else set())):
                     continue
-                if computed:
-                    computed[0][0].replace_input_with(q, x)  # x.shape[-1] is q.shape[-1]: the transpose keeps the last
-                    dropped = computed[1]
-                else:
-                    dropped = []
-                return [q] + dropped + nodes + [b, a, y], x, cos, sin, half
+                # The half computation kept reads q's shape; the pass re-points it at x (whose last dimension
+                # is q's) before q goes, and the other computation goes with the chain.
+                kept, dropped = computed if computed else ([None], [])
+                return [q] + dropped + nodes + [b, a, y], x, cos, sin, half, kept[0]
     return None
 
 
@@ -599,7 +597,8 @@ def rewrite_fused_patterns(module, concrete_args=None):
     shares its parameters and buffers), or a torch.fx.GraphModule, rewritten in place. concrete_args is
     passed to symbolic_trace. Returns (graph_module, count), count the chains replaced. Needs the kforge
     operators: torch.ops.load_library(libkforge_runtime.so) first. The pointwise chains (silu_mul,
-    rms_norm_cast) and the rotary embedding are rewritten where the runtime registers their operators.
+    rms_norm_cast), the residual add before an RMSNorm and the rotary embedding are rewritten where the
+    runtime registers their operators.
     """
     plain_op, masked_op = _ops()
     silu_mul_op, rms_op = _optional_op("silu_mul"), _optional_op("rms_norm_cast")
@@ -609,11 +608,14 @@ def rewrite_fused_patterns(module, concrete_args=None):
     graph = gm.graph
     erased = set()
 
-    def replace(chain, target, args, extra=()):
+    def replace(chain, target, args, extra=(), output=None):
+        """The chain's last node's uses go to the fused call (its `output`-th result, for an operator with
+        several); the chain and the unused `extra` nodes are erased. Returns the fused call."""
         y = chain[-1]
         with graph.inserting_before(y):
             fused = graph.call_function(target, args)
-        y.replace_all_uses_with(fused)
+            result = fused if output is None else graph.call_function(operator.getitem, (fused, output))
+        y.replace_all_uses_with(result)
         for n in reversed(chain):
             graph.erase_node(n)
             erased.add(n)
@@ -621,6 +623,7 @@ def rewrite_fused_patterns(module, concrete_args=None):
             if not n.users:
                 graph.erase_node(n)
                 erased.add(n)
+        return fused
 
     count = 0
     for node in list(graph.nodes):
@@ -640,19 +643,11 @@ def rewrite_fused_patterns(module, concrete_args=None):
         added = _residual_before(graph, found) if found is not None and add_rms_op is not None else None
         if added is not None:
             chain, x, w, eps, dtype_read = found
-            a, b = added
-            y = chain[-1]
-            with graph.inserting_before(y):
-                fused = graph.call_function(_add_rms_norm_cast_checked, (a, b, w, eps))  # a and b are any values of the graph
+            # a and b are any values of the graph: the call checks they are tensors. h, the sum, is the
+            # fused call's first result for its other uses.
+            fused = replace(chain, _add_rms_norm_cast_checked, added + (w, eps), [dtype_read], output=1)
+            with graph.inserting_after(fused):
                 h = graph.call_function(operator.getitem, (fused, 0))
-                normed = graph.call_function(operator.getitem, (fused, 1))
-            y.replace_all_uses_with(normed)
-            for n in reversed(chain):
-                graph.erase_node(n)
-                erased.add(n)
-            if not dtype_read.users:
-                graph.erase_node(dtype_read)
-                erased.add(dtype_read)
             x.replace_all_uses_with(h)
             graph.erase_node(x)
             erased.add(x)
@@ -665,7 +660,9 @@ def rewrite_fused_patterns(module, concrete_args=None):
             continue
         found = _match_rotary(node) if rotary_op is not None else None
         if found is not None:
-            chain, x, cos, sin, half = found
+            chain, x, cos, sin, half, reads_q = found
+            if reads_q is not None:
+                reads_q.replace_input_with(chain[0], x)
             both = _tensor_attr(gm, cos) and _tensor_attr(gm, sin)
             replace(chain, rotary_op if both else _rotary_checked, (x, cos, sin, half))
             count += 1

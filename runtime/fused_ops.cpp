@@ -111,7 +111,8 @@ const std::string kWeightLastRmsPattern = kRmsHead + kRmsBody + "  %y = aten::mu
 const std::string kRmsReplacement = kRmsHead + "  %y = kforge::rms_norm_cast(%x, %w, %eps)\n  return (%y)";
 // The rotary embedding as Llama writes it on a projection's [b, s, h, d] view transposed to [b, h, s, d]:
 // `q * cos + rotate_half(q) * sin`, rotate_half(q) = cat([-q[..., half:], q[..., :half]], -1), the two
-// slices at one `half` (a constant, or `q.shape[-1] // 2`), the sum in either order. The transpose is
+// slices at one `half` value (a half computed from q, as Hugging Face writes it, uses q outside the
+// match, so no rewrite), the sum in either order. The transpose is
 // part of the match: the fused operator reads the projection's own contiguous layout.
 const std::string kRotaryHead = "graph(%x, %d0, %d1, %cos, %sin, %dim, %start, %half, %step1, %end, %step2, %cdim, %alpha):\n";
 const std::string kRotaryBody = R"(  %q = aten::transpose(%x, %d0, %d1)
@@ -265,16 +266,17 @@ bool rmsNormFusable(const torch::jit::Match &m, const Vars &vars)
 // graph rather than as a two-output pattern: the matcher anchors a pattern at its first output and will
 // not match a chain whose inner values (h's dtype read by the cast) sit between the add and the norm.
 // Only with alpha 1, two tensors, and every other use of h after the norm (it is the norm's output then).
-int fuseResidualAdds(torch::jit::Graph &g)
+const char *kResidualNormOp = "kforge::add_rms_norm_cast";
+
+void fuseResidualAdds(torch::jit::Graph &g)
 {
     const auto rms = c10::Symbol::fromQualString("kforge::rms_norm_cast");
     const auto add = c10::Symbol::fromQualString("aten::add");
-    const auto fused = c10::Symbol::fromQualString("kforge::add_rms_norm_cast");
+    const auto fused = c10::Symbol::fromQualString(kResidualNormOp);
     std::vector<torch::jit::Node *> norms;
     for (auto *n : g.nodes())
         if (n->kind() == rms)
             norms.push_back(n);
-    int made = 0;
     for (auto *norm : norms) {
         auto *h = norm->input(0);
         auto *sum = h->node();
@@ -295,9 +297,7 @@ int fuseResidualAdds(torch::jit::Graph &g)
         h->replaceAllUsesWith(node->output(0));
         norm->destroy();
         sum->destroy();
-        ++made;
     }
-    return made;
 }
 
 // The rotary chain is the fused operator's only with: the transpose of dims 1 and 2, both slices and the
@@ -337,7 +337,7 @@ int fusedCalls(const std::shared_ptr<torch::jit::Graph> &g)
     std::set<c10::Symbol> ops;
     for (const auto &p : kPatterns)
         ops.insert(c10::Symbol::fromQualString(p.op));
-    ops.insert(c10::Symbol::fromQualString("kforge::add_rms_norm_cast"));
+    ops.insert(c10::Symbol::fromQualString(kResidualNormOp)); // made by fuseResidualAdds, not by a pattern
     int n = 0;
     for (const auto *node : g->nodes())
         n += int(ops.count(node->kind()));

@@ -274,7 +274,7 @@ std::optional<Chain> rotaryAt(const std::vector<const CapturedCall *> &top, size
     const TensorMeta perSequence{{q->shape[0], 1, s, d}, {}, q->dtype, std::nullopt, std::nullopt};
     const bool batched = sameTensor(cos, perSequence);
     const TensorMeta &table = batched ? perSequence : shared;
-    if (!sameTensor(cos, table) || !sliceOf(*top[i + 1], *q, true, half) || !sliceOf(*top[i + 2], *q, false, half))
+    if ((!batched && !sameTensor(cos, shared)) || !sliceOf(*top[i + 1], *q, true, half) || !sliceOf(*top[i + 2], *q, false, half))
         return std::nullopt;
     auto halfShape = q->shape;
     halfShape[3] = half;

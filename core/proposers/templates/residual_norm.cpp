@@ -1,6 +1,6 @@
 // Templates for the residual add and the RMSNorm after it (runtime/fused_ops.h, add_rms_norm_cast): x and
 // residual [rows, cols] and the weight [cols] in, h = x + residual and the normalized y out. The eps is the
-// card's (its fourth reference argument), compiled in.
+// card's (its one float reference argument), compiled in.
 #include <algorithm>
 
 #include "proposers/template_library.h"
@@ -12,11 +12,6 @@ namespace kforge {
 namespace {
 
 using J = nlohmann::json;
-
-double cardEps(const OperatorCard &card)
-{
-    return card.referenceArgs.size() > 3 ? card.referenceArgs[3].value("double", 1e-6) : 1e-6;
-}
 
 KernelTemplate cudaTemplate()
 {
@@ -30,7 +25,7 @@ KernelTemplate cudaTemplate()
     t.space = {{"block", {64, 128, 256, 512, 1024}}, {"vec", {1, 2, 4, 8}}, {"reg", {1, 2, 4, 8}}};
     t.valid = [](const J &p, const OperatorCard &card) { return p.at("vec").get<int>() * dtypeSize(card.inputs.front().dtype) <= 16; };
     t.render = [id](const J &p, const OperatorCard &card) {
-        return paramDefines(id, p) + cudaPrelude(card.inputs.front().dtype) + cudaBlockHelpers() + epsDefine(cardEps(card))
+        return paramDefines(id, p) + cudaPrelude(card.inputs.front().dtype) + cudaBlockHelpers() + epsDefine(referenceEps(card))
                + templateSource("add_rms_rows.cu");
     };
     t.launch = [](const J &p, const OperatorCard &) {
@@ -58,7 +53,7 @@ void addResidualNormTemplates(TemplateLibrary &lib)
 {
     lib.add(cpuUnrolledRowsTemplate("add_rms_norm_cast",
                                     "per row: h = x + residual with UNROLL partial sums of squares, then h normalized times the weight",
-                                    [](const OperatorCard &card) { return epsDefine(cardEps(card), false); }, "cpu_add_rms.cpp"));
+                                    [](const OperatorCard &card) { return epsDefine(referenceEps(card), false); }, "cpu_add_rms.cpp"));
     lib.add(cudaTemplate());
 }
 
