@@ -220,6 +220,8 @@ private slots:
         if (split == 0)
             return;
         QCOMPARE(p.at("split").get<int>(), split);
+        // Whole 16-byte packs for a row of any length (65535 too): the kernel reads from its aligned start.
+        QCOMPARE(p.at("vec").get<int>() * dtypeSize(DType(dtype)), 16);
         const auto plan = t->launch(p, card);
         const auto &k = plan.at("kernels");
         const std::string r = rows.toStdString(), slotsExpr = r + " * " + std::to_string(split);

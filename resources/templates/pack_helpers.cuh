@@ -22,3 +22,17 @@ __device__ __forceinline__ Packed load_pack(const T *p, long long i, long long h
     }
     return pk;
 }
+
+// The same for a segment whose valid elements are [first, hi): a pack that straddles either end is
+// read element by element, `pad` outside, so a row at any offset is read in aligned packs.
+__device__ __forceinline__ Packed load_pack_in(const T *p, long long i, long long first, long long hi, bool vec_ok, float pad)
+{
+    Packed pk;
+    if (vec_ok && i >= first && i + VEC <= hi) {
+        pk.r = *reinterpret_cast<const Raw *>(p + i);
+    } else {
+#pragma unroll
+        for (int j = 0; j < VEC; ++j) pk.v[j] = i + j >= first && i + j < hi ? p[i + j] : from_f(pad);
+    }
+    return pk;
+}

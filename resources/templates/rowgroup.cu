@@ -22,8 +22,8 @@ __device__ __forceinline__ void accumulate(const Packed &pk, float &m, float &s)
 // The row's statistics into res[0] (max) and res[1] (sum of exp), the same in every block of the row:
 // the first warp waits for every chunk's post, then merges the slots in rank order (two per lane past
 // 32 chunks). A block that waited about 0.1 s in vain reads the whole row itself.
-__device__ __forceinline__ void row_stats(const unsigned long long *part, const unsigned *count, long long row, const T *xs, long long cols,
-                                          bool vec_ok, float *sh, float *sh2, float *res, int *posted)
+__device__ __forceinline__ void row_stats(const unsigned long long *part, const unsigned *count, long long row, const T *xv, long long off,
+                                          long long n, bool vec_ok, float *sh, float *sh2, float *res, int *posted)
 {
     if (threadIdx.x < 32) {
         const int l = threadIdx.x;
@@ -41,7 +41,13 @@ __device__ __forceinline__ void row_stats(const unsigned long long *part, const 
     __syncthreads();
     if (!*posted) {
         float M = -KF_INF, S = 0.f;
-        stage_chunk(xs, 0, cols, vec_ok, false, nullptr, -KF_INF, [&](const Packed &pk, long long) { accumulate(pk, M, S); });
+        // The fallback, element by element: it adds no registers to the kernel's common path.
+        for (long long i = off + threadIdx.x; i < n; i += BLOCK) {
+            Packed pk;
+            pk.v[0] = xv[i];
+            for (int j = 1; j < VEC; ++j) pk.v[j] = from_f(-KF_INF);
+            accumulate(pk, M, S);
+        }
         block_ms(M, S, sh, sh2);
         if (threadIdx.x == 0) { res[0] = M; res[1] = S; }
     }
@@ -49,7 +55,7 @@ __device__ __forceinline__ void row_stats(const unsigned long long *part, const 
 }
 
 // One output pack from input pack pk and the row's statistics (a = max, b = 1 / sum or log(sum)).
-__device__ __forceinline__ void write_pack(T *ys, long long i, long long hi, bool vec_ok, const Packed &pk, float a, float b)
+__device__ __forceinline__ void write_pack(T *ys, long long i, long long first, long long hi, bool vec_ok, const Packed &pk, float a, float b)
 {
     float o[VEC];
 #pragma unroll
@@ -57,7 +63,7 @@ __device__ __forceinline__ void write_pack(T *ys, long long i, long long hi, boo
         const float v = to_f(pk.v[j]);
         o[j] = FAMILY == 0 ? EXPF(v - a) * b : (v - a) - b;
     }
-    store_pack(ys, i, hi, vec_ok, o);
+    store_pack(ys, i, first, hi, vec_ok, o);
 }
 
 extern "C" __global__ void KF_BOUNDS
@@ -70,25 +76,32 @@ kf_rowgroup(const T *__restrict__ x, T *__restrict__ y, unsigned long long *__re
     const long long row = blockIdx.x / SPLIT;
     const int rank = blockIdx.x % SPLIT;
     if (row >= rows) return;
+    // The row from its pack-aligned start (rowgroup_sync.cuh): its elements are [off, n).
+    const bool vec_ok = packs_align(x, y);
+    const int off = row_offset(x + row * cols, vec_ok);
+    const T *xv = x + row * cols - off;
     long long lo, hi;
-    chunk_bounds(cols, rank, lo, hi);
+    chunk_bounds(cols + off, rank, lo, hi);
     const bool cached = (unsigned long long)(hi - lo) * sizeof(T) <= dyn_smem_bytes();
-    const bool vec_ok = VEC > 1 && cols % VEC == 0 && aligned_to(x, VEC * sizeof(T)) && aligned_to(y, VEC * sizeof(T));
-    const T *xs = x + row * cols;
-    T *ys = y + row * cols;
 
     // Pass 1: the chunk into shared memory and this block's statistics.
     float m = -KF_INF, s = 0.f;
-    stage_chunk(xs, lo, hi, vec_ok, cached, smem, -KF_INF, [&](const Packed &pk, long long) { accumulate(pk, m, s); });
+    stage_chunk(xv, lo, hi, off, vec_ok, cached, smem, -KF_INF, [&](const Packed &pk, long long) { accumulate(pk, m, s); });
     block_ms(m, s, sh, sh2);
 
     // Post this chunk's statistics, then wait until every chunk of the row has posted.
     if (threadIdx.x == 0) post_partial(part, count, row, rank, slot_word(m, s));
-    row_stats(part, count, row, xs, cols, vec_ok, sh, sh2, res, &posted);
+    row_stats(part, count, row, xv, off, cols + off, vec_ok, sh, sh2, res, &posted);
     const float a = res[0], b = FAMILY == 0 ? 1.f / res[1] : logf(res[1]);
 
     // Pass 2: write the chunk from shared memory (re-read from global memory when it did not fit).
-#pragma unroll 4
-    for (long long i = lo + (long long)threadIdx.x * VEC; i < hi; i += (long long)BLOCK * VEC)
-        write_pack(ys, i, hi, vec_ok, cached ? Packed{smem[(i - lo) / VEC]} : load_pack(xs, i, hi, vec_ok, 0.f), a, b);
+    T *yv = y + row * cols - off;
+    if (cached) {
+#pragma unroll kf_write_unroll
+        for (long long i = lo + (long long)threadIdx.x * VEC; i < hi; i += (long long)BLOCK * VEC)
+            write_pack(yv, i, off, hi, vec_ok, Packed{smem[(i - lo) / VEC]}, a, b);
+    } else {
+        for (long long i = lo + (long long)threadIdx.x * VEC; i < hi; i += (long long)BLOCK * VEC)
+            write_pack(yv, i, off, hi, vec_ok, load_pack_in(xv, i, off, hi, vec_ok, 0.f), a, b);
+    }
 }

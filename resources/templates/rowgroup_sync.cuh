@@ -47,12 +47,27 @@ __device__ __forceinline__ unsigned long long slot_word(float lo, float hi)
 __device__ __forceinline__ float slot_lo(unsigned long long v) { return __uint_as_float((unsigned)v); }
 __device__ __forceinline__ float slot_hi(unsigned long long v) { return __uint_as_float((unsigned)(v >> 32)); }
 
-// Chunk `rank` of a row is [lo, hi): SPLIT chunks of whole packs, the last ones short or empty.
-__device__ __forceinline__ void chunk_bounds(long long cols, int rank, long long &lo, long long &hi)
+// A row at any element offset is read in aligned packs: its packs are counted from the aligned address
+// at or before its first element, which sits `row_offset` (0 to VEC - 1) elements into the first pack.
+// The kernels index the row from there (xv = xs - off), its elements at [off, off + cols), so rows of
+// 65535 or 50257 elements load and store whole 16-byte packs but for the first and last. Packs can be
+// aligned for x and y at once only where the two lie the same distance from a pack boundary.
+__device__ __forceinline__ bool packs_align(const T *x, const T *y)
 {
-    const long long per = ((cols + SPLIT - 1) / SPLIT + VEC - 1) / VEC * VEC;
-    lo = rank * per < cols ? rank * per : cols;
-    hi = lo + per < cols ? lo + per : cols;
+    return VEC > 1 && aligned_to(x, sizeof(T)) && ((unsigned long long)x - (unsigned long long)y) % (VEC * sizeof(T)) == 0;
+}
+__device__ __forceinline__ int row_offset(const T *xs, bool vec_ok)
+{
+    return vec_ok ? (int)(((unsigned long long)xs / sizeof(T)) % VEC) : 0;
+}
+
+// Chunk `rank` of a row of n = off + cols pack-counted elements is [lo, hi): SPLIT chunks of whole packs,
+// the last ones short or empty.
+__device__ __forceinline__ void chunk_bounds(long long n, int rank, long long &lo, long long &hi)
+{
+    const long long per = ((n + SPLIT - 1) / SPLIT + VEC - 1) / VEC * VEC;
+    lo = rank * per < n ? rank * per : n;
+    hi = lo + per < n ? lo + per : n;
 }
 
 // One pack copied from global to shared memory without passing through registers (4, 8 or 16 bytes;
@@ -96,21 +111,29 @@ __device__ __forceinline__ bool warp_wait_row(const unsigned long long *part, co
 // acc(pack) on every pack: TMA 2 puts every pack in flight at once by asynchronous copies that hold no
 // registers, TMA 1 has the bulk-copy engine copy the chunk (where it is 16-byte aligned), TMA 0 (or a
 // chunk the others cannot take) loads UNROLL packs at a time through registers, padding with `pad`.
+// Elements before `first` are not the row's (its offset into the first pack): they read as `pad`.
 template<typename Acc>
-__device__ __forceinline__ void stage_chunk(const T *xs, long long lo, long long hi, bool vec_ok, bool cached, Raw *smem, float pad, Acc acc)
+__device__ __forceinline__ void stage_chunk(const T *xs, long long lo, long long hi, long long first, bool vec_ok, bool cached, Raw *smem, float pad,
+                                            Acc acc)
 {
     bool staged = false;
 #if TMA == 2
     if (sizeof(Raw) >= 4 && cached && vec_ok) {
         for (long long i = lo + (long long)threadIdx.x * VEC; i < hi; i += (long long)BLOCK * VEC)
-            cp_async_pack(&smem[(i - lo) / VEC], xs + i);
+            if (i >= first && i + VEC <= hi) cp_async_pack(&smem[(i - lo) / VEC], xs + i);
+        // A row's partial first and last packs, by the threads that read them back (outside the loop,
+        // which then needs no more registers than before).
+        if (lo < first && threadIdx.x == 0) smem[0] = load_pack_in(xs, lo, first, hi, true, pad).r;
+        const long long last = hi > lo ? (hi - 1) / VEC * VEC : lo;
+        if (last >= lo && last + VEC > hi && (last > lo || lo >= first) && ((last - lo) / VEC) % BLOCK == threadIdx.x)
+            smem[(last - lo) / VEC] = load_pack_in(xs, last, first, hi, true, pad).r;
         // Each thread reads back only the packs it copied, so its own wait is enough.
         asm volatile("cp.async.wait_all;" ::: "memory");
         staged = true;
     }
 #elif TMA == 1
     __shared__ unsigned long long bar;
-    if (cached && hi > lo && aligned_to(xs + lo, 16) && ((hi - lo) * sizeof(T)) % 16 == 0) {
+    if (cached && hi > lo && lo >= first && aligned_to(xs + lo, 16) && ((hi - lo) * sizeof(T)) % 16 == 0) {
         if (threadIdx.x == 0) {
             mbar_init(&bar);
             bulk_copy_in(smem, xs + lo, (unsigned)((hi - lo) * sizeof(T)), &bar);
@@ -130,7 +153,7 @@ __device__ __forceinline__ void stage_chunk(const T *xs, long long lo, long long
         Packed pk[UNROLL];
 #pragma unroll
         for (int u = 0; u < UNROLL; ++u) {
-            if (i0 + u * stride < hi) pk[u] = load_pack(xs, i0 + u * stride, hi, vec_ok, pad);
+            if (i0 + u * stride < hi) pk[u] = load_pack_in(xs, i0 + u * stride, first, hi, vec_ok, pad);
             else for (int j = 0; j < VEC; ++j) pk[u].v[j] = from_f(pad);
         }
 #pragma unroll
@@ -142,14 +165,19 @@ __device__ __forceinline__ void stage_chunk(const T *xs, long long lo, long long
     }
 }
 
-// VEC output values at i of a chunk ending at hi: one vector store where allowed, else element by element.
-__device__ __forceinline__ void store_pack(T *ys, long long i, long long hi, bool vec_ok, const float *o)
+// Packs a thread writes per unrolled step of pass 2: four, two of eight 16-bit values (four of those
+// spilled at the 40 registers six blocks an SM leave).
+enum { kf_write_unroll = VEC >= 8 ? 2 : 4 }; // an enum: a constexpr variable would be a device global
+
+// VEC output values at i of a row whose elements are [first, hi): one vector store where allowed, else
+// element by element.
+__device__ __forceinline__ void store_pack(T *ys, long long i, long long first, long long hi, bool vec_ok, const float *o)
 {
-    if (vec_ok && i + VEC <= hi) {
+    if (vec_ok && i >= first && i + VEC <= hi) {
         store_floats<VEC>(ys + i, o);
     } else {
 #pragma unroll
-        for (int j = 0; j < VEC; ++j) if (i + j < hi) ys[i + j] = from_f(o[j]);
+        for (int j = 0; j < VEC; ++j) if (i + j >= first && i + j < hi) ys[i + j] = from_f(o[j]);
     }
 }
 

@@ -38,8 +38,9 @@ J rowGroupPlan(const std::string &kernel, const std::string &rows, const std::st
     J args = {"in:x", "out:y", "ws:part", "ws:count", "i64:" + rows, "i64:" + cols};
     if (!inner.empty())
         args.push_back("i64:" + inner);
+    // A row is chunked from its pack-aligned start, up to vec - 1 elements before it (rowgroup_sync.cuh).
     J plan = cudaOneKernelPlan(kernel, {slots, 1, 1}, p.at("block"), args,
-                               cudaChunkSmemExpr(cols, split, vec, elem), 1,
+                               cudaChunkSmemExpr("(" + cols + " + " + std::to_string(vec - 1) + ")", split, vec, elem), 1,
                                {{{"name", "part"}, {"bytes", slots + " * 8"}}, {{"name", "count"}, {"bytes", rows + " * 4"}}});
     const J reset = cudaOneKernelPlan("kf_rowgroup_reset", {"ceil_div(" + slots + ", 256)", 1, 1}, 256,
                                       {"ws:part", "ws:count", "i64:" + slots, "i64:" + rows});
@@ -174,7 +175,7 @@ KernelTemplate rowGroupNormTemplate(const NormRows &f)
         const DType dt = card.inputs.front().dtype;
         const int elem = dtypeSize(dt), block = 256;
         const int64_t cols = card.shape.at(f.cols);
-        const int vec = cols % cudaVecFor(card) == 0 ? cudaVecFor(card) : 1;
+        const int vec = cudaVecFor(card); // a row of any length is read in aligned packs
         const int split = fewestSmallChunks(kNormSplits, cols, vec, elem);
         return J{{"split", split},
                  {"block", block},
