@@ -17,17 +17,22 @@ kf_ce_rows(const T *__restrict__ logits, const long long *__restrict__ target, f
 {
     const long long row = blockIdx.x;
     const T *xr = logits + row * vocab;
-    const bool vec_ok = VEC > 1 && vocab % VEC == 0 && aligned_to(logits, VEC * sizeof(T));
+    // The row from its pack-aligned start (row_packs.cuh; only the logits are read, so any row aligns):
+    // its elements are [f, n) of xv, whole packs but for the first and last of a vocabulary such as 50257.
+    const bool vec_ok = packs_align(logits, logits);
+    const int f = row_offset(xr, vec_ok);
+    const long long n = vocab + f;
+    const T *xv = xr - f;
     float m = -KF_INF, s = 0.f;
-    for (long long i = (long long)threadIdx.x * VEC; i < vocab; i += (long long)BLOCK * VEC) {
+    for (long long i = (long long)threadIdx.x * VEC; i < n; i += (long long)BLOCK * VEC) {
         float t[VEC];
-        if (vec_ok) {
-            const Pack<VEC> pk = *reinterpret_cast<const Pack<VEC> *>(xr + i);
+        if (vec_ok && i >= f && i + VEC <= n) {
+            const Pack<VEC> pk = *reinterpret_cast<const Pack<VEC> *>(xv + i);
 #pragma unroll
             for (int j = 0; j < VEC; ++j) t[j] = to_f(pk.v[j]);
         } else {
 #pragma unroll
-            for (int j = 0; j < VEC; ++j) t[j] = i + j < vocab ? to_f(xr[i + j]) : -KF_INF;
+            for (int j = 0; j < VEC; ++j) t[j] = i + j >= f && i + j < n ? to_f(xv[i + j]) : -KF_INF;
         }
         float cm = t[0];
 #pragma unroll

@@ -8,6 +8,10 @@
 #ifndef KF_SPIN_LIMIT
 #define KF_SPIN_LIMIT (1 << 20)
 #endif
+// Nanoseconds a waiting block sleeps between looks at its row's counter.
+#ifndef KF_SPIN_NS
+#define KF_SPIN_NS 100
+#endif
 
 // A slot holds all ones until posted. No word a kernel posts is all ones: its halves are floats that
 // arithmetic made, and a NaN the GPU computes is the canonical 0x7fffffff, never 0xffffffff. So the
@@ -46,20 +50,6 @@ __device__ __forceinline__ unsigned long long slot_word(float lo, float hi)
 }
 __device__ __forceinline__ float slot_lo(unsigned long long v) { return __uint_as_float((unsigned)v); }
 __device__ __forceinline__ float slot_hi(unsigned long long v) { return __uint_as_float((unsigned)(v >> 32)); }
-
-// A row at any element offset is read in aligned packs: its packs are counted from the aligned address
-// at or before its first element, which sits `row_offset` (0 to VEC - 1) elements into the first pack.
-// The kernels index the row from there (xv = xs - off), its elements at [off, off + cols), so rows of
-// 65535 or 50257 elements load and store whole 16-byte packs but for the first and last. Packs can be
-// aligned for x and y at once only where the two lie the same distance from a pack boundary.
-__device__ __forceinline__ bool packs_align(const T *x, const T *y)
-{
-    return VEC > 1 && aligned_to(x, sizeof(T)) && ((unsigned long long)x - (unsigned long long)y) % (VEC * sizeof(T)) == 0;
-}
-__device__ __forceinline__ int row_offset(const T *xs, bool vec_ok)
-{
-    return vec_ok ? (int)(((unsigned long long)xs / sizeof(T)) % VEC) : 0;
-}
 
 // Chunk `rank` of a row of n = off + cols pack-counted elements is [lo, hi): SPLIT chunks of whole packs,
 // the last ones short or empty.
@@ -103,7 +93,7 @@ __device__ __forceinline__ bool warp_wait_row(const unsigned long long *part, co
             if (__all_sync(0xffffffffu, mine)) return true;
         }
         if (spin >= KF_SPIN_LIMIT) return false;
-        __nanosleep(100);
+        __nanosleep(KF_SPIN_NS);
     }
 }
 

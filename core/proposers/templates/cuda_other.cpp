@@ -84,7 +84,8 @@ void addCudaOtherTemplates(TemplateLibrary &lib)
 
     lib.add(make("cross_entropy", "two_pass", "a block per row for log-sum-exp minus the target logit, then one block for the mean",
                  [](const OperatorCard &card) { return J{{"block", 1024}, {"vec", cudaVecFor(card)}}; },
-                 {{"block", {256, 512, 1024}}, {"vec", {1, 2, 4, 8}}}, nullptr, nullptr, "cross_entropy.cu",
+                 {{"block", {256, 512, 1024}}, {"vec", {1, 2, 4, 8}}}, nullptr,
+                 [](const J &, const OperatorCard &) { return templateSource("row_packs.cuh"); }, "cross_entropy.cu",
                  [](const J &p, const OperatorCard &) {
                      return J{{"kernels", J::array({{{"name", "kf_ce_rows"}, {"grid", {"rows", 1, 1}}, {"block", {p.at("block"), 1, 1}},
                                                      {"shared_bytes", "0"}, {"args", {"in:logits", "in:target", "ws:loss", "sym:vocab"}}},

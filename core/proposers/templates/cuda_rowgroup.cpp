@@ -91,7 +91,12 @@ std::string rowGroupDefines(const std::string &id, int family, const J &p)
     std::string s = "// template " + id + "\n";
     s += defineLine("FAMILY", std::to_string(family)) + defineLine("SPLIT", p.at("split"));
     s += defineLine("BLOCK", p.at("block")) + defineLine("VEC", p.at("vec")) + defineLine("UNROLL", p.at("unroll"));
-    return s + defineLine("TMA", p.at("tma")) + defineLine("MINB", p.at("minb"));
+    s += defineLine("TMA", p.at("tma")) + defineLine("MINB", p.at("minb"));
+    // How long a waiting block sleeps between looks at its row's counter (rowgroup_sync.cuh's default
+    // where absent; not searched: for measuring the cost of the wait by hand).
+    if (p.contains("spin_ns"))
+        s += defineLine("KF_SPIN_NS", p.at("spin_ns"));
+    return s;
 }
 
 KernelTemplate rowGroupTemplate(const std::string &family)
@@ -106,7 +111,7 @@ KernelTemplate rowGroupTemplate(const std::string &family)
     };
     t.render = [id = t.id, family](const J &p, const OperatorCard &card) {
         return rowGroupDefines(id, cudaNormFamilyCode(family), p) + defineLine("FAST_EXP", p.at("fast_exp")) + cudaPrelude(card.inputs.front().dtype)
-               + cudaBlockHelpers() + cudaPackHelpers() + templateSource("rowgroup_sync.cuh") + templateSource("rowgroup.cu");
+               + cudaBlockHelpers() + cudaPackHelpers() + templateSource("row_packs.cuh") + templateSource("rowgroup_sync.cuh") + templateSource("rowgroup.cu");
     };
     t.seed = [](const OperatorCard &card) {
         // Chunks of at most 32 KiB, four packs in flight per thread: on the H200 a 1 MiB float32 row ran
@@ -167,7 +172,7 @@ KernelTemplate rowGroupNormTemplate(const NormRows &f)
     };
     t.render = [id = t.id, f](const J &p, const OperatorCard &card) {
         return rowGroupDefines(id, f.code, p) + epsDefine(lastDoubleArg(card)) + cudaPrelude(card.inputs.front().dtype) + cudaBlockHelpers()
-               + cudaPackHelpers() + templateSource("chunk_stats.cuh") + templateSource("rowgroup_sync.cuh") + templateSource("rowgroup_norm.cu");
+               + cudaPackHelpers() + templateSource("chunk_stats.cuh") + templateSource("row_packs.cuh") + templateSource("rowgroup_sync.cuh") + templateSource("rowgroup_norm.cu");
     };
     t.seed = [f](const OperatorCard &card) {
         // The softmax row groups' rule: the fewest chunks of at most 32 KiB, 256 threads, four packs in

@@ -1,0 +1,15 @@
+// Rows at any element offset, read in aligned packs (the row groups and cross entropy). Needs VEC.
+//
+// A row's packs are counted from the aligned address at or before its first element, which sits
+// `row_offset` (0 to VEC - 1) elements into the first pack. The kernels index the row from there
+// (xv = xs - off), its elements at [off, off + cols), so rows of 65535 or 50257 elements load and store
+// whole 16-byte packs but for the first and last. Packs can be aligned for x and y at once only where
+// the two lie the same distance from a pack boundary.
+__device__ __forceinline__ bool packs_align(const T *x, const T *y)
+{
+    return VEC > 1 && aligned_to(x, sizeof(T)) && ((unsigned long long)x - (unsigned long long)y) % (VEC * sizeof(T)) == 0;
+}
+__device__ __forceinline__ int row_offset(const T *xs, bool vec_ok)
+{
+    return vec_ok ? (int)(((unsigned long long)xs / sizeof(T)) % VEC) : 0;
+}
