@@ -3,6 +3,9 @@
 // source; the launch plan a source carries in its kforge-launch comment.
 #include <QtTest>
 
+#include <cmath>
+#include <limits>
+
 #include "ops/launch_comment.h"
 #include "ops/operator_card.h"
 #include "pool/worker_process.h"
@@ -131,6 +134,26 @@ private slots:
         const auto v = r.at("verdict").get<Verdict>();
         QCOMPARE(v.status, VerdictStatus::Error);
         QVERIFY(v.reasons.front().message.find("aten::no_such_op") != std::string::npos);
+    }
+
+    // A trial whose errors were not finite (an fp16 output that overflowed where the reference did not)
+    // is written with null errors, JSON having no infinity: it reads back as an incorrect verdict with
+    // infinite errors, not as a malformed one. A field of another type is still malformed.
+    void nonFiniteErrorsReadBack()
+    {
+        Verdict v = failureVerdict(VerdictStatus::Incorrect, "mismatch", "output 'loss' has 1 NaN/Inf value");
+        v.trials.push_back({"scale 64", "200x4096", false, std::numeric_limits<double>::infinity(),
+                            std::numeric_limits<double>::quiet_NaN(), "mismatch", "", std::numeric_limits<double>::infinity(), 0.0, 0.01});
+        const nlohmann::json j = nlohmann::json::parse(nlohmann::json(v).dump()); // as it crosses the pipe
+        QVERIFY(j.at("trials")[0].at("max_abs_error").is_null());
+        const auto back = j.get<Verdict>();
+        QCOMPARE(back.status, VerdictStatus::Incorrect);
+        QVERIFY(std::isinf(back.trials.at(0).maxAbsError));
+        QVERIFY(std::isinf(back.trials.at(0).candidateError));
+        QCOMPARE(back.trials.at(0).allowedError, 0.01);
+        auto bad = j;
+        bad["trials"][0]["max_abs_error"] = "large";
+        QVERIFY_THROWS_EXCEPTION(nlohmann::json::exception, (void)bad.get<Verdict>());
     }
 
     // A source is any bytes: UTF-8 travels as "source", anything else as "source_b64", and the

@@ -1,12 +1,26 @@
 #include "protocol/verdict.h"
 
 #include <cstdio>
+#include <limits>
 
 #include "util/error.h"
 
 namespace kforge {
 
 namespace {
+// A number field of a verdict: `def` where absent, and infinity where null, which is how JSON carries
+// the non-finite errors of a kernel whose output overflowed (it has no NaN or infinity, and
+// nlohmann_json writes them as null). Anything else that is not a number is malformed and throws.
+double numberOr(const nlohmann::json &j, const char *key, double def)
+{
+    const auto it = j.find(key);
+    if (it == j.end())
+        return def;
+    if (it->is_null())
+        return std::numeric_limits<double>::infinity();
+    return it->get<double>();
+}
+
 const std::pair<VerdictStatus, const char *> kStatusNames[] = {
     {VerdictStatus::Accepted, "accepted"},     {VerdictStatus::NotFaster, "not_faster"},
     {VerdictStatus::CompileError, "compile_error"}, {VerdictStatus::Incorrect, "incorrect"},
@@ -122,16 +136,16 @@ void from_json(const nlohmann::json &j, Verdict &v)
     v.trials.clear();
     for (const auto &t : j.value("trials", nlohmann::json::array()))
         v.trials.push_back({t.value("label", ""), t.value("shape", ""), t.value("passed", false),
-                            t.value("max_abs_error", 0.0), t.value("max_rel_error", 0.0), t.value("failure", ""),
-                            t.value("detail", ""), t.value("candidate_error", 0.0), t.value("aten_error", 0.0),
-                            t.value("allowed_error", 0.0)});
+                            numberOr(t, "max_abs_error", 0.0), numberOr(t, "max_rel_error", 0.0), t.value("failure", ""),
+                            t.value("detail", ""), numberOr(t, "candidate_error", 0.0), numberOr(t, "aten_error", 0.0),
+                            numberOr(t, "allowed_error", 0.0)});
     if (j.contains("candidate"))
         v.candidate = j["candidate"].get<TimingReport>();
     if (j.contains("baseline"))
         v.baseline = j["baseline"].get<TimingReport>();
-    v.speedup = j.value("speedup", 0.0);
-    v.noise = j.value("noise", 0.0);
-    v.rooflineUs = j.value("roofline_us", 0.0);
+    v.speedup = numberOr(j, "speedup", 0.0);
+    v.noise = numberOr(j, "noise", 0.0);
+    v.rooflineUs = numberOr(j, "roofline_us", 0.0);
     v.worker = j.value("worker", "");
     v.device = j.value("device", "");
     v.notes = j.value("notes", std::vector<std::string>{});
