@@ -1425,6 +1425,42 @@ private slots:
         QSettings().remove(QStringLiteral("search"));
     }
 
+    // A search refused before it has a session (here a cuda search where no worker offers cuda) says why
+    // and leaves no file behind; a session file that was there before is left as it was.
+    void refusedSearchLeavesNoFile()
+    {
+        const QString worker = liveWorker();
+        if (worker.isEmpty())
+            QSKIP("no kforge-worker: build it (KFORGE_BUILD_WORKER=ON) or set KFORGE_WORKER to one");
+        MainWindow w;
+        for (const bool existed : {false, true}) {
+            auto request = SearchRequest::demo(3, 1);
+            request.workerCommand = worker;
+            request.backend = QStringLiteral("cuda");
+            request.sessionPath = path(existed ? "refused-existing.kforge" : "refused-new.kforge");
+            int64_t before = 0;
+            if (existed) {
+                SessionStore store(request.sessionPath.toStdString());
+                SessionInfo info;
+                info.name = "an earlier search";
+                before = store.createSession(info);
+            }
+            QSignalSpy finished(w.searchController(), &SearchController::finished);
+            QVERIFY(w.startSearch(request));
+            QVERIFY(finished.wait(90000));
+            if (w.lastSearchError().isEmpty())
+                QSKIP("a worker here offers cuda: the search ran");
+            QVERIFY2(w.lastSearchError().contains(QStringLiteral("cuda")), qPrintable(w.lastSearchError()));
+            QCOMPARE(QFileInfo::exists(request.sessionPath), existed);
+            QVERIFY(!QFileInfo::exists(request.sessionPath + QStringLiteral("-wal")) || existed);
+            if (existed) {
+                SessionStore store(request.sessionPath.toStdString(), SessionStore::Mode::ReadOnly);
+                QCOMPARE(store.sessions().size(), size_t(1));
+                QCOMPARE(store.sessions().front().id, before);
+            }
+        }
+    }
+
     void liveSearchGrowsTheTree()
     {
         if (test::workerCommand().empty())

@@ -1,5 +1,7 @@
 #include "ui/search_controller.h"
 
+#include <QFile>
+#include <QFileInfo>
 #include <QMetaObject>
 #include <QThread>
 #include <algorithm>
@@ -241,6 +243,7 @@ void SearchController::runJob(std::shared_ptr<Job> job, SearchRequest r)
 
     SearchProgress last;
     int64_t marked = 0; // the session this run marked running
+    const bool fileExisted = QFileInfo::exists(r.sessionPath);
     try {
         SessionStore store(r.sessionPath.toStdString());
         const auto proposer = makeProposer(r.proposer, store, r.backend.toStdString()); // a missing key fails before any worker starts
@@ -339,6 +342,11 @@ void SearchController::runJob(std::shared_ptr<Job> job, SearchRequest r)
                 SessionStore(r.sessionPath.toStdString()).setSessionStatus(marked, "stopped");
             } catch (const std::exception &) {
             }
+        } else if (!fileExisted) {
+            // Refused before any session (no worker offers the backend, a worker that never starts): the
+            // file this run created holds nothing, and is not left behind. A file that was there stays.
+            for (const char *suffix : {"", "-wal", "-shm"})
+                QFile::remove(r.sessionPath + QLatin1String(suffix));
         }
         post([message](SearchController *c) { emit c->failed(message); });
         if (last.stopReason.empty())
