@@ -96,12 +96,5 @@ kf_rowgroup(const T *__restrict__ x, T *__restrict__ y, unsigned long long *__re
 
     // Pass 2: write the chunk from shared memory (re-read from global memory when it did not fit).
     T *yv = y + row * cols - off;
-    if (cached) {
-#pragma unroll kf_write_unroll
-        for (long long i = lo + (long long)threadIdx.x * VEC; i < hi; i += (long long)BLOCK * VEC)
-            write_pack(yv, i, off, hi, vec_ok, Packed{smem[(i - lo) / VEC]}, a, b);
-    } else {
-        for (long long i = lo + (long long)threadIdx.x * VEC; i < hi; i += (long long)BLOCK * VEC)
-            write_pack(yv, i, off, hi, vec_ok, load_pack_in(xv, i, off, hi, vec_ok, 0.f), a, b);
-    }
+    for_chunk_packs(xv, lo, hi, off, vec_ok, cached, smem, [&](const Packed &pk, long long i) { write_pack(yv, i, off, hi, vec_ok, pk, a, b); });
 }

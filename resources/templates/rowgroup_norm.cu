@@ -164,12 +164,5 @@ kf_rowgroup_norm(const T *__restrict__ x, T *__restrict__ y, unsigned long long 
         for (long long i = lo + threadIdx.x; i < hi; i += BLOCK) yv[i * inner] = from_f((to_f(xv[i * inner]) - mean) * k);
         return;
     }
-    if (cached) {
-#pragma unroll kf_write_unroll
-        for (long long i = lo + (long long)threadIdx.x * VEC; i < hi; i += (long long)BLOCK * VEC)
-            write_pack(yv, i, off, hi, vec_ok, Packed{smem[(i - lo) / VEC]}, mean, k);
-    } else {
-        for (long long i = lo + (long long)threadIdx.x * VEC; i < hi; i += (long long)BLOCK * VEC)
-            write_pack(yv, i, off, hi, vec_ok, load_pack_in(xv, i, off, hi, vec_ok, 0.f), mean, k);
-    }
+    for_chunk_packs(xv, lo, hi, off, vec_ok, cached, smem, [&](const Packed &pk, long long i) { write_pack(yv, i, off, hi, vec_ok, pk, mean, k); });
 }

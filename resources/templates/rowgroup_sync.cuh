@@ -159,6 +159,22 @@ __device__ __forceinline__ void stage_chunk(const T *xs, long long lo, long long
 // spilled at the 40 registers six blocks an SM leave).
 enum { kf_write_unroll = VEC >= 8 ? 2 : 4 }; // an enum: a constexpr variable would be a device global
 
+// Pass 2 over this block's chunk [lo, hi) of a row whose elements are [first, ...): write(pack, i) for
+// every pack, from shared memory, or read again from global memory where the chunk did not fit.
+template<typename Write>
+__device__ __forceinline__ void for_chunk_packs(const T *xv, long long lo, long long hi, long long first, bool vec_ok, bool cached, const Raw *smem,
+                                                Write write)
+{
+    if (cached) {
+#pragma unroll kf_write_unroll
+        for (long long i = lo + (long long)threadIdx.x * VEC; i < hi; i += (long long)BLOCK * VEC)
+            write(Packed{smem[(i - lo) / VEC]}, i);
+    } else {
+        for (long long i = lo + (long long)threadIdx.x * VEC; i < hi; i += (long long)BLOCK * VEC)
+            write(load_pack_in(xv, i, first, hi, vec_ok, 0.f), i);
+    }
+}
+
 // VEC output values at i of a row whose elements are [first, hi): one vector store where allowed, else
 // element by element.
 __device__ __forceinline__ void store_pack(T *ys, long long i, long long first, long long hi, bool vec_ok, const float *o)
