@@ -76,7 +76,7 @@ kf_rowgroup(const T *__restrict__ x, T *__restrict__ y, unsigned long long *__re
     const long long row = blockIdx.x / SPLIT;
     const int rank = blockIdx.x % SPLIT;
     if (row >= rows) return;
-    // The row from its pack-aligned start (rowgroup_sync.cuh): its elements are [off, n).
+    // The row from its pack-aligned start (row_packs.cuh): its elements are [off, off + cols) of xv.
     const bool vec_ok = packs_align(x, y);
     const int off = row_offset(x + row * cols, vec_ok);
     const T *xv = x + row * cols - off;

@@ -135,7 +135,7 @@ kf_rowgroup_norm(const T *__restrict__ x, T *__restrict__ y, unsigned long long 
     if (row >= rows) return;
     const bool contiguous = inner == 1;
     const long long base = row / inner * cols * inner + row % inner;
-    // A contiguous row from its pack-aligned start (rowgroup_sync.cuh): its elements are [off, n) of xv
+    // A contiguous row from its pack-aligned start (row_packs.cuh): its elements are [off, n) of xv
     // and yv (off is 0 for a strided row).
     const bool vec_ok = contiguous && packs_align(x, y);
     const int off = row_offset(x + base, vec_ok);
