@@ -42,6 +42,7 @@ const char *mismatchName(Mismatch m)
     case Mismatch::Rank: return "rank";
     case Mismatch::Shape: return "shape";
     case Mismatch::Layout: return "layout";
+    case Mismatch::Alignment: return "alignment";
     case Mismatch::Argument: return "argument";
     case Mismatch::Kernel: return "kernel";
     case Mismatch::Autograd: return "autograd";
@@ -69,7 +70,8 @@ int Guard::symbolIndex(const std::string &name) const
     return -1;
 }
 
-Guard::Guard(const pack::PackKernel &k, const c10::FunctionSchema &schema, c10::DeviceType device) : m_device(device)
+Guard::Guard(const pack::PackKernel &k, const c10::FunctionSchema &schema, c10::DeviceType device)
+    : m_device(device), m_alignment(device == c10::DeviceType::CPU ? kCpuAlignment : kVerifiedAlignment)
 {
     const auto &params = schema.arguments();
     m_argCount = params.size();
@@ -203,6 +205,8 @@ Mismatch Guard::checkTensor(const TensorCheck &t, const at::Tensor &x, Binding &
     }
     if (t.contiguous && !x.is_contiguous())
         return Mismatch::Layout;
+    if (reinterpret_cast<uintptr_t>(x.data_ptr()) % m_alignment != 0)
+        return Mismatch::Alignment;
     for (int d = 0; d < n; ++d) {
         const int s = t.sym[size_t(d)];
         const uint32_t bit = 1u << s;
@@ -333,6 +337,9 @@ std::string Guard::describe(const c10::IValue *args) const
             return t.name + ": dtype " + std::string(c10::toString(x.scalar_type())) + ", the kernel takes " + c10::toString(t.dtype);
         case Mismatch::Rank: return t.name + ": " + std::to_string(x.dim()) + " dimensions, the kernel takes " + std::to_string(t.rank);
         case Mismatch::Layout: return t.name + ": not contiguous, the kernel takes contiguous tensors";
+        case Mismatch::Alignment:
+            return t.name + ": starts " + std::to_string(reinterpret_cast<uintptr_t>(x.data_ptr()) % m_alignment) + " bytes past a "
+                 + std::to_string(m_alignment) + "-byte boundary, the kernel was verified on aligned buffers";
         case Mismatch::Shape: {
             std::string ranges;
             for (int d = 0; d < t.rank; ++d) {

@@ -16,7 +16,15 @@
 
 namespace kforge::runtime {
 
-enum class Mismatch { None, Device, Arch, Dtype, Rank, Shape, Layout, Argument, Kernel, Autograd, Count };
+enum class Mismatch { None, Device, Arch, Dtype, Rank, Shape, Layout, Alignment, Argument, Kernel, Autograd, Count };
+
+// Where a tensor's data must start for the kernel to take it. The worker verifies on buffers at least
+// 256-byte aligned (its allocations, each behind a guard band of whole 64 KiB); a CUDA tensor that starts
+// elsewhere (x[1:] of a flat tensor, contiguous but 4 bytes off) was never shown to the kernel, whose
+// vector loads may fault there, so ATen runs it. On the CPU the bar is the 64 bytes libtorch's allocator
+// promises (every fresh CPU tensor would fail 256), which covers the widest aligned SIMD load.
+inline constexpr uintptr_t kVerifiedAlignment = 256;
+inline constexpr uintptr_t kCpuAlignment = 64;
 const char *mismatchName(Mismatch m); // "device", "dtype", ... as the counters print them
 
 inline constexpr int kMaxSymbols = 16;
@@ -79,6 +87,7 @@ private:
     int symbol(const std::string &name);
 
     c10::DeviceType m_device;
+    uintptr_t m_alignment; // kVerifiedAlignment, or kCpuAlignment for a CPU kernel
     size_t m_argCount = 0;
     std::vector<TensorCheck> m_tensors;
     std::vector<ValueCheck> m_values;

@@ -313,7 +313,9 @@ private slots:
         const auto tooManyRows = at::randn({kRows * 4, kCols});
         const auto asDouble = at::randn({kRows, kCols}, at::kDouble);
         const auto transposed = at::randn({kCols, kRows}).t(); // 64 x 256, not contiguous
-        std::vector<at::Tensor> inputs{covered, flat3d, tooManyRows, asDouble, transposed}, refs;
+        // Contiguous, but 4 bytes past the alignment every kernel was verified at.
+        const auto offset = at::randn({kRows * kCols + 1}).narrow(0, 1, kRows * kCols).view({kRows, kCols});
+        std::vector<at::Tensor> inputs{covered, flat3d, tooManyRows, asDouble, transposed, offset}, refs;
         for (const auto &x : inputs)
             refs.push_back(at::softmax(x, -1));
 
@@ -335,8 +337,9 @@ private slots:
         QCOMPARE(c.size(), size_t(1));
         QCOMPARE(c[0].op, std::string("aten::_softmax"));
         QVERIFY2(c[0].taken == 2, json.c_str());
-        QVERIFY2(c[0].fellBack == 3, json.c_str());
-        QCOMPARE(c[0].why, (std::map<std::string, int64_t>{{"dtype", 1}, {"layout", 1}, {"shape", 1}}));
+        QVERIFY2(c[0].fellBack == 4, json.c_str());
+        QCOMPARE(c[0].why, (std::map<std::string, int64_t>{{"alignment", 1}, {"dtype", 1}, {"layout", 1}, {"shape", 1}}));
+        QVERIFY2(c[0].example.at("alignment").find("starts 4 bytes past a 64-byte boundary") != std::string::npos, json.c_str());
         QVERIFY2(c[0].example.at("shape").find("rows in [7, 64]") != std::string::npos, json.c_str());
         QVERIFY2(c[0].example.at("dtype").find("Double") != std::string::npos, json.c_str());
 
