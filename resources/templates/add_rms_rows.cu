@@ -4,49 +4,29 @@
 // of a longer row is streamed and read back from what this thread wrote). h is rounded to the storage type
 // before its statistics, and the normalized value before the weight multiplies it, as the chain rounds.
 
-__device__ __forceinline__ void ar_load(const T *p, long long i, long long n, bool vec_ok, float *o)
-{
-    if (vec_ok && i + VEC <= n) {
-        load_floats<VEC>(p + i, o);
-    } else {
-#pragma unroll
-        for (int j = 0; j < VEC; ++j) o[j] = i + j < n ? to_f(p[i + j]) : 0.f;
-    }
-}
-
-__device__ __forceinline__ void ar_store(T *p, long long i, long long n, bool vec_ok, const float *v)
-{
-    if (vec_ok && i + VEC <= n) {
-        store_floats<VEC>(p + i, v);
-    } else {
-#pragma unroll
-        for (int j = 0; j < VEC; ++j) if (i + j < n) p[i + j] = from_f(v[j]);
-    }
-}
-
 // h = x + r for VEC elements at i, rounded to T, stored; returns the sum of squares of the rounded values.
 __device__ __forceinline__ float ar_add(const T *xr, const T *rr, T *hr, long long i, long long n, bool vec_ok, float *hv)
 {
     float a[VEC], b[VEC];
-    ar_load(xr, i, n, vec_ok, a);
-    ar_load(rr, i, n, vec_ok, b);
+    load_vec(xr, i, n, vec_ok, 0.f, a);
+    load_vec(rr, i, n, vec_ok, 0.f, b);
     float ss = 0.f;
 #pragma unroll
     for (int j = 0; j < VEC; ++j) {
         hv[j] = to_f(from_f(a[j] + b[j]));
         ss += hv[j] * hv[j];
     }
-    ar_store(hr, i, n, vec_ok, hv);
+    store_vec(hr, i, n, vec_ok, hv);
     return ss;
 }
 
 __device__ __forceinline__ void ar_norm(const T *w, T *yr, long long i, long long n, bool vec_ok, const float *hv, float rstd)
 {
     float wv[VEC], o[VEC];
-    ar_load(w, i, n, vec_ok, wv);
+    load_vec(w, i, n, vec_ok, 0.f, wv);
 #pragma unroll
     for (int j = 0; j < VEC; ++j) o[j] = to_f(from_f(hv[j] * rstd)) * wv[j];
-    ar_store(yr, i, n, vec_ok, o);
+    store_vec(yr, i, n, vec_ok, o);
 }
 
 extern "C" __global__ void __launch_bounds__(BLOCK)
@@ -85,7 +65,7 @@ kf_add_rms(const T *__restrict__ x, const T *__restrict__ r, const T *__restrict
     }
     for (long long i = KEPT + (long long)threadIdx.x * VEC; i < cols; i += (long long)BLOCK * VEC) {
         float hv[VEC];
-        ar_load(hr, i, cols, vec_ok, hv); // this thread's own store above
+        load_vec(hr, i, cols, vec_ok, 0.f, hv); // this thread's own store above
         ar_norm(w, yr, i, cols, vec_ok, hv, rstd);
     }
 }

@@ -127,28 +127,6 @@ __device__ __forceinline__ void group_mv(float &n, float &mean, float &m2, float
 #endif
 }
 
-// Loads VEC elements at i (as one pack when allowed, with cache hint H), padding past the end of the row.
-template<int H = HINT_NONE>
-__device__ __forceinline__ void load_vec(const T *p, long long i, long long n, bool vec_ok, float pad, float *out)
-{
-    if (vec_ok && i + VEC <= n) {
-        load_floats<VEC, H>(p + i, out);
-    } else {
-#pragma unroll
-        for (int j = 0; j < VEC; ++j) out[j] = i + j < n ? to_f(p[i + j]) : pad;
-    }
-}
-
-__device__ __forceinline__ void store_vec(T *p, long long i, long long n, bool vec_ok, const float *in)
-{
-    if (vec_ok && i + VEC <= n) {
-        store_floats<VEC>(p + i, in);
-    } else {
-#pragma unroll
-        for (int j = 0; j < VEC; ++j) if (i + j < n) p[i + j] = from_f(in[j]);
-    }
-}
-
 // The output for one element once the row statistics a and b are known; wv and bv are the element's
 // weight and bias (loaded as packs alongside the row). For softmax, `e` says v already holds exp(v - max).
 __device__ __forceinline__ float finish(float v, float a, float b, float wv, float bv, bool e)

@@ -38,7 +38,7 @@ J rowGroupPlan(const std::string &kernel, const std::string &rows, const std::st
     J args = {"in:x", "out:y", "ws:part", "ws:count", "i64:" + rows, "i64:" + cols};
     if (!inner.empty())
         args.push_back("i64:" + inner);
-    // A row is chunked from its pack-aligned start, up to vec - 1 elements before it (rowgroup_sync.cuh).
+    // A row is chunked from its pack-aligned start, up to vec - 1 elements before it (row_packs.cuh).
     J plan = cudaOneKernelPlan(kernel, {slots, 1, 1}, p.at("block"), args,
                                cudaChunkSmemExpr("(" + cols + " + " + std::to_string(vec - 1) + ")", split, vec, elem), 1,
                                {{{"name", "part"}, {"bytes", slots + " * 8"}}, {{"name", "count"}, {"bytes", rows + " * 4"}}});

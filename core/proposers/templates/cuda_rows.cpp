@@ -59,7 +59,7 @@ KernelTemplate rowsTemplate(const std::string &family)
         s += defineLine("OCC", std::to_string(p.value("occ", 0))) + defineLine("HINT", std::to_string(p.value("hint", 0)));
         s += epsDefine(referenceEps(card));
         s += defineLine("CAST_NORMED", family == "rms_norm_cast" ? "1" : "0");
-        return s + cudaPrelude(card.inputs.front().dtype) + templateSource("rows.cu");
+        return s + cudaPrelude(card.inputs.front().dtype) + templateSource("row_packs.cuh") + templateSource("rows.cu");
     };
     t.seed = [family](const OperatorCard &card) {
         const int vec = cudaVecFor(card);

@@ -26,6 +26,7 @@ KernelTemplate cudaTemplate()
     t.valid = [](const J &p, const OperatorCard &card) { return p.at("vec").get<int>() * dtypeSize(card.inputs.front().dtype) <= 16; };
     t.render = [id](const J &p, const OperatorCard &card) {
         return paramDefines(id, p) + cudaPrelude(card.inputs.front().dtype) + cudaBlockHelpers() + epsDefine(referenceEps(card))
+               + templateSource("row_packs.cuh")
                + templateSource("add_rms_rows.cu");
     };
     t.launch = [](const J &p, const OperatorCard &) {

@@ -1,6 +1,6 @@
 // Templates for the fused rotary embedding (runtime/fused_ops.h): x [b, s, h, d] in, y [b, h, s, d] out,
-// cos and sin [s, d] (rotary_embedding) or [b, 1, s, d] (rotary_embedding_batched). The head size is the card's: HALF = d / 2 is compiled in, so the pairing of a row's
-// halves costs no index arithmetic.
+// cos and sin [s, d] (rotary_embedding) or [b, 1, s, d] (rotary_embedding_batched). The head size is the
+// card's: HALF = d / 2 is compiled in, so the pairing of a row's halves costs no index arithmetic.
 #include "proposers/template_library.h"
 #include "proposers/template_sources.h"
 #include "proposers/templates/cuda_prelude.h"
@@ -14,7 +14,7 @@ using J = nlohmann::json;
 int64_t halfOf(const OperatorCard &card) { return card.shape.at("d") / 2; }
 
 // HALF, and TABLE_BATCH: 1 where the tables are [b, 1, s, d] (one per sequence), 0 for [s, d].
-std::string halfDefine(const OperatorCard &card)
+std::string rotaryDefines(const OperatorCard &card)
 {
     return defineLine("HALF", halfOf(card)) + defineLine("TABLE_BATCH", card.inputs.at(1).dims.size() == 4 ? 1 : 0);
 }
@@ -34,7 +34,7 @@ KernelTemplate cudaTemplate(const std::string &family)
         return vec * dtypeSize(card.inputs.front().dtype) <= 16 && halfOf(card) % vec == 0;
     };
     t.render = [id](const J &p, const OperatorCard &card) {
-        return paramDefines(id, p) + cudaPrelude(card.inputs.front().dtype) + halfDefine(card) + templateSource("rotary.cu");
+        return paramDefines(id, p) + cudaPrelude(card.inputs.front().dtype) + rotaryDefines(card) + templateSource("rotary.cu");
     };
     t.launch = [](const J &p, const OperatorCard &card) {
         const int block = p.at("block"), vec = p.at("vec");
@@ -58,7 +58,7 @@ void addRotaryTemplates(TemplateLibrary &lib)
     for (const char *family : {"rotary_embedding", "rotary_embedding_batched"}) {
         lib.add(cpuUnrolledRowsTemplate(family,
                                         "per row of x: UNROLL pairs (j, j + d/2) rotated by cos and sin, written to the transposed row of y",
-                                        halfDefine, "cpu_rotary.cpp"));
+                                        rotaryDefines, "cpu_rotary.cpp"));
         lib.add(cudaTemplate(family));
     }
 }
