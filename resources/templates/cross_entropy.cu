@@ -1,5 +1,6 @@
 // Pass 1: one block per row: log-sum-exp over the vocabulary (online max and sum) minus the target's
 // logit, into a per-row workspace. Pass 2: one block averages the rows in a fixed order.
+enum { CE_UNROLL = 4 };
 __device__ __forceinline__ void block_ms(float &m, float &s)
 {
     __shared__ float sm[32], ss[32];
@@ -23,24 +24,35 @@ kf_ce_rows(const T *__restrict__ logits, const long long *__restrict__ target, f
     const int f = row_offset(xr, vec_ok);
     const long long n = vocab + f;
     const T *xv = xr - f;
+    // CE_UNROLL packs a thread are loaded before any is used (four 16-byte loads in flight), then folded
+    // into one running (max, sum): the sum is rescaled only when the max rises, so a pack costs VEC
+    // exponentials, not VEC + 2 as a (max, sum) merge per pack did. While every element seen is -inf
+    // the sum is taken against 0, so -inf adds nothing and a NaN still reaches the sum.
     float m = -KF_INF, s = 0.f;
-    for (long long i = (long long)threadIdx.x * VEC; i < n; i += (long long)BLOCK * VEC) {
-        float t[VEC];
-        if (vec_ok && i >= f && i + VEC <= n) {
-            const Pack<VEC> pk = *reinterpret_cast<const Pack<VEC> *>(xv + i);
+    const long long step = (long long)BLOCK * VEC;
+    for (long long i0 = (long long)threadIdx.x * VEC; i0 < n; i0 += step * CE_UNROLL) {
+        float t[CE_UNROLL][VEC];
 #pragma unroll
-            for (int j = 0; j < VEC; ++j) t[j] = to_f(pk.v[j]);
-        } else {
+        for (int u = 0; u < CE_UNROLL; ++u) {
+            const long long i = i0 + u * step;
+            if (vec_ok && i >= f && i + VEC <= n) {
+                load_floats<VEC>(xv + i, t[u]);
+            } else {
 #pragma unroll
-            for (int j = 0; j < VEC; ++j) t[j] = i + j >= f && i + j < n ? to_f(xv[i + j]) : -KF_INF;
+                for (int j = 0; j < VEC; ++j) t[u][j] = i + j >= f && i + j < n ? to_f(xv[i + j]) : -KF_INF;
+            }
         }
-        float cm = t[0];
+        float cm = m;
 #pragma unroll
-        for (int j = 1; j < VEC; ++j) cm = fmaxf(cm, t[j]);
-        float cs = 0.f;
+        for (int u = 0; u < CE_UNROLL; ++u)
 #pragma unroll
-        for (int j = 0; j < VEC; ++j) cs += t[j] == -KF_INF ? 0.f : __expf(t[j] - cm);
-        ms_merge(m, s, cm, cs);
+            for (int j = 0; j < VEC; ++j) cm = fmaxf(cm, t[u][j]);
+        if (cm > m) { s *= __expf(m - cm); m = cm; }
+        const float ref = m == -KF_INF ? 0.f : m;
+#pragma unroll
+        for (int u = 0; u < CE_UNROLL; ++u)
+#pragma unroll
+            for (int j = 0; j < VEC; ++j) s += __expf(t[u][j] - ref);
     }
     block_ms(m, s);
     if (threadIdx.x == 0) loss[row] = m + logf(s) - to_f(xr[target[row]]);
