@@ -203,6 +203,15 @@ private slots:
         QTest::newRow("norm rows kernels hold 16 values per thread")
             << list("layer_norm", "rows=16384,cols=4096", "float32") << QStringLiteral("cuda.layer_norm.rows")
             << QStringLiteral("\"reg\":16") << false;
+        QTest::newRow("16-bit norm rows hold 32 (64 bytes per thread)")
+            << list("rms_norm", "rows=4096,cols=8192", "bfloat16") << QStringLiteral("cuda.rms_norm.rows")
+            << QStringLiteral("\"reg\":32,\"rpb\":1,\"tpr\":256") << false;
+        QTest::newRow("cross entropy over many rows: 256 threads a row")
+            << list("cross_entropy", "rows=4096,vocab=128256", "bfloat16") << QStringLiteral("cuda.cross_entropy.two_pass")
+            << QStringLiteral("\"block\":256") << false;
+        QTest::newRow("cross entropy over a few rows: 1024 threads a row")
+            << list("cross_entropy", "rows=64,vocab=128256", "bfloat16") << QStringLiteral("cuda.cross_entropy.two_pass")
+            << QStringLiteral("\"block\":1024") << false;
         // 33 float32 values are not a whole number of 16-byte packs: the bulk copy cannot serve the row.
         QTest::newRow("a row the bulk copy cannot serve is declined")
             << list("softmax", "rows=64,cols=33", "float32") << QStringLiteral("cuda.softmax.pipe") << QStringLiteral("\"stages\"")

@@ -64,9 +64,14 @@ KernelTemplate rowsTemplate(const std::string &family)
     t.seed = [family](const OperatorCard &card) {
         const int vec = cudaVecFor(card);
         int tpr = 0, reg = 0;
-        // Norms hold 16 values per thread, softmax 32: on the H200 a 4096-wide float32 layer norm ran
-        // 1.3% faster with 256 threads of 16 than with 128 of 32, while softmax was at the roofline.
+        // Norms hold 64 bytes per thread (16 float32 values, 32 of 16 bits), softmax 32 values: on the
+        // H200 a 4096-wide float32 layer norm ran 1.3% faster with 256 threads of 16 than with 128 of
+        // 32, while softmax was at the roofline. At 16 values, 16-bit norms ran far below it: bf16 RMS
+        // norm 4096 x 8192 in 40.7 us against 32.4 us with 32 values (256 threads), 2048 x 16384 in
+        // 49.8 against 33.6, layer norm 16384 x 8192 in 183.1 against 134.4; at 2048 and 4096 wide
+        // both ran within 1% of each other.
         const bool norm = cudaWeightedNorm(family);
+        const int normValues = 64 / dtypeSize(card.inputs.front().dtype);
         const int64_t cols = card.shape.at("cols");
         if (cols < kShortRow) {
             // Many short rows: the fewest lanes (from 4) holding the row in two packs each, 256 threads a block.
@@ -83,7 +88,7 @@ KernelTemplate rowsTemplate(const std::string &family)
                 p["fast_exp"] = 1;
             return p;
         }
-        cudaRowSeed(cols, vec, norm ? 16 : 32, tpr, reg);
+        cudaRowSeed(cols, vec, norm ? normValues : 32, tpr, reg);
         // Norms read with torch.compile's cache hints (HINT 1): a 4096-wide float32 layer norm ran in
         // 126.0 us with them and 130.8 us without, RMS norm 125.3 against 130.2 (H200, one timer).
         J p = {{"tpr", tpr}, {"rpb", std::max(1, 128 / tpr)}, {"vec", vec}, {"reg", reg}, {"occ", 0}, {"hint", norm ? 1 : 0}};
