@@ -19,7 +19,12 @@ def inputs(case, dev):
     if fam == "group_norm":
         x = torch.randn(s["n"], s["c"], s["hw"], device=dev, dtype=dt)
         return [x, torch.randn(s["c"], device=dev, dtype=dt), torch.randn(s["c"], device=dev, dtype=dt)]
+    if fam == "cross_entropy":
+        return [torch.randn(s["rows"], s["vocab"], device=dev, dtype=dt),
+                torch.randint(0, s["vocab"], (s["rows"],), device=dev)]
     x = torch.randn(s["rows"], s["cols"], device=dev, dtype=dt)
+    if fam == "silu_mul":
+        return [x, torch.randn_like(x)]
     if fam == "layer_norm":
         return [x, torch.randn(s["cols"], device=dev, dtype=dt), torch.randn(s["cols"], device=dev, dtype=dt)]
     if fam == "rms_norm":
@@ -41,6 +46,10 @@ def fn_for(case):
         return lambda x, w: x * torch.rsqrt(x.float().pow(2).mean(-1, keepdim=True) + 1e-6).to(x.dtype) * w
     if fam == "group_norm":
         return lambda x, w, b: F.group_norm(x, s["groups"], w, b, 1e-5)
+    if fam == "cross_entropy":
+        return lambda x, t: F.cross_entropy(x, t)
+    if fam == "silu_mul":
+        return lambda g, u: F.silu(g) * u
     if fam == "relu":
         return torch.relu
     if fam == "sum":

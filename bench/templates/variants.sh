@@ -5,18 +5,25 @@
 # Usage: bench/templates/variants.sh BUILD_DIR OUT_DIR VARIANTS.jsonl
 #   each line: {"family":"softmax","shape":"rows=16384,cols=4096","dtype":"bfloat16",
 #               "template":"cuda.softmax.cluster","params":{...}}
+#   or, to time a kernel as it was rendered elsewhere (another commit's template, for an A/B in one
+#   run), "source":"file.cu" with its launch plan beside it as file.launch.json, instead of params.
+# KFORGE_VARIANT_ROUNDS=N runs the whole list N times in turn, so that A/B pairs interleave.
 set -uo pipefail
 build="$1"; out="$2"; list="$3"
+rounds="${KFORGE_VARIANT_ROUNDS:-1}"
 cli="$build/app/kforge-cli"
 worker="$build/app/kforge-worker"
 mkdir -p "$out"
 i=0
-while IFS= read -r line; do
+for _ in $(seq "$rounds"); do cat "$list"; done | while IFS= read -r line; do
   [[ -z $line || $line == \#* ]] && continue
   i=$((i + 1))
-  read -r family shape dtype tid params < <(python3 -c 'import json,sys; v=json.loads(sys.argv[1]); print(v["family"], v["shape"], v["dtype"], v["template"], json.dumps(v["params"], separators=(",",":")))' "$line")
+  read -r family shape dtype tid params < <(python3 -c 'import json,sys; v=json.loads(sys.argv[1]); print(v["family"], v["shape"], v["dtype"], v["template"], json.dumps(v.get("params", v.get("source")), separators=(",",":")))' "$line")
   src="$out/v$i.cu"; plan="$out/v$i.launch.json"
-  if ! "$cli" templates --render "$tid" --params "$params" --family "$family" --shape "$shape" --dtype "$dtype" \
+  if [[ $line == *'"source"'* ]]; then
+    given=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["source"])' "$line")
+    cp "$given" "$src" && cp "${given%.cu}.launch.json" "$plan" || { echo "$family $shape $dtype $given: no such source or plan"; continue; }
+  elif ! "$cli" templates --render "$tid" --params "$params" --family "$family" --shape "$shape" --dtype "$dtype" \
       --launch-out "$plan" > "$src" 2> "$out/v$i.err"; then
     echo "$family $shape $dtype $tid $params: render failed: $(tail -1 "$out/v$i.err")"; continue
   fi
@@ -35,4 +42,4 @@ if c:
 else:
     print(f"{sys.argv[2]}: {v.get('status')} {reasons} {v.get('reasons', [{}])[0].get('message', '')[:300]}")
 PY
-done < "$list"
+done
