@@ -233,7 +233,7 @@ __device__ __forceinline__ void row_in_registers(const T *xr, const T *w, const 
     }
     s = group_sum(s, sh);
     a = m;
-    b = FAMILY == 0 ? __frcp_rn(s) : logf(s); // 1 / s rounded as a division rounds it, without its slow-path call
+    b = FAMILY == 0 ? __frcp_rn(s) : logf(s); // 1 / s, rounded as a division rounds it
 #elif FAMILY == 2
     float s = 0.f;
 #pragma unroll
@@ -299,8 +299,9 @@ kf_rows(const T *__restrict__ x, const T *__restrict__ w, const T *__restrict__ 
     // A row that fits the registers in whole packs (every row kforge verifies; a view of odd alignment
     // streams below). A row that fills them exactly needs no test at all.
     if (cols <= (long long)TPR * REG && packs) {
-        // Reciprocals (__frcp_rn, rounded as 1.f / x is), no divisions: a division's slow path is a call,
-        // and a call with the row live in registers made NVRTC save some of them to the stack.
+        // 1 / cols here, while few registers are live, and products below: a division's slow path (and
+        // a reciprocal's) is a call, and a call with the row live in registers made NVRTC save some of
+        // them to the stack.
         const float inv_cols = __frcp_rn((float)cols);
         if (cols == (long long)TPR * REG) row_in_registers<true>(xr, w, bias, yr, n, inv_cols, lane, sh);
         else row_in_registers<false>(xr, w, bias, yr, n, inv_cols, lane, sh);
@@ -323,7 +324,7 @@ kf_rows(const T *__restrict__ x, const T *__restrict__ w, const T *__restrict__ 
     }
     group_ms(m, s, sh, sh2);
     a = m;
-    b = FAMILY == 0 ? __frcp_rn(s) : logf(s); // 1 / s rounded as a division rounds it, without its slow-path call
+    b = FAMILY == 0 ? __frcp_rn(s) : logf(s); // 1 / s, rounded as a division rounds it
 #elif FAMILY == 2
     // Mean and variance in one pass: each pack's mean and squared deviations, merged (Welford/Chan),
     // which stays accurate when the mean is large against the spread.
@@ -334,7 +335,7 @@ kf_rows(const T *__restrict__ x, const T *__restrict__ w, const T *__restrict__ 
         float ps = 0.f;
 #pragma unroll
         for (int j = 0; j < VEC; ++j) ps += t[j]; // padding is 0
-        const float pm = ps * __frcp_rn(c); // no division: its slow path is a call (see inv_cols)
+        const float pm = ps * __frcp_rn(c);
         float pq = 0.f;
 #pragma unroll
         for (int j = 0; j < VEC; ++j) if (i + j < n) pq += (t[j] - pm) * (t[j] - pm);
