@@ -18,11 +18,11 @@ i=0
 for _ in $(seq "$rounds"); do cat "$list"; done | while IFS= read -r line; do
   [[ -z $line || $line == \#* ]] && continue
   i=$((i + 1))
-  read -r family shape dtype tid params < <(python3 -c 'import json,sys; v=json.loads(sys.argv[1]); print(v["family"], v["shape"], v["dtype"], v["template"], json.dumps(v.get("params", v.get("source")), separators=(",",":")))' "$line")
+  # The last field is the point's parameters, or the path of a pre-rendered source.
+  read -r family shape dtype tid params < <(python3 -c 'import json,sys; v=json.loads(sys.argv[1]); print(v["family"], v["shape"], v["dtype"], v["template"], json.dumps(v["params"], separators=(",",":")) if "params" in v else v["source"])' "$line")
   src="$out/v$i.cu"; plan="$out/v$i.launch.json"
   if [[ $line == *'"source"'* ]]; then
-    given=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["source"])' "$line")
-    cp "$given" "$src" && cp "${given%.cu}.launch.json" "$plan" || { echo "$family $shape $dtype $given: no such source or plan"; continue; }
+    cp "$params" "$src" 2>/dev/null && cp "${params%.cu}.launch.json" "$plan" 2>/dev/null || { echo "$family $shape $dtype $params: no such source or plan"; continue; }
   elif ! "$cli" templates --render "$tid" --params "$params" --family "$family" --shape "$shape" --dtype "$dtype" \
       --launch-out "$plan" > "$src" 2> "$out/v$i.err"; then
     echo "$family $shape $dtype $tid $params: render failed: $(tail -1 "$out/v$i.err")"; continue
