@@ -48,7 +48,7 @@ __device__ __forceinline__ float finish(float v, float a, float b, float wv, flo
 struct Part { float p0, p1, p2; };
 
 // The partial of n elements at src (V: 16-byte reads, from shared memory; else element by element).
-template<bool V> __device__ Part stream_part(const T *src, long long n, float *sh, float *sh2)
+template<bool V> __device__ Part stream_part(const T *src, long long n, float inv_n, float *sh, float *sh2)
 {
     const long long stride = (long long)BLOCK * VEC;
     float f[VEC];
@@ -73,7 +73,7 @@ template<bool V> __device__ Part stream_part(const T *src, long long n, float *s
 #pragma unroll
         for (int j = 0; j < VEC; ++j) s += f[j];
     }
-    const float mean = block_sum(s, sh) / fmaxf((float)n, 1.f);
+    const float mean = block_sum(s, sh) * inv_n;
     float q = 0.f;
     for (long long i = (long long)threadIdx.x * VEC; i < n; i += stride) {
         get<V>(src, i, n, mean, f);
@@ -95,7 +95,7 @@ template<bool V> __device__ Part stream_part(const T *src, long long n, float *s
 // The row's statistics a and b (see finish) from this block's partial and, in a cluster, every other
 // block's: each posts its partial in `part` (this row's buffer of two, so one cluster barrier per row
 // suffices) and cl_merge combines them into `res`.
-__device__ __forceinline__ void row_stats(Part pt, long long len, float *part, float *res, float &a, float &b)
+__device__ __forceinline__ void row_stats(Part pt, float inv_len, float *part, float *res, float &a, float &b)
 {
 #if CL > 1
     if (threadIdx.x == 0) { part[0] = pt.p0; part[1] = pt.p1; part[2] = pt.p2; }
@@ -107,13 +107,13 @@ __device__ __forceinline__ void row_stats(Part pt, long long len, float *part, f
 #endif
 #if FAMILY <= 1
     a = pt.p0;
-    b = FAMILY == 0 ? 1.f / pt.p1 : logf(pt.p1);
+    b = FAMILY == 0 ? __fdividef(1.f, pt.p1) : logf(pt.p1); // 1 / sum: sum is at least 1 (the max's own term)
 #elif FAMILY == 2
     a = pt.p1;
-    b = rsqrtf(pt.p2 / (float)len + EPS);
+    b = rsqrtf(pt.p2 * inv_len + EPS);
 #else
     a = 0.f;
-    b = rsqrtf(pt.p0 / (float)len + EPS);
+    b = rsqrtf(pt.p0 * inv_len + EPS);
 #endif
 }
 
@@ -140,9 +140,10 @@ template<bool V> __device__ void stream_write(const T *src, const T *w, const T 
     }
 }
 
-// No minimum-blocks bound: asked for BPS blocks, ptxas spilled where without it it used fewer registers
-// than BPS blocks leave each thread. The seed sizes BPS to the registers instead.
-extern "C" __global__ void __launch_bounds__(BLOCK)
+// BPS blocks a multiprocessor: the grid is sized for them, so all must be resident at once, and told the
+// bound ptxas also stopped spilling a few bytes at small blocks where it chose fewer registers on its own
+// (64-thread bf16 layer norm 768 wide: 64 registers and 4 bytes of spills without it, 76 and none with).
+extern "C" __global__ void __launch_bounds__(BLOCK, BPS)
 kf_pipe(const T *__restrict__ x, const T *__restrict__ w, const T *__restrict__ bias, T *__restrict__ y, long long rows, long long cols)
 {
     extern __shared__ __align__(128) unsigned char kf_smem[];
@@ -162,13 +163,17 @@ kf_pipe(const T *__restrict__ x, const T *__restrict__ w, const T *__restrict__ 
 #if FAMILY == 2
     ok = ok && aligned_to(bias, 16);
 #endif
-    const long long mine = cid < rows ? (rows - cid + G - 1) / G : 0; // rows this block (cluster) owns
+    // Its rows are cid, cid + G, ... below rows: bounds, not a count, since a 64-bit division is a call
+    // and registers live across a call go to the stack. For the same reason the reciprocals are the
+    // approximate ones (a correctly rounded reciprocal or division has a slow-path call too): relative
+    // error about 2^-22, far inside every tolerance, where a division in the row loop spilled 8-24 bytes.
+    const float inv_cols = __fdividef(1.f, (float)cols), inv_clen = __fdividef(1.f, fmaxf((float)clen, 1.f));
     if (!ok) {
-        for (long long k = 0; k < mine; ++k) {
+        for (long long k = 0; cid + k * G < rows; ++k) {
             const long long row = cid + k * G;
             const T *src = x + row * cols + lo;
             float a, b;
-            row_stats(stream_part<false>(src, clen, sh, sh2), cols, part[k & 1], res, a, b);
+            row_stats(stream_part<false>(src, clen, inv_clen, sh, sh2), inv_cols, part[k & 1], res, a, b);
             stream_write<false>(src, w + lo, bias + lo, y + row * cols + lo, clen, a, b);
         }
 #if CL > 1
@@ -180,7 +185,7 @@ kf_pipe(const T *__restrict__ x, const T *__restrict__ w, const T *__restrict__ 
     const unsigned bytes = (unsigned)(clen * (long long)sizeof(T));
     if (threadIdx.x == 0) {
         for (int s = 0; s < STAGES; ++s) mbar_init(&full[s]);
-        for (int s = 0; s < STAGES && s < mine; ++s)
+        for (int s = 0; s < STAGES && cid + s * G < rows; ++s)
             bulk_copy_in(kf_smem + s * stage, x + (cid + s * G) * cols + lo, bytes, &full[s]);
     }
     __syncthreads(); // the barriers are initialised before anyone waits on them
@@ -201,17 +206,18 @@ kf_pipe(const T *__restrict__ x, const T *__restrict__ w, const T *__restrict__ 
         }
     }
 #endif
-    for (long long k = 0; k < mine; ++k) {
-        const int s = (int)(k % STAGES);
-        const long long row = cid + k * G;
+    // The buffer s of row k (k = 0, 1, ... of this block's rows), its phase parity, and k's parity.
+    int s = 0;
+    unsigned phase = 0, odd = 0;
+    for (long long row = cid; row < rows; row += G, odd ^= 1u, s = s + 1 == STAGES ? 0 : s + 1, phase ^= s == 0 ? 1u : 0u) {
         const T *xs = reinterpret_cast<const T *>(kf_smem + s * stage);
         T *yr = y + row * cols + lo;
         // Refills this buffer with the row STAGES ahead, once every thread is done reading it.
         auto refill = [&]() {
-            if (threadIdx.x == 0 && k + STAGES < mine)
+            if (threadIdx.x == 0 && row + STAGES * G < rows)
                 bulk_copy_in(kf_smem + s * stage, x + (row + STAGES * G) * cols + lo, bytes, &full[s]);
         };
-        mbar_wait(&full[s], (unsigned)((k / STAGES) & 1));
+        mbar_wait(&full[s], phase);
         float a = 0.f, b = 0.f;
 #if REGP > 0
         if (npk <= (long long)BLOCK * REGP) {
@@ -235,28 +241,28 @@ kf_pipe(const T *__restrict__ x, const T *__restrict__ w, const T *__restrict__ 
                 if (FAMILY == 0) v[q] = e;
                 t += e;
             }
-            row_stats({m, block_sum(t, sh), 0.f}, cols, part[k & 1], res, a, b);
+            row_stats({m, block_sum(t, sh), 0.f}, inv_cols, part[odd], res, a, b);
             // In a cluster, this block's exps are relative to its own max, not the row's.
             const float scale = FAMILY == 0 ? (CL == 1 ? b : m == -KF_INF ? 0.f : EXPF(m - a) * b) : 0.f;
 #elif FAMILY == 2
             float t = 0.f;
 #pragma unroll
             for (int q = 0; q < REGP * VEC; ++q) t += v[q];
-            const float mb = block_sum(t, sh) / fmaxf((float)clen, 1.f);
+            const float mb = block_sum(t, sh) * inv_clen;
             refill();
             float qq = 0.f;
 #pragma unroll
             for (int j = 0; j < REGP; ++j)
                 if (threadIdx.x + (long long)j * BLOCK < npk)
                     for (int q = 0; q < VEC; ++q) qq += (v[j * VEC + q] - mb) * (v[j * VEC + q] - mb);
-            row_stats({(float)clen, mb, block_sum(qq, sh)}, cols, part[k & 1], res, a, b);
+            row_stats({(float)clen, mb, block_sum(qq, sh)}, inv_cols, part[odd], res, a, b);
 #else
             float qq = 0.f;
 #pragma unroll
             for (int q = 0; q < REGP * VEC; ++q) qq += v[q] * v[q];
             const float qb = block_sum(qq, sh);
             refill();
-            row_stats({qb, 0.f, 0.f}, cols, part[k & 1], res, a, b);
+            row_stats({qb, 0.f, 0.f}, inv_cols, part[odd], res, a, b);
 #endif
 #pragma unroll
             for (int j = 0; j < REGP; ++j) {
@@ -286,7 +292,7 @@ kf_pipe(const T *__restrict__ x, const T *__restrict__ w, const T *__restrict__ 
             continue;
         }
 #endif
-        row_stats(stream_part<true>(xs, clen, sh, sh2), cols, part[k & 1], res, a, b);
+        row_stats(stream_part<true>(xs, clen, inv_clen, sh, sh2), inv_cols, part[odd], res, a, b);
         stream_write<true>(xs, w + lo, bias + lo, yr, clen, a, b);
         __syncthreads();
         refill();

@@ -234,8 +234,10 @@ if asked sweep; then
   t0=$(date +%s)
   ninja -C "$build" -j"$jobs" kforge-mcts-sweep-bench > "$out/build-sweep.log" 2>&1 || { grep -E -A3 "error|FAILED" "$out/build-sweep.log" | head -30; note "sweep bench build FAILED"; }
   # The committed H200 cache (bench/mcts-sweep-h200.json) is the start: families it holds are replayed,
-  # not swept again, so a run cut short by its limit is continued by the next one.
-  [[ -f $root/bench/mcts-sweep-h200.json ]] && cp "$root/bench/mcts-sweep-h200.json" "$final/sweep-cache.json"
+  # not swept again, so a run cut short by its limit is continued by the next one. KFORGE_SWEEP_CACHE_IN
+  # names another start (a file holding {} sweeps everything again, after the kernels changed).
+  cache_in=${KFORGE_SWEEP_CACHE_IN:-$root/bench/mcts-sweep-h200.json}
+  [[ -f $cache_in ]] && cp "$cache_in" "$final/sweep-cache.json"
   sweep_args=(--backend cuda --max-points ${KFORGE_SWEEP_POINTS:-12} --seeds 10 --samples 10 --cache "$final/sweep-cache.json" --worker "$worker")
   mkdir -p "$out/sweep-workers"
   KFORGE_WORKER_VERBOSE=1 KFORGE_WORKER_LOG_DIR="$out/sweep-workers" \

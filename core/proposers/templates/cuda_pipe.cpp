@@ -101,10 +101,13 @@ KernelTemplate pipeTemplate(const std::string &family)
             regp *= 2;
         if (packs > int64_t(block) * regp)
             regp = 0;
-        // Blocks per SM as registers allow: the chunk's floats, the weight packs (4 registers each) and
-        // about 40 for the rest. Then enough stages for about 96 KiB of copies in flight per SM (STAGES - 1
-        // rows per block while it works on one), as shared memory allows.
-        const int64_t regs = 40 + int64_t(regp) * vec + weights * regp * 4;
+        // Blocks per SM as registers allow (the kernel asks ptxas for BPS of them): the chunk's floats, the
+        // weight packs (4 registers each) and about 48 for the rest (at 40, two seeds got exactly 64 and
+        // ptxas spilled 4-44 bytes). Then enough stages for about 96 KiB of copies in flight per SM (STAGES
+        // - 1 rows per block while it works on one), as shared memory allows. A chunk whose floats do not
+        // fit one block's registers keeps them anyway: a 12288-wide float32 layer norm at REGP 4 spills
+        // 32-64 bytes and ran 57.3 us on the H200, streaming from shared memory (REGP 0) 63.0.
+        const int64_t regs = 48 + int64_t(regp) * vec + weights * regp * 4;
         int bps = int(std::clamp<int64_t>(65536 / (block * regs), 1, std::min(16, 2048 / block)));
         int stages = int(std::clamp<int64_t>((96 * 1024 + bps * row - 1) / (bps * row) + 1, 2, 8));
         auto fits = [&] { return stages * row <= kSmemPerBlockMax && bps * (stages * row + kSmemPerBlockReserved) <= kSmemPerSm; };
