@@ -209,6 +209,9 @@ private slots:
         QTest::newRow("cross entropy over many rows: 256 threads a row")
             << list("cross_entropy", "rows=4096,vocab=128256", "bfloat16") << QStringLiteral("cuda.cross_entropy.two_pass")
             << QStringLiteral("\"block\":256") << false;
+        QTest::newRow("cross entropy over a row for every multiprocessor: 512 threads a row")
+            << list("cross_entropy", "rows=256,vocab=32000", "float32") << QStringLiteral("cuda.cross_entropy.two_pass")
+            << QStringLiteral("\"block\":512") << false;
         QTest::newRow("cross entropy over a few rows: 1024 threads a row")
             << list("cross_entropy", "rows=64,vocab=128256", "bfloat16") << QStringLiteral("cuda.cross_entropy.two_pass")
             << QStringLiteral("\"block\":1024") << false;

@@ -114,6 +114,26 @@ private slots:
         QVERIFY2(v.correct(), (v.summaryLine() + (v.reasons.empty() ? "" : " " + v.reasons.front().message)).c_str());
     }
 
+    // Cross entropy's trials carry the ignore index (-100) in about one target in eight: a kernel that
+    // treats it as a class is wrong, the family's own CPU template is right.
+    void crossEntropyTrialsCarryTheIgnoreIndex()
+    {
+        const auto card = makeCard("cross_entropy", {{"rows", 64}, {"vocab", 300}}, DType::F32);
+        QVERIFY(card.inputs.at(1).init.rfind("class_target:", 0) == 0);
+        EvalOptions o;
+        o.benchmark = false;
+        const Verdict wrong = m_pool->evaluate(card, test::cpuKernel("ce_ignores_no_target.cpp"), o);
+        QVERIFY2(!wrong.correct(), wrong.summaryLine().c_str());
+        QVERIFY2(!wrong.reasons.empty() && wrong.reasons.front().code == reason::Mismatch, wrong.summaryLine().c_str());
+        const auto *t = TemplateLibrary::builtin().find("cpu.cross_entropy.rows");
+        QVERIFY(t);
+        nlohmann::json point; // the first value of each parameter
+        for (const auto &[name, values] : t->space)
+            point[name] = values.front();
+        const Verdict right = m_pool->evaluate(card, TemplateProposer("cpu").render(*t, point, card).candidate, o);
+        QVERIFY2(right.correct(), (right.summaryLine() + (right.reasons.empty() ? "" : " " + right.reasons.front().message)).c_str());
+    }
+
     // Every scan family's CPU template is correct on its own card over rows of 65536 in float32 (the
     // order of a sum, a product's rounding), and wrong on another family's card with the same inputs:
     // the guard tells a reversed, an exclusive and a product scan from a plain one. (A bool mask and a

@@ -251,6 +251,20 @@ class TestWorkload : public QObject {
     Q_OBJECT
 
 private:
+    // A problem file imported (as `kforge-cli import` does) and profiled through the worker on the CPU.
+    void profileProblem(const QString &py, WorkloadFile &out)
+    {
+        const auto json = QString(py).replace(QStringLiteral(".py"), QStringLiteral(".json"));
+        QString err;
+        QCOMPARE(runPython(m_python, {QString::fromLatin1(kHelper), QStringLiteral("problem"), py, QStringLiteral("--out"), json}, &err), 0);
+        const auto w = loadWorkloadFile(json.toStdString());
+        const auto reply = pool().request({{"type", "profile_workload"}, {"workload", workloadToJson(w)}, {"dir", w.dir}, {"device", "cpu"},
+                                           {"problem", true}},
+                                          120000);
+        QVERIFY2(reply.value("type", "") == "workload_profile", reply.dump().substr(0, 2000).c_str());
+        out = parseWorkload(reply.at("workload"), "reply");
+    }
+
     QString m_python;
     QTemporaryDir m_dir;
     std::unique_ptr<WorkerPool> m_pool;
@@ -1181,6 +1195,24 @@ def get_init_inputs():
             if (c.family == "cross_entropy")
                 ce.push_back(c.key + " " + std::to_string(c.shape.at("rows")) + "x" + std::to_string(c.shape.at("vocab")));
         QCOMPARE(ce, (std::vector<std::string>{"problem.act.cross_entropy 64x512"}));
+        // The whole forward draws its targets over the range the problem gave them; the family's card over
+        // its own vocabulary; with no range known, as before.
+        sig.inputs[1].min = 3;
+        sig.inputs[1].max = 499;
+        const auto wholeCe = wholeForwardCard(sig);
+        QCOMPARE(wholeCe.inputs.at(1).init, std::string("index:x1_range"));
+        QCOMPARE(wholeCe.shape.at("x1_range"), int64_t(500));
+        // The family's targets without the ignore index the problem never used (its forward may not
+        // ignore -100), and with it where a target was negative.
+        for (const auto &c : familyCardsForProblem(sig))
+            if (c.family == "cross_entropy")
+                QCOMPARE(c.inputs.at(1).init, std::string("index:vocab"));
+        sig.inputs[1].min = -100;
+        for (const auto &c : familyCardsForProblem(sig))
+            if (c.family == "cross_entropy")
+                QCOMPARE(c.inputs.at(1).init, std::string("class_target:vocab"));
+        sig.inputs[1].max.reset();
+        QCOMPARE(wholeForwardCard(sig).inputs.at(1).init, std::string("randn"));
         sig.inputs[1] = tensor({64}, "int32").tensors[0];
         QVERIFY(problemCardsUnfit(sig).find("input 1 is int32") != std::string::npos);
     }
@@ -1295,28 +1327,56 @@ def get_init_inputs():
                       .arg(draw)
                       .toStdString()
                       .c_str());
-        const auto json = at("logsum.json");
-        QString err;
-        QCOMPARE(runPython(m_python, {QString::fromLatin1(kHelper), QStringLiteral("problem"), at("logsum.py"), QStringLiteral("--out"), json},
-                           &err),
-                 0);
-        const auto w = loadWorkloadFile(json.toStdString());
-        const auto reply = pool().request({{"type", "profile_workload"}, {"workload", workloadToJson(w)}, {"dir", w.dir}, {"device", "cpu"},
-                                           {"problem", true}},
-                                          120000);
-        QVERIFY2(reply.value("type", "") == "workload_profile", reply.dump().substr(0, 2000).c_str());
-        const auto p = parseWorkload(reply.at("workload"), "reply");
+        WorkloadFile p;
+        profileProblem(at("logsum.py"), p);
+        if (QTest::currentTestFailed())
+            return;
         const OperatorCard *card = nullptr;
         for (const auto &c : p.cards)
             if (c.key == "problem.logsum.sum")
                 card = &c;
-        QVERIFY2(card, reply.dump().substr(0, 1500).c_str());
+        QVERIFY(card);
         QCOMPARE(card->inputs.at(0).init, std::string(draw == QStringLiteral("rand") ? "uniform" : "randn"));
         EvalOptions o;
         o.benchmark = false;
         const auto v = pool().evaluate(*card, Candidate{"cpu", test::readAll(QStringLiteral(KFORGE_TEST_KERNELS "/cpu/writes_nan.cpp")).toStdString(), {}}, o);
         QVERIFY2(!v.correct(), v.summaryLine().c_str());
         QVERIFY2(!v.reasons.empty() && v.reasons.front().code == expected.toStdString(), v.summaryLine().c_str());
+    }
+
+    // KernelBench's cross entropy: the profiler keeps the targets' range, so the whole forward's card
+    // runs its forward (targets drawn from [-100, 100) failed it: skipped on the CPU, on a GPU a
+    // device-side assert that broke the worker's context for the candidates after it).
+    void problemTargetsKeepTheirRange()
+    {
+        if (m_python.isEmpty())
+            QSKIP("no Python with torch (install python3-torch: packaging/install-deps.sh does)");
+        if (test::workerCommand().empty())
+            QSKIP("kforge-worker is not built");
+        QVERIFY(QDir(m_dir.path()).mkpath(QStringLiteral("problems-ce")));
+        writeFile(path("problems-ce/ce.py"),
+                  "import torch\nclass Model(torch.nn.Module):\n    def forward(self, predictions, targets):\n"
+                  "        return torch.nn.functional.cross_entropy(predictions, targets)\n"
+                  "def get_inputs():\n    return [torch.randn(48, 40), torch.randint(0, 40, (48,))]\n"
+                  "def get_init_inputs():\n    return []\n");
+        WorkloadFile p;
+        profileProblem(path("problems-ce/ce.py"), p);
+        if (QTest::currentTestFailed())
+            return;
+        for (const auto &s : p.skipped)
+            QVERIFY2(s.op != "problem.ce", s.why.c_str());
+        const OperatorCard *whole = nullptr, *family = nullptr;
+        for (const auto &c : p.cards) {
+            if (c.key == "problem.ce")
+                whole = &c;
+            if (c.family == "cross_entropy")
+                family = &c;
+        }
+        QVERIFY(whole && family);
+        const auto &init = whole->inputs.at(1).init;
+        QCOMPARE(init, std::string("index:x1_range"));
+        QVERIFY2(whole->shape.at("x1_range") <= 40 && whole->shape.at("x1_range") > 30, init.c_str());
+        QCOMPARE(family->inputs.at(1).init, std::string("index:vocab"));
     }
 
     // torch.sum(x, dim=1, keepdim=True) on (4, 33, 17) imports to the sum over dim card around dimension 1,

@@ -159,6 +159,17 @@ std::string describePassages(const std::vector<knowledge::Passage> &passages, si
     return o.str();
 }
 
+// How an input is filled, in words where the name alone would not say what a kernel must handle.
+static std::string fillText(const std::string &init)
+{
+    if (init.rfind("class_target:", 0) == 0)
+        return init + " (integers in [0, " + init.substr(13) + "), about one in eight -100: the ignore index, which adds nothing to the loss "
+               "and is not counted in the mean)";
+    if (init.rfind("index:", 0) == 0)
+        return init + " (integers in [0, " + init.substr(6) + "))";
+    return init;
+}
+
 std::string describeCard(const OperatorCard &card)
 {
     std::ostringstream o;
@@ -169,7 +180,7 @@ std::string describeCard(const OperatorCard &card)
     for (size_t i = 0; i < card.inputs.size(); ++i) {
         const auto &t = card.inputs[i];
         o << "  inputs[" << i << "] " << t.name << ": " << dtypeName(t.dtype) << " " << dimsOf(card, t, card.shape) << ", filled "
-          << t.init << "\n";
+          << fillText(t.init) << "\n";
     }
     o << "Outputs:\n";
     for (size_t i = 0; i < card.outputs.size(); ++i) {

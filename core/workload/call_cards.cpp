@@ -259,6 +259,15 @@ std::string familyForCall(const CapturedCall &call)
     return m ? m->family : std::string();
 }
 
+void drawIndicesAsRecorded(TensorSpec &spec, ShapeBindings &shape, const TensorMeta &recorded)
+{
+    if (isFloating(recorded.dtype) || recorded.dtype == "bool" || !recorded.min || !recorded.max || *recorded.min < 0)
+        return;
+    const auto sym = spec.name + "_range";
+    shape[sym] = int64_t(*recorded.max) + 1;
+    spec.init = "index:" + sym;
+}
+
 CardOrReason cardForCall(const CapturedCall &c, int tensorReturns, int keyIndex)
 {
     if (c.schema.find("(a!") != std::string::npos || c.schema.find("(b!") != std::string::npos)
@@ -320,12 +329,7 @@ CardOrReason cardForCall(const CapturedCall &c, int tensorReturns, int keyIndex)
                     spec.dims.push_back(sym);
                     card.shape[sym] = t.shape[d];
                 }
-                // Integer inputs are often indices: keep them within the range the workload used.
-                if (!isFloating(t.dtype) && t.min && t.max && *t.min >= 0) {
-                    const auto sym = spec.name + "_range";
-                    card.shape[sym] = int64_t(*t.max) + 1;
-                    spec.init = "index:" + sym;
-                }
+                drawIndicesAsRecorded(spec, card.shape, t);
                 card.inputs.push_back(spec);
                 card.referenceArgs.push_back({{"input", input++}});
             } else if (a.kind == "none") {

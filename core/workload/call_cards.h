@@ -23,6 +23,11 @@ namespace kforge {
 // normalizations, "pointwise" otherwise. `outputDtype` is the first output's dtype when known.
 ErrorModel errorModelForOp(const std::string &op, const std::string &outputDtype = {});
 
+// Integer inputs are often indices (class targets, gather positions): one the workload gave values in
+// [0, max] is drawn in that range on the card's trials, over a symbol "<name>_range" bound to max + 1,
+// where random integers would fail the operator (on a GPU as a device-side assert). Others keep their draw.
+void drawIndicesAsRecorded(TensorSpec &spec, ShapeBindings &shape, const TensorMeta &recorded);
+
 // The template family a call matches, or "" (none).
 std::string familyForCall(const CapturedCall &call);
 

@@ -4,6 +4,7 @@
 
 #include "ops/pointwise_ops.h"
 #include "util/error.h"
+#include "workload/call_cards.h"
 #include "workload/loss_patterns.h"
 
 #include <set>
@@ -50,6 +51,18 @@ void makeModuleReference(OperatorCard &c, const ProblemSignature &sig)
     for (size_t i = 0; i < c.inputs.size() && i < sig.inputs.size(); ++i)
         if (floating(sig.inputs[i].dtype) && sig.inputs[i].min && *sig.inputs[i].min >= 0 && c.inputs[i].init == "randn")
             c.inputs[i].init = "uniform";
+    // Integers the card has no rule for (the whole forward's) are drawn as the problem had them: class
+    // targets out of range fail its forward.
+    // A family's class targets carry the ignore index (-100) where the problem never had a negative one:
+    // its forward may not ignore -100 (CrossEntropyLoss(ignore_index=0) raises on it), so they are drawn
+    // in range only.
+    for (size_t i = 0; i < c.inputs.size() && i < sig.inputs.size(); ++i) {
+        auto &init = c.inputs[i].init;
+        if (init == "randn")
+            drawIndicesAsRecorded(c.inputs[i], c.shape, sig.inputs[i]);
+        else if (init.rfind("class_target:", 0) == 0 && sig.inputs[i].min && *sig.inputs[i].min >= 0)
+            init = "index:" + init.substr(13);
+    }
 }
 
 } // namespace

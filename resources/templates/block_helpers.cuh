@@ -36,15 +36,24 @@ __device__ __forceinline__ float block_max(float v, float *sh)
     return v;
 }
 
+// The block's (max, sum of exp) in every thread. Each warp merges its lanes; the first warp merges the
+// warps' partials, one a lane, and posts the result. Every thread merging every partial had cost two
+// exponentials a partial: 64 a thread at 1024 threads, more than a 4096-wide row's own elements.
 __device__ __forceinline__ void block_ms(float &m, float &s, float *sh, float *sh2)
 {
     warp_ms(m, s);
-    if (threadIdx.x % 32 == 0) { sh[threadIdx.x / 32] = m; sh2[threadIdx.x / 32] = s; }
+    const int w = threadIdx.x / 32, lane = threadIdx.x % 32;
+    if (lane == 0) { sh[w] = m; sh2[w] = s; }
     __syncthreads();
-    m = -KF_INF; s = 0.f;
-#pragma unroll
-    for (int i = 0; i < BLOCK / 32; ++i) ms_merge(m, s, sh[i], sh2[i]);
+    if (w == 0) {
+        m = lane < BLOCK / 32 ? sh[lane] : -KF_INF;
+        s = lane < BLOCK / 32 ? sh2[lane] : 0.f;
+        warp_ms(m, s);
+        if (lane == 0) { sh[0] = m; sh2[0] = s; }
+    }
     __syncthreads();
+    m = sh[0]; s = sh2[0];
+    __syncthreads(); // the caller may reuse sh
 }
 
 // The bulk-copy engine (cp.async.bulk, sm_90) with an mbarrier that counts the bytes in. One thread

@@ -1,23 +1,20 @@
 // Pass 1: one block per row: log-sum-exp over the vocabulary (online max and sum) minus the target's
 // logit, into a per-row workspace. Pass 2: one block averages the rows in a fixed order.
-enum { CE_UNROLL = 4 };
-__device__ __forceinline__ void block_ms(float &m, float &s)
-{
-    __shared__ float sm[32], ss[32];
-    warp_ms(m, s);
-    const int w = threadIdx.x / 32;
-    if (threadIdx.x % 32 == 0) { sm[w] = m; ss[w] = s; }
-    __syncthreads();
-    m = -KF_INF; s = 0.f;
-    for (int i = 0; i < (int)(blockDim.x / 32); ++i) ms_merge(m, s, sm[i], ss[i]);
-    __syncthreads();
-}
+// A row whose target is the ignore index (-100) adds nothing and is not counted, as in ATen; its block
+// returns at once. A target outside [0, vocab) otherwise (ATen raises) makes the loss NaN, never a read
+// outside the row.
+enum { CE_UNROLL = 4, CE_IGNORE = -100 };
 
 extern "C" __global__ void __launch_bounds__(BLOCK)
 kf_ce_rows(const T *__restrict__ logits, const long long *__restrict__ target, float *__restrict__ loss, long long vocab)
 {
     const long long row = blockIdx.x;
     const T *xr = logits + row * vocab;
+    const long long tgt = target[row];
+    if (tgt == CE_IGNORE) {
+        if (threadIdx.x == 0) loss[row] = 0.f;
+        return;
+    }
     // The row from its pack-aligned start (row_packs.cuh; only the logits are read, so any row aligns):
     // its elements are [f, n) of xv, whole packs but for the first and last of a vocabulary such as 50257.
     const bool vec_ok = packs_align(logits, logits);
@@ -28,6 +25,9 @@ kf_ce_rows(const T *__restrict__ logits, const long long *__restrict__ target, f
     // into one running (max, sum): the sum is rescaled only when the max rises, so a pack costs VEC
     // exponentials, not VEC + 2 as a (max, sum) merge per pack did. While every element seen is -inf
     // the sum is taken against 0, so -inf adds nothing and a NaN still reaches the sum.
+    // The target's logit is fetched before the row, so its latency hides under the row's loads instead
+    // of following the block's reduction.
+    const float target_logit = threadIdx.x != 0 ? 0.f : tgt >= 0 && tgt < vocab ? to_f(xr[tgt]) : KF_NAN;
     float m = -KF_INF, s = 0.f;
     const long long step = (long long)BLOCK * VEC;
     for (long long i0 = (long long)threadIdx.x * VEC; i0 < n; i0 += step * CE_UNROLL) {
@@ -49,26 +49,39 @@ kf_ce_rows(const T *__restrict__ logits, const long long *__restrict__ target, f
             for (int j = 0; j < VEC; ++j) cm = fmaxf(cm, t[u][j]);
         if (cm > m) { s *= __expf(m - cm); m = cm; }
         const float ref = m == -KF_INF ? 0.f : m;
+        // A group past the row's end holds only -inf: no exponentials for it (a row of 4096 in blocks of
+        // 1024 x 4 has one group in four).
 #pragma unroll
-        for (int u = 0; u < CE_UNROLL; ++u)
+        for (int u = 0; u < CE_UNROLL; ++u) {
+            if (u > 0 && i0 + u * step >= n) break;
 #pragma unroll
             for (int j = 0; j < VEC; ++j) s += __expf(t[u][j] - ref);
+        }
     }
-    block_ms(m, s);
-    if (threadIdx.x == 0) loss[row] = m + logf(s) - to_f(xr[target[row]]);
+    __shared__ float sm[32], ss[32];
+    block_ms(m, s, sm, ss);
+    if (threadIdx.x == 0) loss[row] = m + logf(s) - target_logit;
 }
 
-extern "C" __global__ void __launch_bounds__(1024) kf_ce_mean(const float *__restrict__ loss, T *__restrict__ out, long long rows)
+extern "C" __global__ void __launch_bounds__(1024)
+kf_ce_mean(const float *__restrict__ loss, const long long *__restrict__ target, T *__restrict__ out, long long rows)
 {
     __shared__ float part[32];
+    __shared__ long long counted[32];
     float s = 0.f;
-    for (long long i = threadIdx.x; i < rows; i += blockDim.x) s += loss[i];
+    long long c = 0; // rows counted, exactly at any count
+    for (long long i = threadIdx.x; i < rows; i += blockDim.x) {
+        s += loss[i];
+        c += target[i] != CE_IGNORE;
+    }
     s = warp_sum(s);
-    if (threadIdx.x % 32 == 0) part[threadIdx.x / 32] = s;
+    for (int o = 16; o > 0; o /= 2) c += __shfl_xor_sync(0xffffffffu, c, o);
+    if (threadIdx.x % 32 == 0) { part[threadIdx.x / 32] = s; counted[threadIdx.x / 32] = c; }
     __syncthreads();
     if (threadIdx.x == 0) {
         float t = 0.f;
-        for (int i = 0; i < (int)(blockDim.x / 32); ++i) t += part[i];
-        out[0] = from_f(t / (float)rows);
+        long long n = 0;
+        for (int i = 0; i < (int)(blockDim.x / 32); ++i) { t += part[i]; n += counted[i]; }
+        out[0] = from_f(t / (float)n); // every row ignored: 0 / 0, NaN, as ATen's mean
     }
 }

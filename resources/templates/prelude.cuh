@@ -18,6 +18,7 @@ __device__ __forceinline__ T from_f(float f) { T h; asm("cvt.rn.bf16.f32 %0, %1;
 #endif
 
 #define KF_INF __int_as_float(0x7f800000)
+#define KF_NAN __int_as_float(0x7fffffff)
 
 #if KF_DTYPE != 0
 // Two 16-bit values in one 32-bit word, converted with one packed instruction each way.

@@ -7,18 +7,6 @@
 #define EXPF expf
 #endif
 
-__device__ __forceinline__ void block_ms(float &m, float &s)
-{
-    __shared__ float sm[32], ss[32];
-    warp_ms(m, s);
-    const int w = threadIdx.x / 32, nw = blockDim.x / 32;
-    if (threadIdx.x % 32 == 0) { sm[w] = m; ss[w] = s; }
-    __syncthreads();
-    m = -KF_INF; s = 0.f;
-    for (int i = 0; i < nw; ++i) ms_merge(m, s, sm[i], ss[i]);
-    __syncthreads();
-}
-
 // Pass 1: each block reduces one chunk of one row to (max, sum of exp) in the workspace.
 extern "C" __global__ void __launch_bounds__(BLOCK) kf_split_stats(const T *__restrict__ x, float2 *__restrict__ ws, long long cols)
 {
@@ -30,7 +18,8 @@ extern "C" __global__ void __launch_bounds__(BLOCK) kf_split_stats(const T *__re
         const float v = to_f(xr[i]);
         ms_merge(m, s, v, 1.f);
     }
-    block_ms(m, s);
+    __shared__ float sm[32], ss[32];
+    block_ms(m, s, sm, ss);
     if (threadIdx.x == 0) ws[row * chunks + chunk] = make_float2(m, s);
 }
 
@@ -43,7 +32,8 @@ extern "C" __global__ void __launch_bounds__(BLOCK) kf_split_write(const T *__re
         const float2 p = ws[row * chunks + c];
         ms_merge(m, s, p.x, p.y);
     }
-    block_ms(m, s);
+    __shared__ float sm[32], ss[32];
+    block_ms(m, s, sm, ss);
     const long long begin = chunk * CHUNK, end = begin + CHUNK < cols ? begin + CHUNK : cols;
     const T *xr = x + row * cols;
     T *yr = y + row * cols;

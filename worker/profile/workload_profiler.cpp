@@ -148,8 +148,15 @@ void addProblemCards(WorkloadFile &w, const std::vector<c10::IValue> &inputs, co
         if (v.isTensor()) {
             sig.inputs.push_back(metaOfTensor(v.toTensor()));
             // Whether it was ever negative: its cards then draw it so (problem_cards.cpp, makeModuleReference).
-            if (const auto &t = v.toTensor(); t.is_floating_point() && t.numel() > 0)
+            // Integers keep their range too: a cross entropy's targets drawn outside [0, classes) fail
+            // its forward (on a GPU as a device-side assert that poisons the worker's context).
+            const auto &t = v.toTensor();
+            if (t.numel() > 0 && t.is_floating_point()) {
                 sig.inputs.back().min = t.min().item<double>();
+            } else if (t.numel() > 0 && at::isIntegralType(t.scalar_type(), /*includeBool=*/false)) {
+                sig.inputs.back().min = t.min().item<double>();
+                sig.inputs.back().max = t.max().item<double>();
+            }
         }
     if (output.isTensor())
         sig.outputs.push_back(metaOfTensor(output.toTensor()));

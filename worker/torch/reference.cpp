@@ -42,13 +42,21 @@ std::vector<at::Tensor> makeInputs(const OperatorCard &card, const ShapeBindings
         const auto sizes = card.sizes(t, shape);
         const auto type = scalarType(t.dtype);
         const auto f32 = at::TensorOptions().dtype(at::kFloat).device(device);
-        if (t.init.rfind("index:", 0) == 0) {
-            const auto sym = t.init.substr(6);
+        if (t.init.rfind("index:", 0) == 0 || t.init.rfind("class_target:", 0) == 0) {
+            const bool targets = t.init[0] == 'c';
+            const auto sym = t.init.substr(targets ? 13 : 6);
             auto it = shape.find(sym);
             if (it == shape.end())
                 throw Error("operator card '" + card.key + "': input '" + t.name + "' draws indices below '" + sym
                             + "', which the shape does not bind");
             out.push_back(at::randint(0, it->second, sizes, at::TensorOptions().dtype(type).device(device)));
+            // Class targets as a language model's loss has them: padding marked with the ignore index
+            // (-100, the loss's default), about one in eight, and never all of them.
+            if (targets && out.back().numel() > 1) {
+                auto ignored = at::rand(sizes, f32).lt(0.125);
+                ignored.view(-1).select(0, 0).fill_(false);
+                out.back().masked_fill_(ignored, -100);
+            }
         } else if (t.init.rfind("lognormal:", 0) == 0 && at::isFloatingType(type)) {
             // Magnitudes exp(N(0, scale^2 / n)) of random sign, n the extent of the symbol: a product of n
             // of them is exp(N(0, scale^2)), in float range at any n and in any order of multiplication.

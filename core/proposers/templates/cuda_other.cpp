@@ -84,26 +84,24 @@ void addCudaOtherTemplates(TemplateLibrary &lib)
 
     lib.add(make("cross_entropy", "two_pass", "a block per row for log-sum-exp minus the target logit, then one block for the mean",
                  [](const OperatorCard &card) {
-                     // The smallest block whose rows still fill the device once: on the H200, Llama 3's
-                     // loss (4096 x 128256 bf16) ran 314.7 us with 256 threads and 506.3 with 1024, GPT-2's
-                     // (8192 x 50257 float32) 385.7 against 490.7: more blocks a multiprocessor keep more
-                     // loads in flight. Few rows take wider blocks to cover the device.
+                     // 256 threads where the rows fill the device's thread slots with them: on the H200,
+                     // Llama 3's loss (4096 x 128256 bf16) ran 314.7 us with 256 threads and 506.3 with
+                     // 1024, GPT-2's (8192 x 50257 float32) 385.7 against 490.7: more blocks a
+                     // multiprocessor keep more loads in flight. With fewer rows, 512 while there is still
+                     // a row for every multiprocessor (256 rows of 32000 float32: 15.4 us, against 16.7
+                     // with 256 threads and 17.2 with 1024), and 1024 below that (64 rows of 128256: 22.0
+                     // us against 38.8 with 256 threads), where a multiprocessor gets one block at most.
                      const int64_t rows = card.shape.at("rows");
-                     int block = 1024;
-                     for (int b : {256, 512})
-                         if (rows * b >= kCudaResidentThreads) {
-                             block = b;
-                             break;
-                         }
+                     const int block = rows * 256 >= kCudaResidentThreads ? 256 : rows >= kCudaFillBlocks / 2 ? 512 : 1024;
                      return J{{"block", block}, {"vec", cudaVecFor(card)}};
                  },
                  {{"block", {256, 512, 1024}}, {"vec", {1, 2, 4, 8}}}, nullptr,
-                 [](const J &, const OperatorCard &) { return templateSource("row_packs.cuh"); }, "cross_entropy.cu",
+                 [](const J &, const OperatorCard &) { return cudaBlockHelpers() + templateSource("row_packs.cuh"); }, "cross_entropy.cu",
                  [](const J &p, const OperatorCard &) {
                      return J{{"kernels", J::array({{{"name", "kf_ce_rows"}, {"grid", {"rows", 1, 1}}, {"block", {p.at("block"), 1, 1}},
                                                      {"shared_bytes", "0"}, {"args", {"in:logits", "in:target", "ws:loss", "sym:vocab"}}},
                                                     {{"name", "kf_ce_mean"}, {"grid", {1, 1, 1}}, {"block", {1024, 1, 1}},
-                                                     {"shared_bytes", "0"}, {"args", {"ws:loss", "out:loss", "sym:rows"}}}})},
+                                                     {"shared_bytes", "0"}, {"args", {"ws:loss", "in:target", "out:loss", "sym:rows"}}}})},
                               {"workspace", J::array({{{"name", "loss"}, {"bytes", "rows * 4"}}})}};
                  }));
 }

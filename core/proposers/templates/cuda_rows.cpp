@@ -126,7 +126,7 @@ KernelTemplate splitTemplate(const std::string &family)
         std::string s = "// template cuda." + family + ".split\n";
         s += defineLine("FAMILY", std::to_string(cudaNormFamilyCode(family))) + defineLine("CHUNK", p.at("chunk").dump());
         s += defineLine("BLOCK", p.at("block").dump()) + defineLine("FAST_EXP", p.at("fast_exp").dump());
-        return s + cudaPrelude(card.inputs.front().dtype) + templateSource("rows_split.cu");
+        return s + cudaPrelude(card.inputs.front().dtype) + cudaBlockHelpers() + templateSource("rows_split.cu");
     };
     t.seed = [](const OperatorCard &) { return J{{"chunk", 8192}, {"block", 512}, {"fast_exp", 1}}; };
     t.reads = [](const J &, const OperatorCard &card) {
