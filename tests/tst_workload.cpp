@@ -1202,15 +1202,16 @@ def get_init_inputs():
         const auto wholeCe = wholeForwardCard(sig);
         QCOMPARE(wholeCe.inputs.at(1).init, std::string("index:x1_range"));
         QCOMPARE(wholeCe.shape.at("x1_range"), int64_t(500));
-        // The family's targets without the ignore index the problem never used (its forward may not
-        // ignore -100), and with it where a target was negative.
+        // The family's trial with the ignore index only where the problem had a negative target (its
+        // forward may not ignore -100).
+        const std::vector<std::string> none, ignored{"ignored_targets"};
         for (const auto &c : familyCardsForProblem(sig))
             if (c.family == "cross_entropy")
-                QCOMPARE(c.inputs.at(1).init, std::string("index:vocab"));
+                QCOMPARE(c.specialInputs, none);
         sig.inputs[1].min = -100;
         for (const auto &c : familyCardsForProblem(sig))
             if (c.family == "cross_entropy")
-                QCOMPARE(c.inputs.at(1).init, std::string("class_target:vocab"));
+                QCOMPARE(c.specialInputs, ignored);
         sig.inputs[1].max.reset();
         QCOMPARE(wholeForwardCard(sig).inputs.at(1).init, std::string("randn"));
         sig.inputs[1] = tensor({64}, "int32").tensors[0];
@@ -1377,6 +1378,7 @@ def get_init_inputs():
         QCOMPARE(init, std::string("index:x1_range"));
         QVERIFY2(whole->shape.at("x1_range") <= 40 && whole->shape.at("x1_range") > 30, init.c_str());
         QCOMPARE(family->inputs.at(1).init, std::string("index:vocab"));
+        QVERIFY(family->specialInputs.empty()); // the problem's targets were never -100
     }
 
     // torch.sum(x, dim=1, keepdim=True) on (4, 33, 17) imports to the sum over dim card around dimension 1,

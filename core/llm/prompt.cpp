@@ -162,9 +162,6 @@ std::string describePassages(const std::vector<knowledge::Passage> &passages, si
 // How an input is filled, in words where the name alone would not say what a kernel must handle.
 static std::string fillText(const std::string &init)
 {
-    if (init.rfind("class_target:", 0) == 0)
-        return init + " (integers in [0, " + init.substr(13) + "), about one in eight -100: the ignore index, which adds nothing to the loss "
-               "and is not counted in the mean)";
     if (init.rfind("index:", 0) == 0)
         return init + " (integers in [0, " + init.substr(6) + "))";
     return init;
@@ -208,7 +205,8 @@ std::string describeCard(const OperatorCard &card)
         o << "Special inputs tried:";
         for (const auto &i : card.specialInputs)
             o << " " << i;
-        o << " (masked_rows: about a quarter of each row is -inf, the first column finite)\n";
+        o << " (masked_rows: about a quarter of each row is -inf, the first column finite; ignored_targets: about one index in eight is"
+             " -100, the ignore index, which adds nothing to the loss and is not counted in the mean)\n";
     }
     o << "Roofline: at least " << formatNumber(card.minBytes(card.shape) / 1e6) << " MB moved and " << formatNumber(card.flops(card.shape) / 1e6)
       << " MFLOP at the captured shape.\n";

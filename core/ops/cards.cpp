@@ -316,7 +316,8 @@ const std::map<std::string, std::function<OperatorCard(const ShapeBindings &, DT
              c.key = "cross_entropy.mean." + dtypeName(dt);
              c.shape = {{"rows", needSymbol(s, "rows", "cross_entropy")}, {"vocab", needSymbol(s, "vocab", "cross_entropy")}};
              c.heldOutShapes = {{{"rows", 5}, {"vocab", 1000}}};
-             c.inputs = {{"logits", {"rows", "vocab"}, dt}, {"target", {"rows"}, DType::I64, "class_target:vocab"}};
+             c.inputs = {{"logits", {"rows", "vocab"}, dt}, {"target", {"rows"}, DType::I64, "index:vocab"}};
+             c.specialInputs = {"ignored_targets"};
              c.outputs = {{"loss", {}, dt}};
              c.atenSchema = "aten::cross_entropy_loss(Tensor self, Tensor target, Tensor? weight, int reduction, int ignore_index, float label_smoothing) -> Tensor";
              c.atenOp = "aten::cross_entropy_loss";

@@ -25,8 +25,7 @@ struct TensorSpec {
     std::vector<std::string> dims; // shape symbols, resolved through ShapeBindings
     DType dtype = DType::F32;
     // How verification fills it: "randn" (normal, times the trial's scale), "randn_unscaled" (weights),
-    // "index:<symbol>" (integers in [0, extent of symbol)), "class_target:<symbol>" (the same with about
-    // one in eight set to -100, the ignore index of cross entropy and NLL loss), "lognormal:<symbol>"
+    // "index:<symbol>" (integers in [0, extent of symbol), e.g. class targets), "lognormal:<symbol>"
     // (random signs, magnitudes exp(N(0, scale^2 / extent)): a product over the symbol stays in range).
     // "causal_mask" (a 2-D attention mask: 0 on and below the diagonal, the dtype's lowest finite value above).
     // "positive" (uniform in [0.5, 1.5): a variance). "uniform" (uniform in [0, scale): a problem's input that
@@ -62,7 +61,9 @@ struct OperatorCard {
     ErrorModel errorModel = ErrorModel::Pointwise;
     std::vector<std::string> invariants; // e.g. "rows_sum_to_one"
     // Extra trials on inputs with values the operator defines behaviour for: "masked_rows" puts -inf
-    // in about a quarter of each row (attention masks), keeping the first column finite.
+    // in about a quarter of each row (attention masks), keeping the first column finite;
+    // "ignored_targets" sets about one in eight of the index inputs to -100 (the ignore index of cross
+    // entropy and NLL loss: a language model's padded labels), keeping the first.
     std::vector<std::string> specialInputs;
     double flopsPerElement = 0;          // of the first output
     int64_t calls = 1;                   // how often the workload ran it

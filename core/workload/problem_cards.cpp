@@ -53,16 +53,16 @@ void makeModuleReference(OperatorCard &c, const ProblemSignature &sig)
             c.inputs[i].init = "uniform";
     // Integers the card has no rule for (the whole forward's) are drawn as the problem had them: class
     // targets out of range fail its forward.
-    // A family's class targets carry the ignore index (-100) where the problem never had a negative one:
-    // its forward may not ignore -100 (CrossEntropyLoss(ignore_index=0) raises on it), so they are drawn
-    // in range only.
-    for (size_t i = 0; i < c.inputs.size() && i < sig.inputs.size(); ++i) {
-        auto &init = c.inputs[i].init;
-        if (init == "randn")
+    for (size_t i = 0; i < c.inputs.size() && i < sig.inputs.size(); ++i)
+        if (c.inputs[i].init == "randn")
             drawIndicesAsRecorded(c.inputs[i], c.shape, sig.inputs[i]);
-        else if (init.rfind("class_target:", 0) == 0 && sig.inputs[i].min && *sig.inputs[i].min >= 0)
-            init = "index:" + init.substr(13);
-    }
+    // The ignore index's trial only where the problem had a negative target: its forward may not ignore
+    // -100 (CrossEntropyLoss(ignore_index=0) raises on it).
+    bool negativeIndex = false;
+    for (const auto &t : sig.inputs)
+        negativeIndex |= !floating(t.dtype) && t.dtype != "bool" && t.min && *t.min < 0;
+    if (!negativeIndex)
+        c.specialInputs.erase(std::remove(c.specialInputs.begin(), c.specialInputs.end(), "ignored_targets"), c.specialInputs.end());
 }
 
 } // namespace

@@ -42,9 +42,8 @@ std::vector<at::Tensor> makeInputs(const OperatorCard &card, const ShapeBindings
         const auto sizes = card.sizes(t, shape);
         const auto type = scalarType(t.dtype);
         const auto f32 = at::TensorOptions().dtype(at::kFloat).device(device);
-        if (t.init.rfind("index:", 0) == 0 || t.init.rfind("class_target:", 0) == 0) {
-            const bool targets = t.init[0] == 'c';
-            const auto sym = t.init.substr(targets ? 13 : 6);
+        if (t.init.rfind("index:", 0) == 0) {
+            const auto sym = t.init.substr(6);
             auto it = shape.find(sym);
             if (it == shape.end())
                 throw Error("operator card '" + card.key + "': input '" + t.name + "' draws indices below '" + sym
@@ -52,7 +51,7 @@ std::vector<at::Tensor> makeInputs(const OperatorCard &card, const ShapeBindings
             out.push_back(at::randint(0, it->second, sizes, at::TensorOptions().dtype(type).device(device)));
             // Class targets as a language model's loss has them: padding marked with the ignore index
             // (-100, the loss's default), about one in eight, and never all of them.
-            if (targets && out.back().numel() > 1) {
+            if (special == "ignored_targets" && out.back().numel() > 0) {
                 auto ignored = at::rand(sizes, f32).lt(0.125);
                 ignored.view(-1).select(0, 0).fill_(false);
                 out.back().masked_fill_(ignored, -100);
@@ -90,7 +89,7 @@ std::vector<at::Tensor> makeInputs(const OperatorCard &card, const ShapeBindings
         auto mask = at::rand(out[0].sizes(), at::TensorOptions().device(device)).lt(0.25);
         mask.select(-1, 0).fill_(false); // every row keeps a finite value
         out[0].masked_fill_(mask, -std::numeric_limits<double>::infinity());
-    } else if (!special.empty() && special != "masked_rows") {
+    } else if (!special.empty() && special != "masked_rows" && special != "ignored_targets") {
         throw Error("operator card '" + card.key + "': unknown special input '" + special + "'");
     }
     return out;
