@@ -21,6 +21,8 @@
 #include "pack/pack_reader.h"
 #include "pack/pack_writer.h"
 #include "ops/launch_comment.h"
+#include "proposers/template_library.h"
+#include "proposers/template_proposer.h"
 #include "proposers/templates/cuda_prelude.h"
 #include "protocol/cpu_abi.h"
 #include "runtime/fused_ops.h"
@@ -446,6 +448,53 @@ private slots:
         QVERIFY2(c[0].taken == 1 && c[0].fellBack == 3, json.c_str());
         QCOMPARE(c[0].why, (std::map<std::string, int64_t>{{"argument", 2}, {"kernel", 1}}));
         QVERIFY2(c[0].example.at("argument").find("keepdim") != std::string::npos, json.c_str());
+    }
+
+    // A language model's loss through a pack: the CPU cross entropy template in front of
+    // aten::cross_entropy_loss, on labels padded with the ignore index (-100), which the kernel leaves
+    // out of the mean as ATen does; label smoothing is another contract and falls back.
+    void runtimeCrossEntropyWithPaddedLabels()
+    {
+        const auto card = makeCard("cross_entropy", {{"rows", 64}, {"vocab", 300}});
+        const auto *t = TemplateLibrary::builtin().find("cpu.cross_entropy.rows");
+        QVERIFY(t);
+        nlohmann::json point; // the first value of each parameter
+        for (const auto &[name, values] : t->space)
+            point[name] = values.front();
+        const auto source = path("ce.cpp"), object = path("ce.so");
+        writeText(source, std::string(kCpuAbiPreamble) + TemplateProposer("cpu").render(*t, point, card).candidate.source);
+        const auto cc = run(QStringLiteral("c++"), {QStringLiteral("-O2"), QStringLiteral("-shared"), QStringLiteral("-fPIC"), QStringLiteral("-o"),
+                                                   QString::fromStdString(object), QString::fromStdString(source)});
+        QVERIFY2(cc.code == 0, qPrintable(cc.err));
+        const auto dir = path("ce-pack");
+        pack::PackWriter writer(dir);
+        auto k = pack::kernelFromCard(card);
+        k.backend = "cpu";
+        k.source = writer.add("kernels/0/source.cpp", readText(source));
+        k.binaries.push_back({"cpu", writer.add("kernels/0/kernel.so", readText(object))});
+        pack::PackManifest m;
+        m.createdBy = "tst_pack";
+        m.kernels.push_back(k);
+        writer.writeManifest(m);
+
+        at::manual_seed(5);
+        const auto logits = at::randn({48, 300}) * 4;
+        auto labels = at::randint(0, 300, {48}, at::kLong);
+        labels.narrow(0, 40, 8).fill_(-100); // the batch's padding
+        labels[3] = -100;
+        const auto loss = [&](double smoothing) { return at::cross_entropy_loss(logits, labels, {}, at::Reduction::Mean, -100, smoothing); };
+        const auto ref = loss(0.0), refSmoothed = loss(0.1);
+        runtime::loadPack(dir);
+        const auto out = loss(0.0), smoothed = loss(0.1);
+        const auto c = runtime::counters();
+        const auto json = runtime::countersJson();
+        runtime::unloadPacks();
+        QVERIFY2(at::allclose(out, ref, 1e-5, 1e-5), qPrintable(QStringLiteral("%1 against %2").arg(out.item<double>()).arg(ref.item<double>())));
+        QVERIFY(at::equal(smoothed, refSmoothed));
+        QCOMPARE(c.size(), size_t(1));
+        QCOMPARE(c[0].op, std::string("aten::cross_entropy_loss"));
+        QVERIFY2(c[0].taken == 1 && c[0].fellBack == 1, json.c_str());
+        QCOMPARE(c[0].why, (std::map<std::string, int64_t>{{"argument", 1}}));
     }
 
     // A composite operator (aten::softmax.int, what TorchScript calls): the kernel stands in front of
