@@ -374,7 +374,7 @@ private slots:
         QTest::newRow("equal to baseline") << true << 1.0 << 0.0;
         QTest::newRow("twice as fast") << true << 2.0 << std::log(2.0);
         QTest::newRow("clamped fast") << true << 100.0 << 2.0;
-        QTest::newRow("clamped slow") << true << 0.01 << -1.0;
+        QTest::newRow("clamped slow, above a failure") << true << 0.01 << kSlowestCorrectReward;
     }
 
     void reward()

@@ -201,11 +201,10 @@ private slots:
     }
 
     // Dead ends through the engine: two failing children of the root, below a working sibling, are
-    // stored as pruned with the reason; the working one is not. The margin is the smallest there is,
-    // because a loaded machine can time the working kernel far slower than ATen (0.73x in one CI run,
-    // 0.376x in another): correct and not clamped to the failures' reward (0.368x) is enough.
-    // Rows of 4096 make each call take about a millisecond: at 64 x 256 a call took 60 us, and the
-    // sandbox's wake-up (up to 200 us) once timed the working kernel at 0.24x.
+    // stored as pruned with the reason; the working one is not. A loaded machine can time the working
+    // kernel far slower than ATen (0.73x, 0.376x, 0.347x and 0.311x in CI runs), so the margin is below
+    // what a correct kernel's reward keeps over a failure's (kSlowestCorrectReward against -1): being
+    // correct is enough, whatever the timing.
     void deadEndsAreStoredAsPruned()
     {
         const auto file = m_dir.filePath(QStringLiteral("pruned.kforge")).toStdString();
@@ -227,7 +226,7 @@ private slots:
         so.eval.benchSamples = 5;
         so.eval.warmup = 1;
         so.mcts.pruneMinVisits = 1;
-        so.mcts.pruneMargin = 0.001;
+        so.mcts.pruneMargin = 0.05;
         so.reverifyBest = false;
         SearchEngine engine(store, pool, proposer, so);
         QCOMPARE(engine.run(sid, op, card).evaluated, 3);
@@ -235,7 +234,7 @@ private slots:
         for (const auto &n : store.nodes(sid))
             byTemplate[n.templateId] = n;
         QVERIFY2(isCorrectStatus(byTemplate["cpu.softmax.vector"].status), byTemplate["cpu.softmax.vector"].summary.c_str());
-        // Above a failure's reward by the margin: faster than 0.368x of ATen (the reward is ln(speedup), at least -1).
+        // Above a failure's reward by more than the margin, at any speedup.
         QVERIFY2(byTemplate["cpu.softmax.vector"].reward > rewardFor(false, 0) + so.mcts.pruneMargin, byTemplate["cpu.softmax.vector"].summary.c_str());
         QVERIFY(byTemplate["cpu.softmax.vector"].pruned.empty());
         for (const char *dead : {"overflow", "broken"}) {

@@ -152,7 +152,7 @@ double rewardFor(bool correct, double speedup)
 {
     if (!correct || speedup <= 0)
         return -1.0;
-    return std::clamp(std::log(speedup), -1.0, 2.0);
+    return std::clamp(std::log(speedup), kSlowestCorrectReward, 2.0);
 }
 
 } // namespace kforge
