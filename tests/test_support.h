@@ -6,9 +6,24 @@
 #include <string>
 
 #include "ops/operator_card.h"
+#include "proposers/template_library.h"
 #include "protocol/messages.h"
 
 namespace kforge::test {
+
+// A template's point of each parameter's first value, and its start for a card: the seed, else that point.
+inline nlohmann::json firstPoint(const KernelTemplate &t)
+{
+    nlohmann::json p = nlohmann::json::object();
+    for (const auto &[k, values] : t.space)
+        p[k] = values.front();
+    return p;
+}
+
+inline nlohmann::json startPoint(const KernelTemplate &t, const OperatorCard &card)
+{
+    return t.seed ? t.seed(card) : firstPoint(t);
+}
 
 inline std::string workerCommand()
 {

@@ -24,14 +24,6 @@ std::string why(const Verdict &v)
     return s;
 }
 
-J firstPoint(const KernelTemplate &t)
-{
-    J p = J::object();
-    for (const auto &[k, values] : t.space)
-        p[k] = values.front();
-    return p;
-}
-
 } // namespace
 
 class TestAnyDim : public QObject {
@@ -286,7 +278,7 @@ private slots:
         if (ties)
             card.inputs[0].init = "index:outer"; // values 0..3 down a dim of 33: every column has ties
         TemplateProposer proposer("cpu");
-        const auto v = evaluate(card, proposer.render(*t, firstPoint(*t), card).candidate);
+        const auto v = evaluate(card, proposer.render(*t, test::firstPoint(*t), card).candidate);
         QVERIFY2(v.correct(), why(v).c_str());
     }
 
@@ -300,7 +292,7 @@ private slots:
         auto card = makeCard("argmax_dim", kShape);
         card.inputs[0].init = "index:outer";
         TemplateProposer proposer("cpu");
-        auto c = proposer.render(*t, firstPoint(*t), card).candidate;
+        auto c = proposer.render(*t, test::firstPoint(*t), card).candidate;
         const std::string strict = "const bool take = v > acc[i]";
         const auto at = c.source.find(strict);
         QVERIFY(at != std::string::npos);

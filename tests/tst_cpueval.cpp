@@ -127,10 +127,7 @@ private slots:
         QVERIFY2(!wrong.reasons.empty() && wrong.reasons.front().code == reason::Mismatch, wrong.summaryLine().c_str());
         const auto *t = TemplateLibrary::builtin().find("cpu.cross_entropy.rows");
         QVERIFY(t);
-        nlohmann::json point; // the first value of each parameter
-        for (const auto &[name, values] : t->space)
-            point[name] = values.front();
-        const Verdict right = m_pool->evaluate(card, TemplateProposer("cpu").render(*t, point, card).candidate, o);
+        const Verdict right = m_pool->evaluate(card, TemplateProposer("cpu").render(*t, test::firstPoint(*t), card).candidate, o);
         QVERIFY2(right.correct(), (right.summaryLine() + (right.reasons.empty() ? "" : " " + right.reasons.front().message)).c_str());
     }
 

@@ -28,6 +28,7 @@
 #include "runtime/fused_ops.h"
 #include "runtime/kforge_runtime.h"
 #include "store/session_store.h"
+#include "test_support.h"
 #include "workload/profile_compare.h"
 #include "workload/workload_file.h"
 
@@ -458,11 +459,8 @@ private slots:
         const auto card = makeCard("cross_entropy", {{"rows", 64}, {"vocab", 300}});
         const auto *t = TemplateLibrary::builtin().find("cpu.cross_entropy.rows");
         QVERIFY(t);
-        nlohmann::json point; // the first value of each parameter
-        for (const auto &[name, values] : t->space)
-            point[name] = values.front();
         const auto source = path("ce.cpp"), object = path("ce.so");
-        writeText(source, std::string(kCpuAbiPreamble) + TemplateProposer("cpu").render(*t, point, card).candidate.source);
+        writeText(source, std::string(kCpuAbiPreamble) + TemplateProposer("cpu").render(*t, test::firstPoint(*t), card).candidate.source);
         const auto cc = run(QStringLiteral("c++"), {QStringLiteral("-O2"), QStringLiteral("-shared"), QStringLiteral("-fPIC"), QStringLiteral("-o"),
                                                    QString::fromStdString(object), QString::fromStdString(source)});
         QVERIFY2(cc.code == 0, qPrintable(cc.err));

@@ -37,14 +37,6 @@ ShapeBindings smallShape(const std::string &family)
     return {{"rows", 16}, {"cols", 300}};
 }
 
-nlohmann::json firstPoint(const KernelTemplate &t)
-{
-    nlohmann::json p = nlohmann::json::object();
-    for (const auto &[k, values] : t.space)
-        p[k] = values.front();
-    return p;
-}
-
 } // namespace
 
 class TestTemplates : public QObject {
@@ -79,7 +71,7 @@ private slots:
         const auto *t = TemplateLibrary::builtin().find(templateId.toStdString());
         QVERIFY(t);
         TemplateProposer proposer("cpu");
-        const auto proposal = proposer.render(*t, firstPoint(*t), card);
+        const auto proposal = proposer.render(*t, test::firstPoint(*t), card);
         EvalOptions o;
         o.benchmark = false;
         const Verdict v = m_pool->evaluate(card, proposal.candidate, o);
@@ -406,7 +398,7 @@ private slots:
             const auto templates = TemplateLibrary::builtin().forFamily("silu", backend);
             QCOMPARE(templates.size(), size_t(1));
             const auto *t = templates.front();
-            const auto p = t->seed ? t->seed(card) : firstPoint(*t);
+            const auto p = test::startPoint(*t, card);
             QVERIFY(t->valid(p, card));
             QVERIFY(t->render(p, card).find("#define KF_EXPR(v)") != std::string::npos);
             auto none = card;
@@ -569,7 +561,7 @@ def get_init_inputs():
         const auto templates = TemplateLibrary::builtin().forFamily("pointwise", "cpu");
         QCOMPARE(templates.size(), size_t(1));
         TemplateProposer proposer("cpu");
-        const auto proposal = proposer.render(*templates.front(), firstPoint(*templates.front()), *card);
+        const auto proposal = proposer.render(*templates.front(), test::firstPoint(*templates.front()), *card);
         EvalOptions o;
         o.benchmark = false;
         const Verdict v = m_pool->evaluate(*card, proposal.candidate, o);
@@ -748,7 +740,7 @@ def get_init_inputs():
         // point accumulates in float with one accumulator, whose error on a 210-element row of scale-64
         // values lies at the guard's bound (4.6 units against 4 on some draws), which is the guard's
         // business, not this test's.
-        auto point = firstPoint(*t);
+        auto point = test::firstPoint(*t);
         if (point.contains("acc"))
             point["acc"] = "double";
         auto verdictOn = [&](const OperatorCard &c) { return m_pool->evaluate(c, TemplateProposer("cpu").render(*t, point, c).candidate, o); };
@@ -759,14 +751,14 @@ def get_init_inputs():
         QVERIFY2(v.correct(), why.c_str());
         if (wrong) {
             const auto *wt = TemplateLibrary::builtin().forFamily(wrong->family, "cpu").front();
-            const Verdict bad = m_pool->evaluate(*wrong, TemplateProposer("cpu").render(*wt, firstPoint(*wt), *wrong).candidate, o);
+            const Verdict bad = m_pool->evaluate(*wrong, TemplateProposer("cpu").render(*wt, test::firstPoint(*wt), *wrong).candidate, o);
             QVERIFY2(!bad.correct(), bad.summaryLine().c_str());
         }
         QVERIFY2(callFamily.isEmpty() || call, keys.c_str());
         if (call) {
             QCOMPARE(call->shape.count("rows") ? call->shape.at("cols") : call->shape.at("c"), int64_t(callFamily == QStringLiteral("layer_norm") ? 210 : 6));
             const auto *ct = TemplateLibrary::builtin().forFamily(call->family, "cpu").front();
-            const Verdict cv = m_pool->evaluate(*call, TemplateProposer("cpu").render(*ct, firstPoint(*ct), *call).candidate, o);
+            const Verdict cv = m_pool->evaluate(*call, TemplateProposer("cpu").render(*ct, test::firstPoint(*ct), *call).candidate, o);
             QVERIFY2(cv.correct(), cv.summaryLine().c_str());
         }
     }
@@ -819,7 +811,7 @@ def get_init_inputs():
             QCOMPARE(card->shape.at("cols"), int64_t(32768));
             const auto cpu = TemplateLibrary::builtin().forFamily(card->family, "cpu");
             QCOMPARE(cpu.size(), size_t(1));
-            QCOMPARE(cpu.front()->valid(firstPoint(*cpu.front()), *card), std::string(dtype) == "float32");
+            QCOMPARE(cpu.front()->valid(test::firstPoint(*cpu.front()), *card), std::string(dtype) == "float32");
             const auto cuda = TemplateLibrary::builtin().forFamily(card->family, "cuda");
             QCOMPARE(cuda.size(), size_t(2));
             for (const auto *t : cuda) {
@@ -901,7 +893,7 @@ def get_init_inputs():
         o.benchmark = false;
         auto verdict = [&](const std::string &f) {
             const auto *t = TemplateLibrary::builtin().forFamily(f, "cpu").front();
-            return m_pool->evaluate(*card, TemplateProposer("cpu").render(*t, firstPoint(*t), *card).candidate, o);
+            return m_pool->evaluate(*card, TemplateProposer("cpu").render(*t, test::firstPoint(*t), *card).candidate, o);
         };
         const Verdict v = verdict(card->family);
         std::string why = v.summaryLine() + "\n" + v.compile.log;

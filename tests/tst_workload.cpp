@@ -750,11 +750,7 @@ private slots:
                 const auto templates = TemplateLibrary::builtin().forFamily(card.family, "cpu");
                 QVERIFY2(!templates.empty(), card.family.c_str());
                 const auto *t = templates.front();
-                J point = t->seed ? t->seed(card) : J::object();
-                if (!t->seed)
-                    for (const auto &[k, values] : t->space)
-                        point[k] = values.front();
-                cand = proposer.render(*t, point, card).candidate;
+                cand = proposer.render(*t, test::startPoint(*t, card), card).candidate;
             } else if (card.atenOp == "aten::linear") {
                 cand.backend = "cpu";
                 cand.source = kLinearKernel;
@@ -789,11 +785,7 @@ private slots:
         EvalOptions o;
         o.benchmark = false;
         const auto *t = TemplateLibrary::builtin().forFamily("gelu", "cpu").front();
-        J point = t->seed ? t->seed(*gelu) : J::object();
-        if (!t->seed)
-            for (const auto &[k, values] : t->space)
-                point[k] = values.front();
-        const auto good = pool().evaluate(*gelu, TemplateProposer("cpu").render(*t, point, *gelu).candidate, o);
+        const auto good = pool().evaluate(*gelu, TemplateProposer("cpu").render(*t, test::startPoint(*t, *gelu), *gelu).candidate, o);
         QVERIFY2(good.correct(), good.summaryLine().c_str());
         const auto trial = std::find_if(good.trials.begin(), good.trials.end(), [](const TrialReport &r) { return r.label.rfind("captured inputs", 0) == 0; });
         QVERIFY2(trial != good.trials.end() && trial->passed, good.summaryLine().c_str());

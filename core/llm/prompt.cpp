@@ -167,6 +167,17 @@ static std::string fillText(const std::string &init)
     return init;
 }
 
+// What a special trial's inputs hold.
+static std::string specialText(const std::string &kind)
+{
+    if (kind == "masked_rows")
+        return "about a quarter of each row is -inf, the first column finite";
+    if (kind == kIgnoredTargets)
+        return "about one index in eight is " + std::to_string(kIgnoreIndex)
+               + ", the ignore index, which adds nothing to the loss and is not counted in the mean";
+    return "see the operator";
+}
+
 std::string describeCard(const OperatorCard &card)
 {
     std::ostringstream o;
@@ -204,9 +215,8 @@ std::string describeCard(const OperatorCard &card)
     if (!card.specialInputs.empty()) {
         o << "Special inputs tried:";
         for (const auto &i : card.specialInputs)
-            o << " " << i;
-        o << " (masked_rows: about a quarter of each row is -inf, the first column finite; ignored_targets: about one index in eight is"
-             " -100, the ignore index, which adds nothing to the loss and is not counted in the mean)\n";
+            o << " " << i << " (" << specialText(i) << ")";
+        o << "\n";
     }
     o << "Roofline: at least " << formatNumber(card.minBytes(card.shape) / 1e6) << " MB moved and " << formatNumber(card.flops(card.shape) / 1e6)
       << " MFLOP at the captured shape.\n";

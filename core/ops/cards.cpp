@@ -317,12 +317,12 @@ const std::map<std::string, std::function<OperatorCard(const ShapeBindings &, DT
              c.shape = {{"rows", needSymbol(s, "rows", "cross_entropy")}, {"vocab", needSymbol(s, "vocab", "cross_entropy")}};
              c.heldOutShapes = {{{"rows", 5}, {"vocab", 1000}}};
              c.inputs = {{"logits", {"rows", "vocab"}, dt}, {"target", {"rows"}, DType::I64, "index:vocab"}};
-             c.specialInputs = {"ignored_targets"};
+             c.specialInputs = {kIgnoredTargets};
              c.outputs = {{"loss", {}, dt}};
              c.atenSchema = "aten::cross_entropy_loss(Tensor self, Tensor target, Tensor? weight, int reduction, int ignore_index, float label_smoothing) -> Tensor";
              c.atenOp = "aten::cross_entropy_loss";
              c.errorModel = ErrorModel::Normalization;
-             c.referenceArgs = J::array({{{"input", 0}}, {{"input", 1}}, {{"none", true}}, {{"int", 1}}, {{"int", -100}}, {{"double", 0.0}}});
+             c.referenceArgs = J::array({{{"input", 0}}, {{"input", 1}}, {{"none", true}}, {{"int", 1}}, {{"int", kIgnoreIndex}}, {{"double", 0.0}}});
              c.flopsPerElement = 5.0 * double(c.shape["rows"] * c.shape["vocab"]);
              return c;
          }},

@@ -20,6 +20,11 @@ int dtypeSize(DType t);
 
 using ShapeBindings = std::map<std::string, int64_t>; // shape symbol -> extent
 
+// The special trial of a loss's class targets with the ignore index, and that index (ATen's default for
+// cross entropy and NLL loss, which its cards keep).
+inline constexpr const char *kIgnoredTargets = "ignored_targets";
+inline constexpr int64_t kIgnoreIndex = -100;
+
 struct TensorSpec {
     std::string name;
     std::vector<std::string> dims; // shape symbols, resolved through ShapeBindings
@@ -62,8 +67,8 @@ struct OperatorCard {
     std::vector<std::string> invariants; // e.g. "rows_sum_to_one"
     // Extra trials on inputs with values the operator defines behaviour for: "masked_rows" puts -inf
     // in about a quarter of each row (attention masks), keeping the first column finite;
-    // "ignored_targets" sets about one in eight of the index inputs to -100 (the ignore index of cross
-    // entropy and NLL loss: a language model's padded labels), keeping the first.
+    // kIgnoredTargets sets about one in eight of the index inputs to kIgnoreIndex (a language model's
+    // padded labels), keeping the first.
     std::vector<std::string> specialInputs;
     double flopsPerElement = 0;          // of the first output
     int64_t calls = 1;                   // how often the workload ran it

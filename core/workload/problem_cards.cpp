@@ -57,12 +57,12 @@ void makeModuleReference(OperatorCard &c, const ProblemSignature &sig)
         if (c.inputs[i].init == "randn")
             drawIndicesAsRecorded(c.inputs[i], c.shape, sig.inputs[i]);
     // The ignore index's trial only where the problem had a negative target: its forward may not ignore
-    // -100 (CrossEntropyLoss(ignore_index=0) raises on it).
+    // kIgnoreIndex (CrossEntropyLoss(ignore_index=0) raises on it).
     bool negativeIndex = false;
     for (const auto &t : sig.inputs)
         negativeIndex |= !floating(t.dtype) && t.dtype != "bool" && t.min && *t.min < 0;
     if (!negativeIndex)
-        c.specialInputs.erase(std::remove(c.specialInputs.begin(), c.specialInputs.end(), "ignored_targets"), c.specialInputs.end());
+        c.specialInputs.erase(std::remove(c.specialInputs.begin(), c.specialInputs.end(), kIgnoredTargets), c.specialInputs.end());
 }
 
 } // namespace

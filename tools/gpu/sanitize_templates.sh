@@ -3,7 +3,7 @@
 # (the list below: the kernels of the block reduction and cross entropy changes of 2026-12-04). After
 # tools/gpu/run.sh build; prints a line per point and tool, and any invalid access or race reported.
 set -u
-B=$PWD/build/gpu; W=$B/app/kforge-worker; C=$B/app/kforge-cli; o=${OUT:-/tmp/out}
+B=$PWD/build/gpu; W=$B/app/kforge-worker; C=$B/app/kforge-cli
 export KFORGE_CACHE_DIR=$(mktemp -d)
 i=0
 while read -r family shape dtype tid params; do

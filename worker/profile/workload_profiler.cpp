@@ -151,11 +151,11 @@ void addProblemCards(WorkloadFile &w, const std::vector<c10::IValue> &inputs, co
             // Integers keep their range too: a cross entropy's targets drawn outside [0, classes) fail
             // its forward (on a GPU as a device-side assert that poisons the worker's context).
             const auto &t = v.toTensor();
-            if (t.numel() > 0 && t.is_floating_point()) {
+            const bool integral = at::isIntegralType(t.scalar_type(), /*includeBool=*/false);
+            if (t.numel() > 0 && (t.is_floating_point() || integral)) {
                 sig.inputs.back().min = t.min().item<double>();
-            } else if (t.numel() > 0 && at::isIntegralType(t.scalar_type(), /*includeBool=*/false)) {
-                sig.inputs.back().min = t.min().item<double>();
-                sig.inputs.back().max = t.max().item<double>();
+                if (integral)
+                    sig.inputs.back().max = t.max().item<double>();
             }
         }
     if (output.isTensor())

@@ -49,12 +49,12 @@ std::vector<at::Tensor> makeInputs(const OperatorCard &card, const ShapeBindings
                 throw Error("operator card '" + card.key + "': input '" + t.name + "' draws indices below '" + sym
                             + "', which the shape does not bind");
             out.push_back(at::randint(0, it->second, sizes, at::TensorOptions().dtype(type).device(device)));
-            // Class targets as a language model's loss has them: padding marked with the ignore index
-            // (-100, the loss's default), about one in eight, and never all of them.
-            if (special == "ignored_targets" && out.back().numel() > 0) {
+            // Class targets as a language model's loss has them: padding marked with the ignore index,
+            // about one in eight, and never all of them.
+            if (special == kIgnoredTargets && out.back().numel() > 0) {
                 auto ignored = at::rand(sizes, f32).lt(0.125);
                 ignored.view(-1).select(0, 0).fill_(false);
-                out.back().masked_fill_(ignored, -100);
+                out.back().masked_fill_(ignored, kIgnoreIndex);
             }
         } else if (t.init.rfind("lognormal:", 0) == 0 && at::isFloatingType(type)) {
             // Magnitudes exp(N(0, scale^2 / n)) of random sign, n the extent of the symbol: a product of n
@@ -89,7 +89,7 @@ std::vector<at::Tensor> makeInputs(const OperatorCard &card, const ShapeBindings
         auto mask = at::rand(out[0].sizes(), at::TensorOptions().device(device)).lt(0.25);
         mask.select(-1, 0).fill_(false); // every row keeps a finite value
         out[0].masked_fill_(mask, -std::numeric_limits<double>::infinity());
-    } else if (!special.empty() && special != "masked_rows" && special != "ignored_targets") {
+    } else if (!special.empty() && special != "masked_rows" && special != kIgnoredTargets) {
         throw Error("operator card '" + card.key + "': unknown special input '" + special + "'");
     }
     return out;
