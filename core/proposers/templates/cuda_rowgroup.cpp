@@ -28,38 +28,24 @@ using J = nlohmann::json;
 const std::vector<J> kSplits = {4, 8, 12, 16, 24, 32, 48, 64};
 
 // Two kernels: every partial slot marked unposted and every row counter zeroed (workspaces arrive
-// poisoned), then `kernel` over `rows` rows cut into `split` chunks (launch-plan expressions), its
-// arguments x, y, the slots, the counters, rows, cols and `extra`.
-J rowExchangePlan(const std::string &kernel, const std::string &rows, const std::string &cols, int split, const std::string &grid, const J &block,
-                  const std::string &sharedBytes, const J &extra = J::array())
+// poisoned), then the row groups over `rows` rows of `cols` elements (launch-plan expressions), their
+// elements `inner` apart where the kernel takes it.
+J rowGroupPlan(const std::string &kernel, const std::string &rows, const std::string &cols, const J &p, const OperatorCard &card,
+               const std::string &inner = "")
 {
+    const int split = p.at("split"), vec = p.at("vec"), elem = dtypeSize(card.inputs.front().dtype);
     const std::string slots = rows + " * " + std::to_string(split);
     J args = {"in:x", "out:y", "ws:part", "ws:count", "i64:" + rows, "i64:" + cols};
-    for (const auto &a : extra)
-        args.push_back(a);
-    J plan = cudaOneKernelPlan(kernel, {grid.empty() ? slots : grid, 1, 1}, block, args, sharedBytes, 1,
+    if (!inner.empty())
+        args.push_back("i64:" + inner);
+    // A row is chunked from its pack-aligned start, up to vec - 1 elements before it (row_packs.cuh).
+    J plan = cudaOneKernelPlan(kernel, {slots, 1, 1}, p.at("block"), args,
+                               cudaChunkSmemExpr("(" + cols + " + " + std::to_string(vec - 1) + ")", split, vec, elem), 1,
                                {{{"name", "part"}, {"bytes", slots + " * 8"}}, {{"name", "count"}, {"bytes", rows + " * 4"}}});
     const J reset = cudaOneKernelPlan("kf_rowgroup_reset", {"ceil_div(" + slots + ", 256)", 1, 1}, 256,
                                       {"ws:part", "ws:count", "i64:" + slots, "i64:" + rows});
     plan["kernels"].insert(plan["kernels"].begin(), reset["kernels"][0]);
     return plan;
-}
-
-// Bytes of one chunk as a launch-plan expression: a row is chunked from its pack-aligned start, up to
-// vec - 1 elements before it (row_packs.cuh).
-std::string rowChunkBytesExpr(const std::string &cols, const J &p, const OperatorCard &card)
-{
-    return cudaChunkSmemExpr("(" + cols + " + " + std::to_string(p.at("vec").get<int>() - 1) + ")", p.at("split"), p.at("vec"),
-                             dtypeSize(card.inputs.front().dtype));
-}
-
-// The row group: a block per chunk, its chunk in shared memory; elements `inner` apart where the
-// kernel takes it.
-J rowGroupPlan(const std::string &kernel, const std::string &rows, const std::string &cols, const J &p, const OperatorCard &card,
-               const std::string &inner = "")
-{
-    return rowExchangePlan(kernel, rows, cols, p.at("split"), "", p.at("block"), rowChunkBytesExpr(cols, p, card),
-                           inner.empty() ? J::array() : J{"i64:" + inner});
 }
 
 // Blocks of `block` threads with `chunkBytes` of shared memory each that an SM holds at once, as
@@ -186,8 +172,7 @@ KernelTemplate rowGroupNormTemplate(const NormRows &f)
     };
     t.render = [id = t.id, f](const J &p, const OperatorCard &card) {
         return rowGroupDefines(id, f.code, p) + epsDefine(lastDoubleArg(card)) + cudaPrelude(card.inputs.front().dtype) + cudaBlockHelpers()
-               + cudaPackHelpers() + templateSource("chunk_stats.cuh") + templateSource("row_packs.cuh") + templateSource("rowgroup_sync.cuh")
-               + templateSource("rowgroup_norm.cuh") + templateSource("rowgroup_norm.cu");
+               + cudaPackHelpers() + templateSource("chunk_stats.cuh") + templateSource("row_packs.cuh") + templateSource("rowgroup_sync.cuh") + templateSource("rowgroup_norm.cu");
     };
     t.seed = [f](const OperatorCard &card) {
         // The softmax row groups' rule: the fewest chunks of at most 32 KiB, 256 threads, four packs in
@@ -209,66 +194,6 @@ KernelTemplate rowGroupNormTemplate(const NormRows &f)
     return t;
 }
 
-
-// Shared memory one SM holds (an H200's 228 KiB), of which each resident block also takes 1 KiB.
-constexpr int64_t kSmemPerSm = 233472;
-
-// Bytes of one of the stream's buffers: a chunk of a row read from its aligned start, in whole 16 bytes.
-int64_t streamBufferBytes(int64_t cols, int split, int vec, int elem)
-{
-    return (cudaChunkBytes(cols + vec - 1, split, vec, elem) + 15) / 16 * 16;
-}
-
-// `cuda.instance_norm.stream` (rowstream_norm.cu): the row group's chunks walked by a persistent grid
-// of sm_count * BPS blocks through NBUF shared-memory buffers, each chunk's bulk copy started NBUF - 1
-// steps before it is summed. For planes of megabytes, where the row group's blocks idle waiting for a
-// plane's last chunk to be dispatched.
-KernelTemplate rowStreamNormTemplate(const NormRows &f)
-{
-    KernelTemplate t = cudaNormTemplate(f.family, "stream",
-                                        "a persistent grid streams each long plane's chunks through shared-memory buffers, copied in "
-                                        "ahead, statistics exchanged as in the row group; each element read once",
-                                        {{"split", kNormSplits}, {"block", {256, 512, 1024}}, {"vec", {1, 2, 4, 8}}, {"nbuf", {2, 3, 4}},
-                                         {"bps", {1, 2, 3, 4}}});
-    t.valid = [f](const J &p, const OperatorCard &card) {
-        if (card.shape.count("inner") && card.shape.at("inner") != 1)
-            return false;
-        const int split = p.at("split"), block = p.at("block"), vec = p.at("vec"), nbuf = p.at("nbuf"), bps = p.at("bps");
-        const int elem = dtypeSize(card.inputs.front().dtype);
-        const int64_t cols = card.shape.at(f.cols), buffer = streamBufferBytes(cols, split, vec, elem);
-        // Rows past what one block holds, chunks of 8 KiB or more with a pack for every thread, the
-        // buffers of BPS blocks in one SM's shared memory, and (on the H200's SMs) a grid with a block
-        // for every chunk of a row, so a row spans at most two rounds and the exchange cannot wait in a cycle.
-        return vec * elem <= 16 && cols * elem > 96 * 1024 && buffer >= 8 * 1024 && (cols / split + vec - 1) / vec >= block
-               && nbuf * buffer <= kCudaChunkSmemCap && bps * (nbuf * buffer + 1024) <= kSmemPerSm && bps * block <= 2048
-               && split <= kCudaFillBlocks / 2 * bps;
-    };
-    t.render = [id = t.id, f](const J &p, const OperatorCard &card) {
-        const int elem = dtypeSize(card.inputs.front().dtype);
-        std::string s = "// template " + id + "\n";
-        s += defineLine("FAMILY", std::to_string(f.code)) + defineLine("SPLIT", p.at("split")) + defineLine("BLOCK", p.at("block"));
-        s += defineLine("VEC", p.at("vec")) + defineLine("NBUF", p.at("nbuf")) + defineLine("MINB", p.at("bps"));
-        // Chunks the copy engine cannot take (16-bit packs under 16 bytes) load through registers.
-        s += defineLine("UNROLL", std::to_string(elem == 4 ? 4 : 2)) + defineLine("TMA", "0");
-        return s + epsDefine(lastDoubleArg(card)) + cudaPrelude(card.inputs.front().dtype) + cudaBlockHelpers() + cudaPackHelpers()
-               + templateSource("chunk_stats.cuh") + templateSource("row_packs.cuh") + templateSource("rowgroup_sync.cuh")
-               + templateSource("rowgroup_norm.cuh") + templateSource("rowstream_norm.cu");
-    };
-    t.seed = [f](const OperatorCard &card) {
-        const int elem = dtypeSize(card.inputs.front().dtype), vec = cudaVecFor(card);
-        const int64_t cols = card.shape.at(f.cols);
-        const int split = fewestSmallChunks(kNormSplits, cols, vec, elem);
-        return J{{"split", split}, {"block", 256}, {"vec", vec}, {"nbuf", 3}, {"bps", 2}};
-    };
-    t.launch = [f](const J &p, const OperatorCard &card) {
-        const int split = p.at("split"), nbuf = p.at("nbuf"), bps = p.at("bps");
-        const std::string buffer = "ceil_div(" + rowChunkBytesExpr(f.cols, p, card) + ", 16) * 16";
-        return rowExchangePlan("kf_rowstream_norm", f.rows, f.cols, split,
-                               "min(" + f.rows + " * " + std::to_string(split) + ", sm_count * " + std::to_string(bps) + ")", p.at("block"),
-                               std::to_string(nbuf) + " * " + buffer);
-    };
-    return t;
-}
 } // namespace
 
 void addCudaRowGroupTemplates(TemplateLibrary &lib)
@@ -277,9 +202,6 @@ void addCudaRowGroupTemplates(TemplateLibrary &lib)
         lib.add(rowGroupTemplate(f));
     for (const auto &f : kNormRows)
         lib.add(rowGroupNormTemplate(f));
-    for (const auto &f : kNormRows)
-        if (f.family == "instance_norm") // contiguous planes only: the dim families' held-out shapes have inner > 1
-            lib.add(rowStreamNormTemplate(f));
 }
 
 } // namespace kforge
