@@ -167,7 +167,8 @@ private slots:
     }
 
     // The strided reduction's seed: coalesced columns, dim cut across blocks only when outer x inner
-    // is too small to fill the device, and then a combine kernel over a workspace of partials.
+    // is too small to fill the device, and then a combine kernel over a workspace of partials; packs for
+    // sums, single values for max, min, argmax and argmin.
     void reductionSeeds_data()
     {
         QTest::addColumn<QString>("family");
@@ -176,9 +177,11 @@ private slots:
         QTest::addColumn<int>("split");
         QTest::newRow("sum (128,4096,4095): odd inner") << "sum_dim" << "outer=128,dim=4096,inner=4095" << 1 << 1;
         QTest::newRow("mean (16,256,256)") << "mean_dim" << "outer=16,dim=256,inner=256" << 4 << 8;
-        QTest::newRow("argmax (1,65536,64): few columns") << "argmax_dim" << "outer=1,dim=65536,inner=64" << 4 << 64;
-        QTest::newRow("max (2,100000,8)") << "max_dim" << "outer=2,dim=100000,inner=8" << 4 << 64;
-        QTest::newRow("argmax (4,1024,4096): few blocks, wide packs") << "argmax_dim" << "outer=4,dim=1024,inner=4096" << 4 << 32;
+        // Max, min and their indices take single values where a sum takes packs (the H200's sweeps).
+        QTest::newRow("argmax (1,65536,64): few columns") << "argmax_dim" << "outer=1,dim=65536,inner=64" << 1 << 64;
+        QTest::newRow("max (2,100000,8)") << "max_dim" << "outer=2,dim=100000,inner=8" << 1 << 64;
+        QTest::newRow("argmax (4,1024,4096): few blocks") << "argmax_dim" << "outer=4,dim=1024,inner=4096" << 1 << 8;
+        QTest::newRow("sum (4,1024,4096): few blocks, wide packs") << "sum_dim" << "outer=4,dim=1024,inner=4096" << 4 << 32;
     }
 
     void reductionSeeds()
