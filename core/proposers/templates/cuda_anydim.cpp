@@ -91,9 +91,10 @@ KernelTemplate reduction(const std::string &family, int op)
     t.seed = [smemFits, regsFit, extreme](const OperatorCard &card) {
         const int64_t outer = sym(card, "outer"), dim = sym(card, "dim"), inner = sym(card, "inner");
         // Max, min and their indices take one column a thread: on the H200, at each of three swept shapes
-        // (8 x 300 x 1000, 8 x 1200 x 250, 8 x 64 x 4096), single values ran 1.1-1.6x faster than packs
-        // of 4 at the same block, rows and split for all four (packs of 2 within 2% at dim 1200), and they
-        // leave the registers for 8 loads in flight. Sums keep the widest pack.
+        // (8 x 300 x 1000, 8 x 1200 x 250, 8 x 64 x 4096), single values beat the widest pack at the same
+        // block, rows, split and unroll in the median for all four (1.05-1.33x), their seeds were 1.03-2.3x
+        // faster at five shapes no sweep saw, and they leave the registers for 8 loads in flight. Sums keep
+        // the widest pack.
         const int vec = extreme ? 1 : vecDividing(card, inner);
         const int bx = pow2AtLeast((inner + vec - 1) / vec, 32, 256);
         const int64_t blocks = columnBlocks(outer, inner, bx, vec);
