@@ -156,6 +156,32 @@ private:
 
     std::string path(const char *name) const { return (m_dir.path() + QLatin1Char('/') + QLatin1String(name)).toStdString(); }
 
+    // A pack of one CPU kernel for `card`: `body` after the C ABI preamble, compiled to a shared object
+    // under `name`. `error` is the compiler's message where it failed.
+    struct CpuPack {
+        std::string dir, error;
+    };
+    CpuPack cpuPack(const std::string &name, const OperatorCard &card, const std::string &body)
+    {
+        const auto base = path(name.c_str());
+        const auto source = base + ".cpp", object = base + ".so";
+        writeText(source, std::string(kCpuAbiPreamble) + body);
+        const auto cc = run(QStringLiteral("c++"), {QStringLiteral("-O2"), QStringLiteral("-shared"), QStringLiteral("-fPIC"), QStringLiteral("-o"),
+                                                   QString::fromStdString(object), QString::fromStdString(source)});
+        if (cc.code != 0)
+            return {"", cc.err.toStdString()};
+        pack::PackWriter writer(base + "-pack");
+        auto k = pack::kernelFromCard(card);
+        k.backend = "cpu";
+        k.source = writer.add("kernels/0/source.cpp", readText(source));
+        k.binaries.push_back({"cpu", writer.add("kernels/0/kernel.so", readText(object))});
+        pack::PackManifest m;
+        m.createdBy = "tst_pack";
+        m.kernels.push_back(k);
+        writer.writeManifest(m);
+        return {base + "-pack", ""};
+    }
+
     // A copy of the exported pack to spoil.
     std::string copyPack(const char *name)
     {
@@ -414,21 +440,8 @@ private slots:
     // dimension, a `dim` list is compared after wrapping, other arguments and a kernel's refusal fall back.
     void runtimeRowSum()
     {
-        const auto source = path("rowsum.cpp"), object = path("rowsum.so");
-        writeText(source, std::string(kCpuAbiPreamble) + kRowSum);
-        const auto cc = run(QStringLiteral("c++"), {QStringLiteral("-O2"), QStringLiteral("-shared"), QStringLiteral("-fPIC"), QStringLiteral("-o"),
-                                                   QString::fromStdString(object), QString::fromStdString(source)});
-        QVERIFY2(cc.code == 0, qPrintable(cc.err));
-        const auto dir = path("rowsum-pack");
-        pack::PackWriter writer(dir);
-        auto k = pack::kernelFromCard(makeCard("sum", {{"rows", 64}, {"cols", 256}}));
-        k.backend = "cpu";
-        k.source = writer.add("kernels/0/source.cpp", readText(source));
-        k.binaries.push_back({"cpu", writer.add("kernels/0/kernel.so", readText(object))});
-        pack::PackManifest m;
-        m.createdBy = "tst_pack";
-        m.kernels.push_back(k);
-        writer.writeManifest(m);
+        const auto [dir, error] = cpuPack("rowsum", makeCard("sum", {{"rows", 64}, {"cols", 256}}), kRowSum);
+        QVERIFY2(error.empty(), error.c_str());
 
         at::manual_seed(3);
         const auto x3 = at::randn({4, 16, 100}); // rows 64, cols 100
@@ -459,21 +472,8 @@ private slots:
         const auto card = makeCard("cross_entropy", {{"rows", 64}, {"vocab", 300}});
         const auto *t = TemplateLibrary::builtin().find("cpu.cross_entropy.rows");
         QVERIFY(t);
-        const auto source = path("ce.cpp"), object = path("ce.so");
-        writeText(source, std::string(kCpuAbiPreamble) + TemplateProposer("cpu").render(*t, test::firstPoint(*t), card).candidate.source);
-        const auto cc = run(QStringLiteral("c++"), {QStringLiteral("-O2"), QStringLiteral("-shared"), QStringLiteral("-fPIC"), QStringLiteral("-o"),
-                                                   QString::fromStdString(object), QString::fromStdString(source)});
-        QVERIFY2(cc.code == 0, qPrintable(cc.err));
-        const auto dir = path("ce-pack");
-        pack::PackWriter writer(dir);
-        auto k = pack::kernelFromCard(card);
-        k.backend = "cpu";
-        k.source = writer.add("kernels/0/source.cpp", readText(source));
-        k.binaries.push_back({"cpu", writer.add("kernels/0/kernel.so", readText(object))});
-        pack::PackManifest m;
-        m.createdBy = "tst_pack";
-        m.kernels.push_back(k);
-        writer.writeManifest(m);
+        const auto [dir, error] = cpuPack("ce", card, TemplateProposer("cpu").render(*t, test::firstPoint(*t), card).candidate.source);
+        QVERIFY2(error.empty(), error.c_str());
 
         at::manual_seed(5);
         const auto logits = at::randn({48, 300}) * 4;
