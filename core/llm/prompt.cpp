@@ -170,7 +170,7 @@ static std::string fillText(const std::string &init)
 // What a special trial's inputs hold.
 static std::string specialText(const std::string &kind)
 {
-    if (kind == "masked_rows")
+    if (kind == kMaskedRows)
         return "about a quarter of each row is -inf, the first column finite";
     if (kind == kIgnoredTargets)
         return "about one index in eight is " + std::to_string(kIgnoreIndex)

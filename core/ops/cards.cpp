@@ -154,7 +154,7 @@ const std::map<std::string, std::function<OperatorCard(const ShapeBindings &, DT
              c.errorModel = ErrorModel::Normalization;
              c.referenceArgs = J::array({{{"input", 0}}, {{"int", -1}}, {{"bool", false}}});
              c.invariants = {"rows_sum_to_one"};
-             c.specialInputs = {"masked_rows"};
+             c.specialInputs = {kMaskedRows};
              c.flopsPerElement = 5;
              return c;
          }},
@@ -163,7 +163,7 @@ const std::map<std::string, std::function<OperatorCard(const ShapeBindings &, DT
              c.atenSchema = "aten::_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor";
              c.atenOp = "aten::_log_softmax";
              c.errorModel = ErrorModel::Normalization;
-             c.specialInputs = {"masked_rows"};
+             c.specialInputs = {kMaskedRows};
              c.referenceArgs = J::array({{{"input", 0}}, {{"int", -1}}, {{"bool", false}}});
              c.flopsPerElement = 5;
              return c;
@@ -243,7 +243,7 @@ const std::map<std::string, std::function<OperatorCard(const ShapeBindings &, DT
              c.referenceArgs = J::array({{{"input", 0}}, {{"double", 0.125}}});
              c.errorModel = ErrorModel::Normalization;
              c.invariants = {"rows_sum_to_one"};
-             c.specialInputs = {"masked_rows"};
+             c.specialInputs = {kMaskedRows};
              c.flopsPerElement = 6;
              return c;
          }},
@@ -262,7 +262,7 @@ const std::map<std::string, std::function<OperatorCard(const ShapeBindings &, DT
              c.referenceArgs = J::array({{{"input", 0}}, {{"double", 0.125}}, {{"input", 1}}});
              c.errorModel = ErrorModel::Normalization;
              c.invariants = {"rows_sum_to_one"};
-             c.specialInputs = {"masked_rows"};
+             c.specialInputs = {kMaskedRows};
              c.flopsPerElement = 7;
              return c;
          }},

@@ -20,8 +20,10 @@ int dtypeSize(DType t);
 
 using ShapeBindings = std::map<std::string, int64_t>; // shape symbol -> extent
 
-// The special trial of a loss's class targets with the ignore index, and that index (ATen's default for
-// cross entropy and NLL loss, which its cards keep).
+// The special trials (OperatorCard::specialInputs): rows partly -inf, as attention masks make them; a
+// loss's class targets with the ignore index, and that index (ATen's default for cross entropy and NLL
+// loss, which its cards keep).
+inline constexpr const char *kMaskedRows = "masked_rows";
 inline constexpr const char *kIgnoredTargets = "ignored_targets";
 inline constexpr int64_t kIgnoreIndex = -100;
 
@@ -65,7 +67,7 @@ struct OperatorCard {
     std::vector<double> inputScales{1.0, 8.0, 64.0}; // inputs are randn * scale, one trial each
     ErrorModel errorModel = ErrorModel::Pointwise;
     std::vector<std::string> invariants; // e.g. "rows_sum_to_one"
-    // Extra trials on inputs with values the operator defines behaviour for: "masked_rows" puts -inf
+    // Extra trials on inputs with values the operator defines behaviour for: kMaskedRows puts -inf
     // in about a quarter of each row (attention masks), keeping the first column finite;
     // kIgnoredTargets sets about one in eight of the index inputs to kIgnoreIndex (a language model's
     // padded labels), keeping the first.

@@ -85,11 +85,11 @@ std::vector<at::Tensor> makeInputs(const OperatorCard &card, const ShapeBindings
             out.push_back((at::randn(sizes, f32) * s).to(type));
         }
     }
-    if (special == "masked_rows" && !out.empty() && out[0].dim() >= 1 && at::isFloatingType(out[0].scalar_type())) {
+    if (special == kMaskedRows && !out.empty() && out[0].dim() >= 1 && at::isFloatingType(out[0].scalar_type())) {
         auto mask = at::rand(out[0].sizes(), at::TensorOptions().device(device)).lt(0.25);
         mask.select(-1, 0).fill_(false); // every row keeps a finite value
         out[0].masked_fill_(mask, -std::numeric_limits<double>::infinity());
-    } else if (!special.empty() && special != "masked_rows" && special != kIgnoredTargets) {
+    } else if (!special.empty() && special != kMaskedRows && special != kIgnoredTargets) {
         throw Error("operator card '" + card.key + "': unknown special input '" + special + "'");
     }
     return out;
