@@ -24,6 +24,11 @@
 //   kforge-mcts-sweep-bench [--backend cpu|cuda] [--families a,b] [--max-points N] [--seeds N]
 //                           [--samples N] [--workers N] [--worker CMD] [--cache FILE] [--first seeds|spread]
 //                           [--exploration C] [--best-backup 1] [--shape k=v,...] [--lessons-at k=v,...|default]
+//                           [--confirm N]
+//
+// --confirm N measures every point within 10% of a family's best N times again, in this run, and
+// judges the search by the medians of those (the search itself is still shown the sweep's measurement,
+// as a live search sees one). The cache keeps a confirmed point's measurements as a list, the sweep's first.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -115,10 +120,38 @@ struct Family {
     OperatorCard card;
     TemplateLibrary lib; // the family's templates, their spaces cut to the swept subset
     size_t valuesKept = 0; // V, 0: the whole space
-    std::map<std::string, double> speedup; // template + point -> measured speedup, 0 when not correct
-    std::string best;
+    // template + point -> each measured speedup, 0 when not correct. The first is the sweep's, what the
+    // search is shown (a live search measures a point once); --confirm measures the points near the best
+    // again, all in one lease, and those confirmations alone then give the point's value.
+    std::map<std::string, std::vector<double>> runs;
+    std::map<std::string, double> speedup; // the sweep's measurement: what the replayed search sees
+    std::map<std::string, double> value;   // the sweep's, or the median of the confirmations (0 if any was not correct): what it is judged by
+    std::string best; // by value
     double bestSpeedup = 0;
     int failed = 0;
+
+    void record(const std::string &k, double s)
+    {
+        auto &r = runs[k];
+        r.push_back(s);
+        speedup[k] = r.front();
+        std::vector<double> v(r.size() > 1 ? r.begin() + 1 : r.begin(), r.end());
+        std::sort(v.begin(), v.end());
+        value[k] = v.front() <= 0 ? 0.0 : v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+    }
+    void rank()
+    {
+        best.clear();
+        bestSpeedup = 0;
+        failed = 0;
+        for (const auto &[k, s] : value) {
+            failed += s <= 0;
+            if (s > bestSpeedup) {
+                bestSpeedup = s;
+                best = k;
+            }
+        }
+    }
 };
 
 std::string key(const std::string &templateId, const nlohmann::json &params)
@@ -152,27 +185,14 @@ void chooseSpace(Family &f, const std::vector<const KernelTemplate *> &templates
     }
 }
 
-// Evaluates every point of the family's (cut) space, keeping the pool busy; a family already in
-// `cache` (a JSON file of earlier sweeps on this machine, --cache) is read from it instead.
-void sweep(Family &f, WorkerPool &pool, const std::string &backend, const EvalOptions &eo, nlohmann::json &cache)
+// Evaluates `work` (cache keys and their candidates) on the pool, keeping it busy, and records each
+// verdict in `f`. Throws Error when the worker could not carry a request out.
+void evaluate(Family &f, WorkerPool &pool, const std::string &backend, const EvalOptions &eo,
+              const std::vector<std::pair<std::string, Candidate>> &work, const char *what)
 {
-    // The cached points of this space are read; only those the cache lacks are evaluated (a space
-    // that changed since, with a template's seed, keeps what was measured of it).
-    TemplateProposer renderer(backend, f.lib);
-    std::vector<std::pair<std::string, Candidate>> work;
-    const nlohmann::json known = cache.contains(f.name) ? cache[f.name] : nlohmann::json::object();
-    for (const auto *t : f.lib.forFamily(f.card.family, backend))
-        for (const auto &p : validPoints(*t, f.card)) {
-            const auto k = key(t->id, p);
-            if (const auto it = known.find(k); it != known.end()) {
-                f.speedup[k] = it->get<double>();
-                f.failed += f.speedup[k] <= 0;
-            } else {
-                work.push_back({k, renderer.render(*t, p, f.card).candidate});
-            }
-        }
-    if (!work.empty())
-        pool.start(); // at the first family the cache lacks (start is idempotent): a replay of a whole cache starts no worker
+    if (work.empty())
+        return;
+    pool.start(); // at the first family the cache lacks (start is idempotent): a replay of a whole cache starts no worker
     std::mutex m;
     std::condition_variable cv;
     size_t next = 0, done = 0;
@@ -184,8 +204,7 @@ void sweep(Family &f, WorkerPool &pool, const std::string &backend, const EvalOp
     // Progress on stderr, a line a verdict: a sweep of many families runs for minutes, and one cut short
     // by its time limit should still say how far it got and what each evaluation took.
     const auto t0 = std::chrono::steady_clock::now();
-    if (!work.empty())
-        std::fprintf(stderr, "%s: sweeping %zu points (%zu cached), %d in flight\n", f.name.c_str(), work.size(), f.speedup.size(), depth);
+    std::fprintf(stderr, "%s: %s %zu points (%zu known), %d in flight\n", f.name.c_str(), what, work.size(), f.speedup.size(), depth);
     std::unique_lock lock(m);
     while (done < work.size()) {
         while (next < work.size() && inFlight < depth) {
@@ -198,8 +217,7 @@ void sweep(Family &f, WorkerPool &pool, const std::string &backend, const EvalOp
                     if (notMeasured.empty())
                         notMeasured = v.reasons.empty() ? statusName(v.status) : v.reasons.front().message.substr(0, 200);
                 } else {
-                    f.speedup[work[i].first] = v.correct() ? v.speedup : 0.0;
-                    f.failed += !v.correct();
+                    f.record(work[i].first, v.correct() ? v.speedup : 0.0);
                 }
                 std::fprintf(stderr, "  %6.1f s %s %s %.3fx%s\n",
                              std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), work[i].first.c_str(),
@@ -217,13 +235,61 @@ void sweep(Family &f, WorkerPool &pool, const std::string &backend, const EvalOp
     }
     if (!notMeasured.empty())
         throw Error("the worker could not evaluate its points: " + notMeasured);
-    for (const auto &[k, s] : f.speedup)
-        if (s > f.bestSpeedup) {
-            f.bestSpeedup = s;
-            f.best = k;
+}
+
+// A point's measurements in the cache: one speedup, or the list of them once confirmed.
+std::vector<double> cachedRuns(const nlohmann::json &v)
+{
+    if (v.is_array())
+        return v.get<std::vector<double>>();
+    return {v.get<double>()};
+}
+
+// The best of a sweep is the largest of many noisy values, so it reads high, and "within 3% of it"
+// would judge the search by noise. With `confirmations` N, every point whose value is within 10% of the
+// best is measured N times again, a round over all of them at a time; its value is then the median of
+// those N, all taken in this run (a cached sweep may come from another day or another GPU of the same
+// kind). Rounds go on while the best, re-measured, moves and brings other points within 10% of it.
+constexpr double kConfirmBand = 1.10;
+
+// Evaluates every point of the family's (cut) space, keeping the pool busy; a family already in
+// `cache` (a JSON file of earlier sweeps on this machine, --cache) is read from it instead.
+void sweep(Family &f, WorkerPool &pool, const std::string &backend, const EvalOptions &eo, nlohmann::json &cache, int confirmations)
+{
+    // The cached points of this space are read; only those the cache lacks are evaluated (a space
+    // that changed since, with a template's seed, keeps what was measured of it).
+    TemplateProposer renderer(backend, f.lib);
+    std::map<std::string, Candidate> candidates;
+    std::vector<std::pair<std::string, Candidate>> work;
+    const nlohmann::json known = cache.contains(f.name) ? cache[f.name] : nlohmann::json::object();
+    for (const auto *t : f.lib.forFamily(f.card.family, backend))
+        for (const auto &p : validPoints(*t, f.card)) {
+            const auto k = key(t->id, p);
+            if (const auto it = known.find(k); it != known.end()) {
+                for (double s : cachedRuns(*it))
+                    f.record(k, s);
+            } else {
+                work.push_back({k, renderer.render(*t, p, f.card).candidate});
+            }
         }
-    for (const auto &[k, s] : f.speedup) // what the cache held of points outside this space stays
-        cache[f.name][k] = s;
+    evaluate(f, pool, backend, eo, work, "sweeping");
+    f.rank();
+    for (int round = 0; confirmations > 0 && round < 3 * confirmations; ++round) {
+        std::vector<std::pair<std::string, Candidate>> again;
+        for (const auto &[k, s] : f.value)
+            if (s > 0 && s * kConfirmBand >= f.bestSpeedup && int(f.runs[k].size()) < 1 + confirmations) {
+                const auto brace = k.find('{');
+                const auto *t = f.lib.find(k.substr(0, brace));
+                if (t)
+                    again.push_back({k, renderer.render(*t, nlohmann::json::parse(k.substr(brace)), f.card).candidate});
+            }
+        if (again.empty())
+            break;
+        evaluate(f, pool, backend, eo, again, "confirming");
+        f.rank();
+    }
+    for (const auto &[k, r] : f.runs) // what the cache held of points outside this space stays
+        cache[f.name][k] = r.size() == 1 ? nlohmann::json(r.front()) : nlohmann::json(r);
 }
 
 // The template proposer, except that the baseline's children after the templates' seeds are the unseen
@@ -338,7 +404,10 @@ Replay replay(const Family &f, const std::string &backend, uint64_t seed, const 
             return std::nullopt;
         return it->second;
     };
-    const auto within = [&](const ReplayStep &s) { return s.speedup > 0 && s.speedup * kWithin >= f.bestSpeedup; };
+    // The search decides on what it was shown (each point's first measurement) and is judged by the
+    // points' values (their medians where confirmed).
+    const auto valueOf = [&](const ReplayStep &s) { return f.value.at(key(s.templateId, s.params)); };
+    const auto within = [&](const ReplayStep &s) { return valueOf(s) > 0 && valueOf(s) * kWithin >= f.bestSpeedup; };
     const int total = int(f.speedup.size());
     const int budget = std::max(1, int(std::ceil(0.2 * total - 1e-9))); // ceil(20%), at least one evaluation
     // One run, on until one step is within 3% and the budget's steps are all there.
@@ -352,14 +421,14 @@ Replay replay(const Family &f, const std::string &backend, uint64_t seed, const 
     if (traceReplays) // --trace 1: each replay's evaluations in order, on stderr
         for (size_t i = 0; i < steps.size(); ++i)
             std::fprintf(stderr, "%s seed %llu #%zu %s%s %.3f of the best (node %d from %d) %s\n", f.name.c_str(), (unsigned long long)seed, i + 1,
-                         steps[i].templateId.c_str(), steps[i].params.dump().c_str(), steps[i].speedup / f.bestSpeedup, steps[i].node,
+                         steps[i].templateId.c_str(), steps[i].params.dump().c_str(), valueOf(steps[i]) / f.bestSpeedup, steps[i].node,
                          steps[i].parent, steps[i].rationale.c_str());
     Replay r;
     const auto hit = std::find_if(steps.begin(), steps.end(), within);
     r.needed = hit != steps.end() ? int(hit - steps.begin()) + 1 : total;
-    r.first = steps.empty() ? 0 : steps.front().speedup / f.bestSpeedup;
+    r.first = steps.empty() ? 0 : valueOf(steps.front()) / f.bestSpeedup;
     for (size_t i = 0; i < steps.size() && int(i) < budget; ++i)
-        r.atBudget = std::max(r.atBudget, steps[i].speedup / f.bestSpeedup);
+        r.atBudget = std::max(r.atBudget, valueOf(steps[i]) / f.bestSpeedup);
     return r;
 }
 
@@ -388,7 +457,7 @@ int familiesNotSwept = 0;
 
 // A family's card, space and sweep at `shape` (benchShape's when no override applies).
 std::optional<Family> prepare(const std::string &fam, const std::string &backend, const ShapeBindings &overrides, size_t maxPoints,
-                              WorkerPool &pool, const EvalOptions &eo, nlohmann::json &cache)
+                              WorkerPool &pool, const EvalOptions &eo, nlohmann::json &cache, int confirmations)
 {
     Family f;
     const auto shape = shapeFor(fam, backend, overrides);
@@ -401,7 +470,7 @@ std::optional<Family> prepare(const std::string &fam, const std::string &backend
     }
     chooseSpace(f, TemplateLibrary::builtin().forFamily(fam, backend), maxPoints);
     try {
-        sweep(f, pool, backend, eo, cache);
+        sweep(f, pool, backend, eo, cache, confirmations);
     } catch (const Error &e) {
         // A replay whose space has points the cache lacks, with no worker (or no device) to measure them;
         // nothing of the family is written to the cache.
@@ -428,13 +497,13 @@ int main(int argc, char **argv)
     std::map<std::string, std::string> opt = {{"--backend", "cpu"}, {"--max-points", ""}, {"--seeds", "10"}, {"--samples", "10"},
                                               {"--workers", "1"}, {"--worker", ""}, {"--families", ""}, {"--cache", ""},
                                               {"--exploration", ""}, {"--best-backup", ""}, {"--first", "seeds"},
-                                              {"--shape", ""}, {"--lessons-at", ""}, {"--trace", ""}};
+                                              {"--shape", ""}, {"--lessons-at", ""}, {"--trace", ""}, {"--confirm", "0"}};
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (!opt.count(a) || i + 1 >= argc) {
             std::fprintf(stderr, "usage: %s [--backend cpu|cuda] [--families a,b] [--max-points N] [--seeds N] [--samples N] "
                                  "[--workers N] [--worker CMD] [--cache FILE] [--exploration C] [--best-backup 1] [--first seeds|spread] "
-                                 "[--shape k=v,...] [--lessons-at k=v,...|default] [--trace 1]\n", argv[0]);
+                                 "[--shape k=v,...] [--lessons-at k=v,...|default] [--trace 1] [--confirm N]\n", argv[0]);
             return 2;
         }
         opt[a] = argv[++i];
@@ -459,6 +528,7 @@ int main(int argc, char **argv)
     const std::string backend = opt["--backend"];
     const size_t maxPoints = opt["--max-points"].empty() ? (backend == "cuda" ? 12 : 100) : std::stoul(opt["--max-points"]);
     const int seeds = std::stoi(opt["--seeds"]);
+    const int confirmations = std::stoi(opt["--confirm"]);
     PoolOptions po;
     po.command = !opt["--worker"].empty() ? opt["--worker"] : std::string("'") + KFORGE_WORKER_PATH + "'";
     po.workers = std::stoi(opt["--workers"]);
@@ -502,13 +572,13 @@ int main(int argc, char **argv)
     std::vector<double> atBudget; // per family: the worst seed's best in ceil(20%) evaluations over the sweep's best
     int lessonsRun = 0, lessonsMetCeil = 0, lessonsSumMedian = 0, lessonsSumWorst = 0, lessonsPlainMedian = 0;
     for (const auto &fam : families) {
-        auto prepared = prepare(fam, backend, shapeOverrides, maxPoints, pool, eo, cache);
+        auto prepared = prepare(fam, backend, shapeOverrides, maxPoints, pool, eo, cache, confirmations);
         if (!prepared)
             continue;
         Family &f = *prepared;
         std::optional<Family> other;
         if (lessons)
-            other = prepare(fam, backend, lessonOverrides, maxPoints, pool, eo, cache);
+            other = prepare(fam, backend, lessonOverrides, maxPoints, pool, eo, cache, confirmations);
         const auto templates = TemplateLibrary::builtin().forFamily(fam, backend);
         if (!opt["--cache"].empty())
             std::ofstream(opt["--cache"]) << cache.dump(1);
@@ -536,7 +606,7 @@ int main(int argc, char **argv)
         const bool met = worst <= 0.2 * n + 1e-9;
         const bool metCeil = worst <= std::max(1.0, std::ceil(0.2 * n - 1e-9)); // at least one evaluation
         int near = 0; // points within 3% of the best: a random order needs (n + 1) / (near + 1) on average
-        for (const auto &[k, sp] : f.speedup)
+        for (const auto &[k, sp] : f.value)
             near += sp > 0 && sp * kWithin >= f.bestSpeedup;
         const double randomEvals = (n + 1) / (near + 1);
         char budget[48], firstText[32];

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# The sweep's --confirm on the CPU: every point within 10% of a family's best is measured N more times
+# and cached as a list (the sweep's measurement first), points below that band keep one number, and a
+# replay of that cache with no worker reads the lists back (nothing measured again).
+# Usage: sweep_confirm.sh PATH/TO/kforge-mcts-sweep-bench
+set -u
+cache=$(mktemp)
+trap 'rm -f "$cache"' EXIT
+echo '{}' > "$cache"
+"$1" --backend cpu --families relu,sum --seeds 2 --samples 3 --confirm 2 --cache "$cache" > /dev/null 2>&1 || { echo "sweep failed"; exit 1; }
+python3 - "$cache" <<'PY' || exit 1
+import json, statistics, sys
+cache = json.load(open(sys.argv[1]))
+for family in ("relu", "sum"):
+    points = cache[family]
+    value = {k: (statistics.median(v[1:]) if isinstance(v, list) else v) for k, v in points.items()}
+    best = max(value.values())
+    for k, v in points.items():
+        confirmed = isinstance(v, list)
+        if confirmed and len(v) != 3:
+            sys.exit(f"{family} {k}: {len(v)} measurements, not the sweep's and 2 more")
+        if not confirmed and value[k] * 1.10 >= best and value[k] > 0:
+            sys.exit(f"{family} {k}: {v} is within 10% of the best {best} but was not confirmed")
+    if not any(isinstance(v, list) for v in points.values()):
+        sys.exit(f"{family}: nothing confirmed")
+print("confirmed as asked")
+PY
+before=$(md5sum < "$cache")
+"$1" --backend cpu --families relu,sum --seeds 2 --worker /nonexistent --cache "$cache" > /dev/null 2>&1 || { echo "the replay of a confirmed cache failed"; exit 1; }
+[[ "$(md5sum < "$cache")" == "$before" ]] || { echo "the replay changed the cache"; exit 1; }
+echo "replayed from the cache"
