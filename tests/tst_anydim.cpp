@@ -166,36 +166,51 @@ private slots:
         QVERIFY_THROWS_EXCEPTION(Error, dimView(s, s.size()));
     }
 
-    // The strided reduction's seed: coalesced columns, dim cut across blocks only when outer x inner
-    // is too small to fill the device, and then a combine kernel over a workspace of partials; packs for
-    // sums, single values for max, min, argmax and argmin.
+    // The strided reduction's seed: a warp across the columns wherever its row is a 128-byte line
+    // (packs for sums, single values for max, min, argmax and argmin; 16-bit single values keep the block
+    // as wide as inner), 8 thread rows or fewer for a short dim, and dim cut across blocks only where the
+    // columns leave the device under half full or each block's share is large, with a combine kernel
+    // over a workspace of partials.
     void reductionSeeds_data()
     {
         QTest::addColumn<QString>("family");
         QTest::addColumn<QString>("shape");
+        QTest::addColumn<QString>("dtype");
+        QTest::addColumn<int>("bx");
         QTest::addColumn<int>("vec");
+        QTest::addColumn<int>("by");
         QTest::addColumn<int>("split");
-        QTest::newRow("sum (128,4096,4095): odd inner") << "sum_dim" << "outer=128,dim=4096,inner=4095" << 1 << 1;
-        QTest::newRow("mean (16,256,256)") << "mean_dim" << "outer=16,dim=256,inner=256" << 4 << 8;
+        QTest::newRow("sum (128,4096,4095): odd inner") << "sum_dim" << "outer=128,dim=4096,inner=4095" << "float32" << 32 << 1 << 8 << 1;
+        QTest::newRow("mean (16,256,256)") << "mean_dim" << "outer=16,dim=256,inner=256" << "float32" << 32 << 4 << 8 << 8;
+        QTest::newRow("sum (4,1024,4096): few blocks, cut") << "sum_dim" << "outer=4,dim=1024,inner=4096" << "float32" << 32 << 4 << 8 << 4;
+        QTest::newRow("mean (2048,56,56): short dim, 2 thread rows") << "mean_dim" << "outer=2048,dim=56,inner=56" << "float32" << 32 << 4 << 2 << 1;
+        QTest::newRow("sum (128,64,2048) bfloat16: dim 64, 4 thread rows") << "sum_dim" << "outer=128,dim=64,inner=2048" << "bfloat16" << 32 << 8 << 4 << 1;
         // Max, min and their indices take single values where a sum takes packs (the H200's sweeps).
-        QTest::newRow("argmax (1,65536,64): few columns") << "argmax_dim" << "outer=1,dim=65536,inner=64" << 1 << 64;
-        QTest::newRow("max (2,100000,8)") << "max_dim" << "outer=2,dim=100000,inner=8" << 1 << 64;
-        QTest::newRow("argmax (4,1024,4096): a warp across the columns") << "argmax_dim" << "outer=4,dim=1024,inner=4096" << 1 << 1;
-        QTest::newRow("sum (4,1024,4096): few blocks, wide packs") << "sum_dim" << "outer=4,dim=1024,inner=4096" << 4 << 32;
+        QTest::newRow("argmax (1,65536,64): few columns") << "argmax_dim" << "outer=1,dim=65536,inner=64" << "float32" << 32 << 1 << 8 << 64;
+        QTest::newRow("max (2,100000,8)") << "max_dim" << "outer=2,dim=100000,inner=8" << "float32" << 32 << 1 << 8 << 64;
+        QTest::newRow("argmax (4,1024,4096): the columns fill the device") << "argmax_dim" << "outer=4,dim=1024,inner=4096" << "float32" << 32 << 1 << 8 << 1;
+        QTest::newRow("max (8,300,1000): 256 blocks of 38 KiB, no cut") << "max_dim" << "outer=8,dim=300,inner=1000" << "float32" << 32 << 1 << 8 << 1;
+        QTest::newRow("argmax (5,2000,1000): 160 blocks of 250 KiB, cut") << "argmax_dim" << "outer=5,dim=2000,inner=1000" << "float32" << 32 << 1 << 8 << 2;
+        QTest::newRow("max (32,2048,1024) bfloat16: the wide block") << "max_dim" << "outer=32,dim=2048,inner=1024" << "bfloat16" << 256 << 1 << 4 << 4;
     }
 
     void reductionSeeds()
     {
         QFETCH(QString, family);
         QFETCH(QString, shape);
+        QFETCH(QString, dtype);
+        QFETCH(int, bx);
         QFETCH(int, vec);
+        QFETCH(int, by);
         QFETCH(int, split);
-        const auto card = makeCard(family.toStdString(), parseShape(shape.toStdString()), DType::F32);
+        const auto card = makeCard(family.toStdString(), parseShape(shape.toStdString()), dtypeFromName(dtype.toStdString()));
         const auto *t = TemplateLibrary::builtin().find("cuda." + family.toStdString() + ".strided");
         QVERIFY(t);
         const auto p = t->seed(card);
         QVERIFY2(t->valid(p, card), p.dump().c_str());
+        QCOMPARE(p.at("bx").get<int>(), bx);
         QCOMPARE(p.at("vec").get<int>(), vec);
+        QCOMPARE(p.at("by").get<int>(), by);
         QCOMPARE(p.at("split").get<int>(), split);
         const auto plan = t->launch(p, card);
         const auto &k = plan.at("kernels");

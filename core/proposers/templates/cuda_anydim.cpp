@@ -96,22 +96,34 @@ KernelTemplate reduction(const std::string &family, int op)
         // faster at five shapes no sweep saw, and they leave the registers for 8 loads in flight. Sums keep
         // the widest pack.
         const int vec = extreme ? 1 : vecDividing(card, inner);
-        // For 32-bit values of those four, a warp across the columns (its row one 128-byte line) and 8
-        // thread rows down dim, so the columns give more blocks and dim needs fewer cuts: on the H200
-        // this beat the block as wide as inner at 11 of 12 float32 points (1.03-1.46x), the 6 at shapes
-        // no sweep saw included; 0.86x at 8 x 300 x 1000. 16-bit single values fill half a line, and there
-        // the wide block stays (8 thread rows ran 0.83-0.86x of it at 128 x 64 x 2048 bfloat16).
-        const bool warpColumns = extreme && elemBytes(card) == 4;
+        // A warp across the columns wherever its row is at least one 128-byte line (32-bit single values,
+        // and every pack of sums), with thread rows down dim: the columns then give more blocks and dim
+        // needs fewer cuts. On the H200, against the block as wide as inner: for max, min and their
+        // indices faster at 11 of 12 float32 points (1.03-1.46x); for sums, means and products faster at
+        // 11 of 15 points (1.07-1.55x), even at 1, slower at 3 (0.69-0.93x), the two worst at a dim of
+        // 32-56. 16-bit single values fill half a line, and there the wide block stays (8 thread rows ran
+        // 0.83-0.86x of it at 128 x 64 x 2048 bfloat16). The thread rows: 8, fewer where dim gives a
+        // thread row under 16 values, which the shared-memory combine does not repay (at dim 32-64, 2 or
+        // 4 rows ran 1.0-1.5x as fast as 8; at dim 128-1000, 8 ran 1.0-1.24x as fast as 4).
+        const bool warpColumns = 32 * vec * elemBytes(card) >= 128;
         const int bx = warpColumns ? 32 : pow2AtLeast((inner + vec - 1) / vec, 32, 256);
         const int64_t blocks = columnBlocks(outer, inner, bx, vec);
-        int by = warpColumns ? 8 : blocks >= kCudaFillBlocks ? 2 : 4;
+        int by = blocks >= kCudaFillBlocks ? 2 : 4;
+        if (warpColumns)
+            for (by = 8; by > 2 && dim < 16 * by;)
+                by /= 2;
         while (by > 1 && !smemFits(bx, by, vec))
             by /= 2;
         int unroll = 8;
         while (unroll > 1 && !regsFit(bx, by, vec, unroll))
             unroll = unroll == 8 ? 4 : 1;
+        // A split's combine kernel is a second launch. It pays where the columns leave the device under half
+        // full, or where each block's share is large beside that launch: on the H200, at 160-256 column
+        // blocks, a split of 2 ran 0.80-1.03x as fast as none at shares of 38-51 KiB, 1.07-1.30x at
+        // 125-512 KiB. Each thread keeps at least 4 values of dim.
+        const bool splitPays = blocks < kCudaFillBlocks / 2 || dim * bx * vec * elemBytes(card) >= 64 * 1024;
         int split = 1;
-        while (split < 64 && blocks * split < kCudaFillBlocks && int64_t(split) * 2 * by * 8 <= dim)
+        while (splitPays && split < 64 && blocks * split < kCudaFillBlocks && int64_t(split) * 2 * by * 4 <= dim)
             split *= 2;
         return J{{"bx", bx}, {"vec", vec}, {"by", by}, {"split", split}, {"unroll", unroll}};
     };
