@@ -166,9 +166,9 @@ private slots:
         QVERIFY_THROWS_EXCEPTION(Error, dimView(s, s.size()));
     }
 
-    // The strided reduction's seed: a warp across the columns wherever its row is a 128-byte line
-    // (packs for sums, single values for max, min, argmax and argmin; 16-bit single values keep the block
-    // as wide as inner), 8 thread rows or fewer for a short dim, and dim cut across blocks only where the
+    // The strided reduction's seed: a warp across the columns wherever its row is 512 bytes, or at least
+    // a 128-byte line for inputs up to 64 MiB (packs for sums, single values for max, min, argmax and
+    // argmin; otherwise the block as wide as inner), 8 thread rows or fewer for a short dim, and dim cut across blocks only where the
     // columns leave the device under half full or each block's share is large, with a combine kernel
     // over a workspace of partials.
     void reductionSeeds_data()
@@ -180,7 +180,9 @@ private slots:
         QTest::addColumn<int>("vec");
         QTest::addColumn<int>("by");
         QTest::addColumn<int>("split");
-        QTest::newRow("sum (128,4096,4095): odd inner") << "sum_dim" << "outer=128,dim=4096,inner=4095" << "float32" << 32 << 1 << 8 << 1;
+        QTest::newRow("sum (128,4096,4095): odd inner, 8.6 GB, the wide block") << "sum_dim" << "outer=128,dim=4096,inner=4095" << "float32" << 256 << 1 << 2 << 1;
+        QTest::newRow("sum (128,64,4095): odd inner, 134 MB") << "sum_dim" << "outer=128,dim=64,inner=4095" << "float32" << 256 << 1 << 2 << 1;
+        QTest::newRow("sum (8,300,1001): odd inner, 9.6 MB") << "sum_dim" << "outer=8,dim=300,inner=1001" << "float32" << 32 << 1 << 8 << 1;
         QTest::newRow("mean (16,256,256)") << "mean_dim" << "outer=16,dim=256,inner=256" << "float32" << 32 << 4 << 8 << 8;
         QTest::newRow("sum (4,1024,4096): few blocks, cut") << "sum_dim" << "outer=4,dim=1024,inner=4096" << "float32" << 32 << 4 << 8 << 4;
         QTest::newRow("mean (2048,56,56): short dim, 2 thread rows") << "mean_dim" << "outer=2048,dim=56,inner=56" << "float32" << 32 << 4 << 2 << 1;
@@ -191,6 +193,7 @@ private slots:
         QTest::newRow("argmax (4,1024,4096): the columns fill the device") << "argmax_dim" << "outer=4,dim=1024,inner=4096" << "float32" << 32 << 1 << 8 << 1;
         QTest::newRow("max (8,300,1000): 256 blocks of 38 KiB, no cut") << "max_dim" << "outer=8,dim=300,inner=1000" << "float32" << 32 << 1 << 8 << 1;
         QTest::newRow("argmax (5,2000,1000): 160 blocks of 250 KiB, cut") << "argmax_dim" << "outer=5,dim=2000,inner=1000" << "float32" << 32 << 1 << 8 << 2;
+        QTest::newRow("max (128,4096,4095): 8.6 GB, the wide block") << "max_dim" << "outer=128,dim=4096,inner=4095" << "float32" << 256 << 1 << 2 << 1;
         QTest::newRow("max (32,2048,1024) bfloat16: the wide block") << "max_dim" << "outer=32,dim=2048,inner=1024" << "bfloat16" << 256 << 1 << 4 << 4;
     }
 

@@ -96,16 +96,21 @@ KernelTemplate reduction(const std::string &family, int op)
         // faster at five shapes no sweep saw, and they leave the registers for 8 loads in flight. Sums keep
         // the widest pack.
         const int vec = extreme ? 1 : vecDividing(card, inner);
-        // A warp across the columns wherever its row is at least one 128-byte line (32-bit single values,
-        // and every pack of sums), with thread rows down dim: the columns then give more blocks and dim
+        // A warp across the columns, with thread rows down dim: the columns then give more blocks and dim
         // needs fewer cuts. On the H200, against the block as wide as inner: for max, min and their
         // indices faster at 11 of 12 float32 points (1.03-1.46x); for sums, means and products faster at
         // 11 of 15 points (1.07-1.55x), even at 1, slower at 3 (0.69-0.93x), the two worst at a dim of
-        // 32-56. 16-bit single values fill half a line, and there the wide block stays (8 thread rows ran
+        // 32-56; from 256 to 512 MB of input, warp rows of 512 bytes (16-byte packs) were 1.05-1.25x faster
+        // at 4 of 4 points. Shorter warp rows (single values, smaller packs) only up to 64 MiB of input:
+        // at 128 x 4096 x 4095 float32 (8.6 GB, KernelBench's reductions over dim 1) rows of 128 bytes
+        // read at 60% of the copy rate where the wide block's 1 KiB rows read at 91%. Where between 32 MB
+        // (the largest such point measured faster) and 8.6 GB the short rows stop paying is not measured.
+        // 16-bit single values fill half a line, and there the wide block stays (8 thread rows ran
         // 0.83-0.86x of it at 128 x 64 x 2048 bfloat16). The thread rows: 8, fewer where dim gives a
         // thread row under 16 values, which the shared-memory combine does not repay (at dim 32-64, 2 or
         // 4 rows ran 1.0-1.5x as fast as 8; at dim 128-1000, 8 ran 1.0-1.24x as fast as 4).
-        const bool warpColumns = 32 * vec * elemBytes(card) >= 128;
+        const int64_t warpRowBytes = 32 * vec * elemBytes(card), inputBytes = outer * dim * inner * elemBytes(card);
+        const bool warpColumns = warpRowBytes >= 512 || (warpRowBytes >= 128 && inputBytes <= (int64_t(64) << 20));
         const int bx = warpColumns ? 32 : pow2AtLeast((inner + vec - 1) / vec, 32, 256);
         const int64_t blocks = columnBlocks(outer, inner, bx, vec);
         int by = blocks >= kCudaFillBlocks ? 2 : 4;
