@@ -259,7 +259,6 @@ void sweep(Family &f, WorkerPool &pool, const std::string &backend, const EvalOp
     // The cached points of this space are read; only those the cache lacks are evaluated (a space
     // that changed since, with a template's seed, keeps what was measured of it).
     TemplateProposer renderer(backend, f.lib);
-    std::map<std::string, Candidate> candidates;
     std::vector<std::pair<std::string, Candidate>> work;
     const nlohmann::json known = cache.contains(f.name) ? cache[f.name] : nlohmann::json::object();
     for (const auto *t : f.lib.forFamily(f.card.family, backend))
@@ -567,7 +566,7 @@ int main(int argc, char **argv)
                 lessons ? "---|---|---|---|" : "");
     std::fflush(stdout);
     const auto t0 = std::chrono::steady_clock::now();
-    int families_met = 0, families_met_ceil = 0, families_run = 0, evaluations = 0, sumMedian = 0, sumWorst = 0;
+    int families_met = 0, families_met_ceil = 0, families_run = 0, evaluations = 0, confirmed = 0, sumMedian = 0, sumWorst = 0;
     double sumRandom = 0;
     std::vector<double> atBudget; // per family: the worst seed's best in ceil(20%) evaluations over the sweep's best
     int lessonsRun = 0, lessonsMetCeil = 0, lessonsSumMedian = 0, lessonsSumWorst = 0, lessonsPlainMedian = 0;
@@ -583,6 +582,8 @@ int main(int argc, char **argv)
         if (!opt["--cache"].empty())
             std::ofstream(opt["--cache"]) << cache.dump(1);
         evaluations += int(f.speedup.size());
+        for (const auto &[k, r] : f.runs)
+            confirmed += int(r.size()) - 1;
         if (f.bestSpeedup <= 0) {
             std::printf("| %s | %zu | %zu | %s | %d | none correct | - | - | - | - | - | - | - | - | - |%s\n", f.name.c_str(), templates.size(),
                         f.speedup.size(), f.valuesKept ? std::to_string(f.valuesKept).c_str() : "all", f.failed, lessons ? " - | - | - | - |" : "");
@@ -662,8 +663,8 @@ int main(int argc, char **argv)
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::printf("\n%d of %d families within 3%% of the sweep's best after at most 20%% of the evaluations (worst seed); "
                 "%d of %d after at most ceil(20%%), at least one evaluation; evaluations to within 3%% summed over the families: "
-                "%d (median seeds), %d (worst seeds), %.1f expected of a random order; first proposals: %s; %d evaluations swept in %.0f s\n",
-                families_met, families_run, families_met_ceil, families_run, sumMedian, sumWorst, sumRandom, first.c_str(), evaluations, seconds);
+                "%d (median seeds), %d (worst seeds), %.1f expected of a random order; first proposals: %s; %d evaluations swept and %d confirmations (cached ones included) in %.0f s\n",
+                families_met, families_run, families_met_ceil, families_run, sumMedian, sumWorst, sumRandom, first.c_str(), evaluations, confirmed, seconds);
     if (!atBudget.empty()) {
         std::sort(atBudget.begin(), atBudget.end());
         // Families whose worst seed's best is within the factor `within` of the sweep's best.
