@@ -273,7 +273,8 @@ void sweep(Family &f, WorkerPool &pool, const std::string &backend, const EvalOp
         }
     evaluate(f, pool, backend, eo, work, "sweeping");
     f.rank();
-    for (int round = 0; confirmations > 0 && round < 3 * confirmations; ++round) {
+    // Each round adds a measurement to at least one point and none has more than N, so the rounds end.
+    while (confirmations > 0) {
         std::vector<std::pair<std::string, Candidate>> again;
         for (const auto &[k, s] : f.value)
             if (s > 0 && s * kConfirmBand >= f.bestSpeedup && int(f.runs[k].size()) < 1 + confirmations) {

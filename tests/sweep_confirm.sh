@@ -17,10 +17,11 @@ for family in ("relu", "sum"):
     best = max(value.values())
     for k, v in points.items():
         confirmed = isinstance(v, list)
-        if confirmed and len(v) != 3:
-            sys.exit(f"{family} {k}: {len(v)} measurements, not the sweep's and 2 more")
-        if not confirmed and value[k] * 1.10 >= best and value[k] > 0:
-            sys.exit(f"{family} {k}: {v} is within 10% of the best {best} but was not confirmed")
+        # A point may enter the band and leave it again as the best is re-measured: then it has fewer.
+        if confirmed and not 2 <= len(v) <= 3:
+            sys.exit(f"{family} {k}: {len(v)} measurements, not the sweep's and at most 2 more")
+        if value[k] > 0 and value[k] * 1.10 >= best and not (confirmed and len(v) == 3):
+            sys.exit(f"{family} {k}: {v} is within 10% of the best {best} but was not confirmed twice")
     if not any(isinstance(v, list) for v in points.values()):
         sys.exit(f"{family}: nothing confirmed")
 print("confirmed as asked")
