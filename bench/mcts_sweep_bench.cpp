@@ -51,6 +51,7 @@
 #include "search/mcts.h"
 #include "search/policy_replay.h"
 #include "util/error.h"
+#include "util/stats.h"
 
 using namespace kforge;
 
@@ -121,30 +122,24 @@ struct Family {
     TemplateLibrary lib; // the family's templates, their spaces cut to the swept subset
     size_t valuesKept = 0; // V, 0: the whole space
     // template + point -> each measured speedup, 0 when not correct. The first is the sweep's, what the
-    // search is shown (a live search measures a point once); --confirm measures the points near the best
-    // again, all in one lease, and those confirmations alone then give the point's value.
+    // replayed search is shown (a live search measures a point once); --confirm measures the points near
+    // the best again, all in one lease, and those confirmations alone then give the point's value.
     std::map<std::string, std::vector<double>> runs;
-    std::map<std::string, double> speedup; // the sweep's measurement: what the replayed search sees
-    std::map<std::string, double> value;   // the sweep's, or the median of the confirmations (0 if any was not correct): what it is judged by
+    std::map<std::string, double> value; // what the search is judged by; rank() derives it, the best and the failures from runs
     std::string best; // by value
     double bestSpeedup = 0;
     int failed = 0;
 
-    void record(const std::string &k, double s)
-    {
-        auto &r = runs[k];
-        r.push_back(s);
-        speedup[k] = r.front();
-        std::vector<double> v(r.size() > 1 ? r.begin() + 1 : r.begin(), r.end());
-        std::sort(v.begin(), v.end());
-        value[k] = v.front() <= 0 ? 0.0 : v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
-    }
     void rank()
     {
+        value.clear();
         best.clear();
         bestSpeedup = 0;
         failed = 0;
-        for (const auto &[k, s] : value) {
+        for (const auto &[k, r] : runs) {
+            const std::vector<double> confirmations(r.size() > 1 ? r.begin() + 1 : r.begin(), r.end());
+            const double s = *std::min_element(confirmations.begin(), confirmations.end()) <= 0 ? 0.0 : quantile(confirmations, 0.5);
+            value[k] = s;
             failed += s <= 0;
             if (s > bestSpeedup) {
                 bestSpeedup = s;
@@ -204,7 +199,7 @@ void evaluate(Family &f, WorkerPool &pool, const std::string &backend, const Eva
     // Progress on stderr, a line a verdict: a sweep of many families runs for minutes, and one cut short
     // by its time limit should still say how far it got and what each evaluation took.
     const auto t0 = std::chrono::steady_clock::now();
-    std::fprintf(stderr, "%s: %s %zu points (%zu known), %d in flight\n", f.name.c_str(), what, work.size(), f.speedup.size(), depth);
+    std::fprintf(stderr, "%s: %s %zu points (%zu known), %d in flight\n", f.name.c_str(), what, work.size(), f.runs.size(), depth);
     std::unique_lock lock(m);
     while (done < work.size()) {
         while (next < work.size() && inFlight < depth) {
@@ -217,7 +212,7 @@ void evaluate(Family &f, WorkerPool &pool, const std::string &backend, const Eva
                     if (notMeasured.empty())
                         notMeasured = v.reasons.empty() ? statusName(v.status) : v.reasons.front().message.substr(0, 200);
                 } else {
-                    f.record(work[i].first, v.correct() ? v.speedup : 0.0);
+                    f.runs[work[i].first].push_back(v.correct() ? v.speedup : 0.0);
                 }
                 std::fprintf(stderr, "  %6.1f s %s %s %.3fx%s\n",
                              std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), work[i].first.c_str(),
@@ -259,30 +254,32 @@ void sweep(Family &f, WorkerPool &pool, const std::string &backend, const EvalOp
     // The cached points of this space are read; only those the cache lacks are evaluated (a space
     // that changed since, with a template's seed, keeps what was measured of it).
     TemplateProposer renderer(backend, f.lib);
-    std::vector<std::pair<std::string, Candidate>> work;
-    const nlohmann::json known = cache.contains(f.name) ? cache[f.name] : nlohmann::json::object();
+    std::map<std::string, std::pair<const KernelTemplate *, nlohmann::json>> space; // key -> template and point
+    std::vector<std::string> order; // the space's keys, template by template, as they are swept
     for (const auto *t : f.lib.forFamily(f.card.family, backend))
         for (const auto &p : validPoints(*t, f.card)) {
-            const auto k = key(t->id, p);
-            if (const auto it = known.find(k); it != known.end()) {
-                for (double s : cachedRuns(*it))
-                    f.record(k, s);
-            } else {
-                work.push_back({k, renderer.render(*t, p, f.card).candidate});
-            }
+            order.push_back(key(t->id, p));
+            space[order.back()] = {t, p};
         }
+    const auto candidate = [&](const std::string &k) {
+        const auto &[t, p] = space.at(k);
+        return std::pair{k, renderer.render(*t, p, f.card).candidate};
+    };
+    std::vector<std::pair<std::string, Candidate>> work;
+    const nlohmann::json known = cache.contains(f.name) ? cache[f.name] : nlohmann::json::object();
+    for (const auto &k : order)
+        if (const auto it = known.find(k); it != known.end())
+            f.runs[k] = cachedRuns(*it);
+        else
+            work.push_back(candidate(k));
     evaluate(f, pool, backend, eo, work, "sweeping");
     f.rank();
     // Each round adds a measurement to at least one point and none has more than N, so the rounds end.
     while (confirmations > 0) {
         std::vector<std::pair<std::string, Candidate>> again;
         for (const auto &[k, s] : f.value)
-            if (s > 0 && s * kConfirmBand >= f.bestSpeedup && int(f.runs[k].size()) < 1 + confirmations) {
-                const auto brace = k.find('{');
-                const auto *t = f.lib.find(k.substr(0, brace));
-                if (t)
-                    again.push_back({k, renderer.render(*t, nlohmann::json::parse(k.substr(brace)), f.card).candidate});
-            }
+            if (s > 0 && s * kConfirmBand >= f.bestSpeedup && int(f.runs[k].size()) < 1 + confirmations)
+                again.push_back(candidate(k));
         if (again.empty())
             break;
         evaluate(f, pool, backend, eo, again, "confirming");
@@ -399,16 +396,16 @@ Replay replay(const Family &f, const std::string &backend, uint64_t seed, const 
     SpreadProposer spreading(backend, f.lib);
     Proposer &proposer = first == "seeds" ? static_cast<Proposer &>(templates) : spreading;
     const Measure measure = [&](const std::string &id, const nlohmann::json &p) -> std::optional<double> {
-        const auto it = f.speedup.find(key(id, p));
-        if (it == f.speedup.end())
+        const auto it = f.runs.find(key(id, p));
+        if (it == f.runs.end())
             return std::nullopt;
-        return it->second;
+        return it->second.front();
     };
     // The search decides on what it was shown (each point's first measurement) and is judged by the
     // points' values (their medians where confirmed).
     const auto valueOf = [&](const ReplayStep &s) { return f.value.at(key(s.templateId, s.params)); };
     const auto within = [&](const ReplayStep &s) { return valueOf(s) > 0 && valueOf(s) * kWithin >= f.bestSpeedup; };
-    const int total = int(f.speedup.size());
+    const int total = int(f.runs.size());
     const int budget = std::max(1, int(std::ceil(0.2 * total - 1e-9))); // ceil(20%), at least one evaluation
     // One run, on until one step is within 3% and the budget's steps are all there.
     int taken = 0;
@@ -582,12 +579,12 @@ int main(int argc, char **argv)
         const auto templates = TemplateLibrary::builtin().forFamily(fam, backend);
         if (!opt["--cache"].empty())
             std::ofstream(opt["--cache"]) << cache.dump(1);
-        evaluations += int(f.speedup.size());
+        evaluations += int(f.runs.size());
         for (const auto &[k, r] : f.runs)
             confirmed += int(r.size()) - 1;
         if (f.bestSpeedup <= 0) {
             std::printf("| %s | %zu | %zu | %s | %d | none correct | - | - | - | - | - | - | - | - | - |%s\n", f.name.c_str(), templates.size(),
-                        f.speedup.size(), f.valuesKept ? std::to_string(f.valuesKept).c_str() : "all", f.failed, lessons ? " - | - | - | - |" : "");
+                        f.runs.size(), f.valuesKept ? std::to_string(f.valuesKept).c_str() : "all", f.failed, lessons ? " - | - | - | - |" : "");
             std::fflush(stdout);
             continue;
         }
@@ -604,7 +601,7 @@ int main(int argc, char **argv)
         std::sort(needed.begin(), needed.end());
         std::sort(firsts.begin(), firsts.end());
         const int median = needed[needed.size() / 2], worst = needed.back();
-        const double n = double(f.speedup.size());
+        const double n = double(f.runs.size());
         const bool met = worst <= 0.2 * n + 1e-9;
         const bool metCeil = worst <= std::max(1.0, std::ceil(0.2 * n - 1e-9)); // at least one evaluation
         int near = 0; // points within 3% of the best: a random order needs (n + 1) / (near + 1) on average
@@ -654,7 +651,7 @@ int main(int argc, char **argv)
             }
         }
         std::printf("| %s | %zu | %zu | %s | %d | %s (%.3fx) | %d | %s | %d, %d | %.0f%%, %.0f%% | %.1f, %.0f%% | %s | %s | %s | %.3f |%s\n",
-                    f.name.c_str(), templates.size(), f.speedup.size(), f.valuesKept ? std::to_string(f.valuesKept).c_str() : "all", f.failed,
+                    f.name.c_str(), templates.size(), f.runs.size(), f.valuesKept ? std::to_string(f.valuesKept).c_str() : "all", f.failed,
                     f.best.c_str(), f.bestSpeedup, near, budget, median, worst, 100.0 * median / n, 100.0 * worst / n, randomEvals,
                     100.0 * randomEvals / n, met ? "yes" : "no", metCeil ? "yes" : "no", firstRatio > 0 ? firstText : "failed",
                     atBudgetWorst, lessonColumns.c_str());

@@ -166,11 +166,11 @@ private slots:
         QVERIFY_THROWS_EXCEPTION(Error, dimView(s, s.size()));
     }
 
-    // The strided reduction's seed: a warp across the columns wherever its row is 512 bytes, or at least
-    // a 128-byte line for inputs up to 64 MiB (packs for sums, single values for max, min, argmax and
-    // argmin; otherwise the block as wide as inner), 8 thread rows or fewer for a short dim, and dim cut across blocks only where the
-    // columns leave the device under half full or each block's share is large, with a combine kernel
-    // over a workspace of partials.
+    // The strided reduction's seed: packs for sums, single values for max, min, argmax and argmin; a warp
+    // across the columns wherever its row is 512 bytes, or at least a 128-byte line for inputs up to
+    // 64 MiB, otherwise the block as wide as inner; 8 thread rows or fewer for a short dim; and dim cut
+    // across blocks only where the columns leave the device under half full or each block's share is
+    // large, with a combine kernel over a workspace of partials.
     void reductionSeeds_data()
     {
         QTest::addColumn<QString>("family");

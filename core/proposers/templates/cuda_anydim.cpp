@@ -113,10 +113,9 @@ KernelTemplate reduction(const std::string &family, int op)
         const bool warpColumns = warpRowBytes >= 512 || (warpRowBytes >= 128 && inputBytes <= (int64_t(64) << 20));
         const int bx = warpColumns ? 32 : pow2AtLeast((inner + vec - 1) / vec, 32, 256);
         const int64_t blocks = columnBlocks(outer, inner, bx, vec);
-        int by = blocks >= kCudaFillBlocks ? 2 : 4;
-        if (warpColumns)
-            for (by = 8; by > 2 && dim < 16 * by;)
-                by /= 2;
+        int by = warpColumns ? 8 : blocks >= kCudaFillBlocks ? 2 : 4;
+        while (warpColumns && by > 2 && dim < 16 * by)
+            by /= 2;
         while (by > 1 && !smemFits(bx, by, vec))
             by /= 2;
         int unroll = 8;
