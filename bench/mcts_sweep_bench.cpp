@@ -35,6 +35,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <optional>
@@ -51,6 +52,7 @@
 #include "search/mcts.h"
 #include "search/policy_replay.h"
 #include "util/error.h"
+#include "util/options.h"
 #include "util/stats.h"
 
 using namespace kforge;
@@ -513,30 +515,39 @@ int main(int argc, char **argv)
     }
     ShapeBindings shapeOverrides, lessonOverrides;
     const bool lessons = !opt["--lessons-at"].empty();
+    const std::string backend = opt["--backend"];
+    size_t maxPoints = backend == "cuda" ? 12 : 100;
+    int seeds = 0, confirmations = 0;
+    PoolOptions po;
+    po.command = !opt["--worker"].empty() ? opt["--worker"] : std::string("'") + KFORGE_WORKER_PATH + "'";
+    EvalOptions eo;
+    eo.warmup = 2;
+    eo.deadlineMs = 30000; // a point that hangs costs its family 30 s, not the sweep's whole time limit
+    MctsParams params; // the search's defaults
     try {
         if (!opt["--shape"].empty())
             shapeOverrides = parseShape(opt["--shape"]);
         if (lessons && opt["--lessons-at"] != "default")
             lessonOverrides = parseShape(opt["--lessons-at"]);
+        if (!opt["--max-points"].empty())
+            maxPoints = size_t(wholeNumber(opt, "--max-points", 0, 1, 1 << 20));
+        seeds = wholeNumber(opt, "--seeds", 0, 1, 10000);
+        confirmations = wholeNumber(opt, "--confirm", 0, 0, 100);
+        po.workers = wholeNumber(opt, "--workers", 0, 1, 64);
+        eo.benchSamples = wholeNumber(opt, "--samples", 0, 1, 100000);
     } catch (const Error &e) {
         std::fprintf(stderr, "%s\n", e.what());
         return 2;
     }
-    const std::string backend = opt["--backend"];
-    const size_t maxPoints = opt["--max-points"].empty() ? (backend == "cuda" ? 12 : 100) : std::stoul(opt["--max-points"]);
-    const int seeds = std::stoi(opt["--seeds"]);
-    const int confirmations = std::stoi(opt["--confirm"]);
-    PoolOptions po;
-    po.command = !opt["--worker"].empty() ? opt["--worker"] : std::string("'") + KFORGE_WORKER_PATH + "'";
-    po.workers = std::stoi(opt["--workers"]);
+    if (const std::string x = opt["--exploration"]; !x.empty()) {
+        char *end = nullptr;
+        params.exploration = std::strtod(x.c_str(), &end);
+        if (*end != '\0' || !(params.exploration >= 0)) {
+            std::fprintf(stderr, "option --exploration takes a number of at least 0, not '%s'\n", x.c_str());
+            return 2;
+        }
+    }
     WorkerPool pool(po);
-    EvalOptions eo;
-    eo.benchSamples = std::stoi(opt["--samples"]);
-    eo.warmup = 2;
-    eo.deadlineMs = 30000; // a point that hangs costs its family 30 s, not the sweep's whole time limit
-    MctsParams params; // the search's defaults
-    if (!opt["--exploration"].empty())
-        params.exploration = std::stod(opt["--exploration"]);
     params.bestBackup = opt["--best-backup"] == "1";
     nlohmann::json cache = nlohmann::json::object();
     if (!opt["--cache"].empty()) {

@@ -30,8 +30,6 @@ int profileWorkloadCommand(const Args &args); // app/cli/workload_commands.cpp
 int importCommand(const Args &args);          // app/cli/workload_commands.cpp
 int modelCommand(const Args &args);           // app/cli/model_commands.cpp
 int fastpCommand(const Args &args);           // app/cli/model_commands.cpp
-// An option's whole number within [min, max], `def` when it is absent; a clear error otherwise (model_commands.cpp).
-int wholeNumber(const std::map<std::string, std::string> &options, const std::string &key, int def, int min, int max);
 int knowledgeCommand(const Args &args);       // app/cli/knowledge_command.cpp
 void printNode(const SessionStore &store, int64_t nodeId); // app/cli/node_view.cpp: show --node
 int reverifyCommand(const Args &args); // app/cli/reverify_command.cpp

@@ -17,6 +17,7 @@
 #include "search/search_engine.h"
 #include "store/session_store.h"
 #include "util/error.h"
+#include "util/options.h"
 #include "util/paths.h"
 #include "workload/builtin_models.h"
 #include "workload/fastp.h"
@@ -289,19 +290,6 @@ std::vector<OperatorCard> screeningOrder(const std::vector<OperatorCard> &cards,
 }
 
 } // namespace
-
-int wholeNumber(const std::map<std::string, std::string> &o, const std::string &k, int def, int min, int max)
-{
-    auto it = o.find(k);
-    if (it == o.end())
-        return def;
-    const auto &t = it->second;
-    char *end = nullptr;
-    const long v = std::strtol(t.c_str(), &end, 10);
-    if (t.empty() || *end != '\0' || v < min || v > max)
-        throw Error("option " + k + " takes a whole number from " + std::to_string(min) + " to " + std::to_string(max) + ", not '" + t + "'");
-    return int(v);
-}
 
 WorkloadFile writeBuiltinWorkload(WorkerPool &pool, const std::string &name, const std::map<std::string, std::string> &options,
                                   const std::string &out)

@@ -21,6 +21,7 @@
 #include "app/cli/workload_profile.h"
 #include "pool/worker_pool.h"
 #include "util/error.h"
+#include "util/options.h"
 #include "util/paths.h"
 #include "pack/pack_reader.h"
 #include "workload/builtin_models.h"
