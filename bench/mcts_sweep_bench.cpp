@@ -46,13 +46,17 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 #include "pool/worker_pool.h"
 #include "proposers/template_library.h"
 #include "proposers/template_proposer.h"
 #include "search/mcts.h"
 #include "search/policy_replay.h"
 #include "util/error.h"
+#include "util/files.h"
 #include "util/options.h"
+#include "util/paths.h"
 #include "util/stats.h"
 
 using namespace kforge;
@@ -550,12 +554,18 @@ int main(int argc, char **argv)
     WorkerPool pool(po);
     params.bestBackup = opt["--best-backup"] == "1";
     nlohmann::json cache = nlohmann::json::object();
-    if (!opt["--cache"].empty()) {
-        std::ifstream in(opt["--cache"]);
-        if (in)
-            cache = nlohmann::json::parse(in, nullptr, false);
-        if (!cache.is_object())
-            cache = nlohmann::json::object();
+    // A cache that is not there starts empty; one that does not read is refused, never replaced: it
+    // may hold hours of measurements.
+    if (const std::string file = opt["--cache"]; !file.empty() && isFile(file)) {
+        cache = nlohmann::json::parse(readWholeFile(file), nullptr, false);
+        if (!cache.is_object()) {
+            std::fprintf(stderr, "the cache %s is not a JSON object of earlier sweeps: give another --cache, or mend or move this one\n",
+                         file.c_str());
+            return 2;
+        }
+    } else if (!file.empty() && access(file.c_str(), F_OK) == 0) {
+        std::fprintf(stderr, "the cache %s is not a regular file\n", file.c_str());
+        return 2;
     }
 
     std::set<std::string> wanted;
@@ -588,8 +598,14 @@ int main(int argc, char **argv)
         if (lessons)
             other = prepare(fam, backend, lessonOverrides, maxPoints, pool, eo, cache, confirmations);
         const auto templates = TemplateLibrary::builtin().forFamily(fam, backend);
-        if (!opt["--cache"].empty())
-            std::ofstream(opt["--cache"]) << cache.dump(1);
+        if (!opt["--cache"].empty()) {
+            try {
+                writeFileAtomically(opt["--cache"], cache.dump(1)); // whole or not at all: a kill here loses nothing
+            } catch (const Error &e) {
+                std::fprintf(stderr, "%s (the cache on disk is as it was before this family)\n", e.what());
+                return 1;
+            }
+        }
         evaluations += int(f.runs.size());
         for (const auto &[k, r] : f.runs)
             confirmed += int(r.size()) - 1;

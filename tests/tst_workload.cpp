@@ -348,6 +348,32 @@ private slots:
         }
     }
 
+    // Saved whole or not at all: a failed save says where and why, leaves what was there, and leaves
+    // no private file behind.
+    void savesWholeOrNotAtAll()
+    {
+        auto w = parseWorkload(minimal(), "w.json");
+        w.name = "saved";
+        const auto good = path("saved.json").toStdString();
+        saveWorkloadFile(w, good);
+        QCOMPARE(workloadToJson(loadWorkloadFile(good)), workloadToJson(w));
+        const auto expectError = [&](const std::string &target, const char *why) {
+            try {
+                saveWorkloadFile(w, target);
+                QFAIL(("saved to " + target).c_str());
+            } catch (const Error &e) {
+                const std::string msg = e.what();
+                QVERIFY2(msg.find(target) != std::string::npos && msg.find(why) != std::string::npos, msg.c_str());
+            }
+        };
+        expectError(path("no-such-folder/w.json").toStdString(), "No such file");
+        QVERIFY(QDir(m_dir.path()).mkdir(QStringLiteral("a-folder")));
+        expectError(path("a-folder").toStdString(), "directory");
+        QVERIFY(QFileInfo(path("a-folder")).isDir());
+        const auto left = QDir(m_dir.path()).entryList({QStringLiteral("*.tmp")}, QDir::Files);
+        QVERIFY2(left.isEmpty(), qPrintable(left.join(QStringLiteral(", "))));
+    }
+
     void callsGroupAndRankAndTrace()
     {
         std::vector<CapturedCall> calls = {

@@ -11,6 +11,7 @@
 #include "pack/selection.h"
 #include "protocol/ptxas_log.h"
 #include "util/error.h"
+#include "util/files.h"
 #include "util/hash.h"
 #include "ops/scan_ops.h"
 
@@ -193,11 +194,8 @@ std::string writeLesson(const Note &lesson, const std::string &dir)
     const fs::path file = folder / (contentHash(lesson.signature).substr(0, 16) + ".md");
     std::error_code ec;
     if (fs::exists(file, ec)) {
-        std::ifstream in(file, std::ios::binary);
-        std::stringstream text;
-        text << in.rdbuf();
         try {
-            const auto old = parseNote(text.str(), file.string());
+            const auto old = parseNote(readWholeFile(file.string()), file.string());
             if (old.signature == lesson.signature && old.speedup >= lesson.speedup)
                 return {};
         } catch (const Error &) {
@@ -207,16 +205,7 @@ std::string writeLesson(const Note &lesson, const std::string &dir)
     fs::create_directories(folder, ec);
     if (ec)
         throw Error("cannot create the knowledge folder " + folder.string() + ": " + ec.message());
-    const auto tmp = file.string() + ".tmp";
-    {
-        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-        out << formatNote(lesson);
-        if (!out)
-            throw Error("cannot write the lesson " + tmp);
-    }
-    fs::rename(tmp, file, ec); // whole or not at all: a reader never sees half a note
-    if (ec)
-        throw Error("cannot write the lesson " + file.string() + ": " + ec.message());
+    writeFileAtomically(file.string(), formatNote(lesson)); // a reader never sees half a note
     return file.string();
 }
 

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "util/error.h"
+#include "util/files.h"
 
 namespace kforge {
 
@@ -396,17 +397,7 @@ J workloadToJson(const WorkloadFile &w)
 
 void saveWorkloadFile(const WorkloadFile &w, const std::string &path)
 {
-    const auto tmp = path + ".tmp";
-    {
-        std::ofstream out(tmp);
-        if (!out)
-            throw Error("cannot write the workload file " + path);
-        out << workloadToJson(w).dump(1) << "\n";
-        if (!out)
-            throw Error("cannot write the workload file " + path);
-    }
-    if (std::rename(tmp.c_str(), path.c_str()) != 0)
-        throw Error("cannot replace the workload file " + path);
+    writeFileAtomically(path, workloadToJson(w).dump(1) + "\n");
 }
 
 std::vector<CallGroup> groupCalls(const std::vector<CapturedCall> &calls)

@@ -13,6 +13,7 @@
 
 #include "protocol/cpu_abi.h"
 #include "util/hash.h"
+#include "util/files.h"
 #include "util/paths.h"
 #include "worker/sandbox/jail.h"
 #include "util/sha256.h"
@@ -52,29 +53,6 @@ std::string resolveCompiler(const std::string &name)
             return fs::canonical(p, ec).string();
     }
     return {};
-}
-
-std::string readFile(const fs::path &p)
-{
-    std::ifstream in(p, std::ios::binary);
-    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
-// Written under a private name, then renamed: other workers sharing the cache never see half a file.
-bool writeAtomically(const fs::path &p, const std::string &data)
-{
-    const fs::path tmp = p.string() + "." + std::to_string(::getpid()) + ".tmp";
-    {
-        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-        out << data;
-        if (!out)
-            return false;
-    }
-    std::error_code ec;
-    fs::rename(tmp, p, ec);
-    if (ec)
-        fs::remove(tmp, ec);
-    return !ec;
 }
 
 struct Scratch {
@@ -132,11 +110,11 @@ CpuBuild CpuCompiler::compile(const std::string &source)
     std::error_code ec;
     std::string note;
     if (fs::exists(so, ec)) {
-        const std::string recorded = readFile(sum);
+        const std::string recorded = readWholeFile(sum.string());
         if (!recorded.empty() && recorded == sha256File(so.string())) {
             b.report.ok = true;
             b.report.cached = true;
-            b.report.log = readFile(log);
+            b.report.log = readWholeFile(log.string());
             b.report.millis = elapsed();
             b.sharedObject = so.string();
             return b;
@@ -188,10 +166,10 @@ CpuBuild CpuCompiler::compile(const std::string &source)
             b.report.log += "the compiler '" + compiler + "' ended with " + sandbox::describeWaitStatus(run.waitStatus, true);
         return b;
     }
-    const std::string object = readFile(built);
+    const std::string object = readWholeFile(built.string());
     const std::string digest = sha256Hex(object);
     // The checksum and the log land first, the object last: a reader that sees the object sees its sum.
-    if (!writeAtomically(log, b.report.log) || !writeAtomically(sum, digest) || !writeAtomically(so, object)) {
+    if (!tryWriteFileAtomically(log.string(), b.report.log) || !tryWriteFileAtomically(sum.string(), digest) || !tryWriteFileAtomically(so.string(), object)) {
         b.report.log += "\ncannot place the compiled object in the cache " + m_cacheDir;
         return b;
     }

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "util/hash.h"
+#include "util/files.h"
 #include "util/paths.h"
 
 #ifndef KFORGE_CUDA_INCLUDE_DIR
@@ -21,29 +22,6 @@ namespace kforge::worker {
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string readFile(const fs::path &p)
-{
-    std::ifstream in(p, std::ios::binary);
-    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-// Written under a private name, then renamed: workers sharing the cache never see half a file, nor do
-// a worker's compile-ahead threads (the name has the thread too).
-void writeFile(const fs::path &p, const std::string &data)
-{
-    const fs::path tmp = p.string() + "." + std::to_string(::getpid()) + "." + std::to_string(std::hash<std::thread::id>{}(std::this_thread::get_id())) + ".tmp";
-    {
-        std::ofstream out(tmp, std::ios::binary);
-        out.write(data.data(), std::streamsize(data.size()));
-        if (!out)
-            return;
-    }
-    std::error_code ec;
-    fs::rename(tmp, p, ec);
-    if (ec)
-        fs::remove(tmp, ec);
-}
 
 double millisSince(std::chrono::steady_clock::time_point t0)
 {
@@ -119,11 +97,11 @@ CudaBuild NvrtcCompiler::compile(const std::string &source, const std::string &a
 
     const fs::path sumPath = base.string() + ".sum";
     if (fs::exists(cubinPath) && fs::exists(ptxPath)) {
-        b.cubin = readFile(cubinPath);
-        b.ptx = readFile(ptxPath);
-        b.report.log = readFile(logPath);
+        b.cubin = readWholeFile(cubinPath.string());
+        b.ptx = readWholeFile(ptxPath.string());
+        b.report.log = readWholeFile(logPath.string());
         // An entry is used only when its objects are the ones this compiler wrote.
-        b.report.cached = !b.cubin.empty() && readFile(sumPath) == contentHash(b.cubin + "\n" + b.ptx);
+        b.report.cached = !b.cubin.empty() && readWholeFile(sumPath.string()) == contentHash(b.cubin + "\n" + b.ptx);
         if (!b.report.cached) {
             b.cubin.clear();
             b.ptx.clear();
@@ -197,10 +175,10 @@ CudaBuild NvrtcCompiler::compile(const std::string &source, const std::string &a
             b.report.millis = millisSince(start);
             return b;
         }
-        writeFile(logPath, b.report.log);
-        writeFile(ptxPath, b.ptx);
-        writeFile(sumPath, contentHash(b.cubin + "\n" + b.ptx));
-        writeFile(cubinPath, b.cubin); // last: its presence marks a complete entry
+        tryWriteFileAtomically(logPath.string(), b.report.log);
+        tryWriteFileAtomically(ptxPath.string(), b.ptx);
+        tryWriteFileAtomically(sumPath.string(), contentHash(b.cubin + "\n" + b.ptx));
+        tryWriteFileAtomically(cubinPath.string(), b.cubin); // last: its presence marks a complete entry
     }
     b.kernels = parsePtxasLog(b.report.log, &b.globalBytes);
     if (staticChecks) {
