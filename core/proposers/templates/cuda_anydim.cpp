@@ -103,8 +103,9 @@ KernelTemplate reduction(const std::string &family, int op)
         // 32-56; from 256 to 512 MB of input, warp rows of 512 bytes (16-byte packs) were 1.05-1.25x faster
         // at 4 of 4 points. Shorter warp rows (single values, smaller packs) only up to 64 MiB of input:
         // at 128 x 4096 x 4095 float32 (8.6 GB, KernelBench's reductions over dim 1) rows of 128 bytes
-        // read at 60% of the copy rate where the wide block's 1 KiB rows read at 91%. Where between 32 MB
-        // (the largest such point measured faster) and 8.6 GB the short rows stop paying is not measured.
+        // read at 60% of the copy rate where the wide block's 1 KiB rows read at 91%. Between: max over
+        // 64 MiB ran 2.2x faster with the warp, from 128 MiB to 2 GiB the two were within 1%, at 8.6 GB
+        // max ran 7% slower (argmax 4% faster), a 1023-wide sum at 512 MiB 29% slower.
         // 16-bit single values fill half a line, and there the wide block stays (8 thread rows ran
         // 0.83-0.86x of it at 128 x 64 x 2048 bfloat16). The thread rows: 8, fewer where dim gives a
         // thread row under 16 values, which the shared-memory combine does not repay (at dim 32-64, 2 or
