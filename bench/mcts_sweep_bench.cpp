@@ -36,7 +36,6 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <map>
 #include <optional>
 #include <mutex>
@@ -56,7 +55,6 @@
 #include "util/error.h"
 #include "util/files.h"
 #include "util/options.h"
-#include "util/paths.h"
 #include "util/stats.h"
 
 using namespace kforge;
@@ -556,16 +554,13 @@ int main(int argc, char **argv)
     nlohmann::json cache = nlohmann::json::object();
     // A cache that is not there starts empty; one that does not read is refused, never replaced: it
     // may hold hours of measurements.
-    if (const std::string file = opt["--cache"]; !file.empty() && isFile(file)) {
+    if (const std::string file = opt["--cache"]; !file.empty() && access(file.c_str(), F_OK) == 0) {
         cache = nlohmann::json::parse(readWholeFile(file), nullptr, false);
         if (!cache.is_object()) {
             std::fprintf(stderr, "the cache %s is not a JSON object of earlier sweeps: give another --cache, or mend or move this one\n",
                          file.c_str());
             return 2;
         }
-    } else if (!file.empty() && access(file.c_str(), F_OK) == 0) {
-        std::fprintf(stderr, "the cache %s is not a regular file\n", file.c_str());
-        return 2;
     }
 
     std::set<std::string> wanted;

@@ -4,9 +4,7 @@
 #include <future>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <nvrtc.h>
-#include <thread>
 #include <unistd.h>
 
 #include "util/hash.h"
