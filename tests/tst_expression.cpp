@@ -147,6 +147,27 @@ private slots:
         QCOMPARE(QString::fromStdString(e.render(Expression::Target::Cpp, values)), cpp);
     }
 
+    // Rounded as ATen's operators each round to the storage type: every arithmetic result and function
+    // value, not negation (exact) nor what where, max and min pick.
+    void rendersEachOperationRounded_data()
+    {
+        QTest::addColumn<QString>("text");
+        QTest::addColumn<QString>("cuda");
+        auto row = [](const char *text, const char *cuda) { QTest::newRow(text) << QString::fromLatin1(text) << QString::fromLatin1(cuda); };
+        row("pow(x - residual, 2)", "r((r((v0 - v1)) * r((v0 - v1))))");
+        row("log1p(exp(-x * residual))", "r(log1pf(r(expf(r(((-v0) * v1))))))");
+        row("where(abs(x) < 1, 0.5 * x, max(x, 0))", "((r(fabsf(v0)) < 1.0f) ? r((0.5f * v0)) : kf_max(v0, 0.0f))");
+        row("x", "v0");
+    }
+
+    void rendersEachOperationRounded()
+    {
+        QFETCH(QString, text);
+        QFETCH(QString, cuda);
+        const auto e = Expression::parse(text.toStdString(), kVars);
+        QCOMPARE(QString::fromStdString(e.render(Expression::Target::Cuda, {{"x", "v0"}, {"residual", "v1"}}, "r")), cuda);
+    }
+
     void badTextIsRefusedWithItsColumn_data()
     {
         QTest::addColumn<QString>("text");

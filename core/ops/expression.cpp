@@ -349,7 +349,10 @@ std::string textOf(const Node &n)
 
 class Renderer {
 public:
-    Renderer(Expression::Target t, const std::map<std::string, std::string> &values) : m_cuda(t == Expression::Target::Cuda), m_values(values) {}
+    Renderer(Expression::Target t, const std::map<std::string, std::string> &values, const std::string &roundEach)
+        : m_cuda(t == Expression::Target::Cuda), m_values(values), m_round(roundEach)
+    {
+    }
 
     std::string value(const Node &n) const
     {
@@ -363,15 +366,20 @@ public:
                 throw Error("the expression's variable '" + n.name + "' is not among the kernel's values");
             return it->second;
         }
+        // Negation is exact, and where, max and min pick a value already rounded.
         case Kind::Negate: return "(-" + value(*n.args[0]) + ")";
-        case Kind::Call: return call(n);
-        default: return "(" + value(*n.args[0]) + " " + opText(n.kind) + " " + value(*n.args[1]) + ")";
+        case Kind::Call:
+            return n.name == "where" || n.name == "max" || n.name == "min" ? call(n) : rounded(call(n));
+        default: return rounded("(" + value(*n.args[0]) + " " + opText(n.kind) + " " + value(*n.args[1]) + ")");
         }
     }
 
 private:
     bool m_cuda;
     const std::map<std::string, std::string> &m_values;
+    std::string m_round;
+
+    std::string rounded(const std::string &v) const { return m_round.empty() ? v : m_round + "(" + v + ")"; }
 
     std::string condition(const Node &n) const
     {
@@ -475,9 +483,9 @@ std::string Expression::text() const
     return textOf(*m_root);
 }
 
-std::string Expression::render(Target target, const std::map<std::string, std::string> &values) const
+std::string Expression::render(Target target, const std::map<std::string, std::string> &values, const std::string &roundEach) const
 {
-    return Renderer(target, values).value(*m_root);
+    return Renderer(target, values, roundEach).value(*m_root);
 }
 
 double Expression::evaluate(const std::map<std::string, double> &values) const

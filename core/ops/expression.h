@@ -47,8 +47,10 @@ public:
     std::string text() const;
     // A C expression over float values; each variable becomes values.at(name) (e.g. "v[0]"). CUDA uses
     // the float intrinsics' names (expf, rsqrtf), C++ std:: overloads; both call kf_max and kf_min,
-    // which the templates define.
-    std::string render(Target target, const std::map<std::string, std::string> &values) const;
+    // which the templates define. With roundEach, every operation's result is passed through that
+    // function (the kernel's rounding to its storage type), as ATen computes a chain of operators, each
+    // writing a tensor of that type: an intermediate that overflows it is Inf in both.
+    std::string render(Target target, const std::map<std::string, std::string> &values, const std::string &roundEach = {}) const;
     double evaluate(const std::map<std::string, double> &values) const;
     // Every variable the expression uses, sorted.
     std::vector<std::string> variables() const;

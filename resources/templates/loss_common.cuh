@@ -1,9 +1,12 @@
 // Shared by the loss templates (loss_reduce.cu, loss_triplet.cu): the accumulator type ACC_T (the point's
 // ACC, double or float), its warp and block sums, the NaN-propagating max and min the rendered
-// expressions call, and the final kernel: one block adds the partials in a fixed order and divides by
-// den (the element count for a mean, 1 for a sum, the rows for batchmean), so the result does not
-// depend on which block finished first.
+// expressions call and kf_round_t for their 16-bit rounding, and the final kernel: one block adds the
+// partials in a fixed order and divides by den (the element count for a mean, 1 for a sum, the rows for
+// batchmean), so the result does not depend on which block finished first.
 typedef ACC ACC_T;
+
+// A value rounded to the storage type and back, as an ATen operation writing its T result leaves it.
+__device__ __forceinline__ float kf_round_t(float v) { return to_f(from_f(v)); }
 
 __device__ __forceinline__ float kf_max(float a, float b) { return (a > b || a != a) ? a : b; } // NaN wins, as torch.maximum
 __device__ __forceinline__ float kf_min(float a, float b) { return (a < b || a != a) ? a : b; }

@@ -89,9 +89,10 @@ bool tripletServable(const OperatorCard &card, const std::string &backend)
     return parses(card.expression, inputNames(card));
 }
 
-// "#define KF_NIN n" and KF_EXPR(v): the expression over v[0..n-1], `names` in order; names in `zero` are 0.
+// "#define KF_NIN n" and KF_EXPR(v): the expression over v[0..n-1], `names` in order; names in `zero` are 0;
+// every operation rounded through `roundEach` when one is named.
 std::string expressionDefines(const std::string &expression, const std::vector<std::string> &names, Expression::Target target,
-                              const std::vector<std::string> &zero = {})
+                              const std::vector<std::string> &zero = {}, const std::string &roundEach = {})
 {
     std::map<std::string, std::string> values;
     int next = 0;
@@ -99,7 +100,16 @@ std::string expressionDefines(const std::string &expression, const std::vector<s
         values[name] = std::find(zero.begin(), zero.end(), name) != zero.end() ? "0.0f" : "(v)[" + std::to_string(next++) + "]";
     const auto e = Expression::parse(expression, names);
     return "// expression: " + e.text() + "\n" + defineLine("KF_NIN", std::to_string(names.size())) + "#define KF_EXPR(v) "
-           + e.render(target, values) + "\n";
+           + e.render(target, values, roundEach) + "\n";
+}
+
+// ATen computes a loss element by element into a tensor of the inputs' type (its loss kernels and the
+// composite ones alike, each operation rounding), then reduces: in float16 a squared difference past
+// 65504 is Inf there and makes the mean Inf. The 16-bit kernels round each operation the same way
+// (kf_round_t, loss_common.cuh), so they overflow where ATen does; float32 needs no rounding.
+std::string lossRounding(const OperatorCard &card)
+{
+    return card.inputs.front().dtype == DType::F32 ? std::string() : std::string("kf_round_t");
 }
 
 // KF_MODE(k): 1 where input k is a [cols] row broadcast over the rows; KF_FULL: the first full input.
@@ -137,7 +147,7 @@ KernelTemplate cudaReduce(const std::string &family)
     };
     t.render = [id = t.id](const J &p, const OperatorCard &card) {
         return paramDefines(id, p) + cudaPrelude(card.inputs.front().dtype)
-               + expressionDefines(card.expression, inputNames(card), Expression::Target::Cuda) + modeDefines(card)
+               + expressionDefines(card.expression, inputNames(card), Expression::Target::Cuda, {}, lossRounding(card)) + modeDefines(card)
                + templateSource("loss_common.cuh") + templateSource("loss_reduce.cu");
     };
     // 1024 threads per SM, two 16-byte packs of every input in flight per thread.
