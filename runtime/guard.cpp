@@ -137,6 +137,12 @@ Guard::Guard(const pack::PackKernel &k, const c10::FunctionSchema &schema, c10::
     if (m_tensors.size() != k.inputs.size())
         throw Error("kernel " + k.key + " has " + std::to_string(k.inputs.size()) + " inputs and its arguments name "
                     + std::to_string(m_tensors.size()) + ": each input must be exactly one argument");
+    for (const auto &[a, b] : k.multiples) {
+        const int ia = symbolIndex(a), ib = symbolIndex(b);
+        if (ia < 0 || ib < 0)
+            throw Error("kernel " + k.key + ": multiples names '" + a + "' and '" + b + "', which no input or argument binds");
+        m_multiples.emplace_back(int8_t(ia), int8_t(ib));
+    }
     m_ranges.assign(m_symbols.size(), {INT64_MIN, INT64_MAX});
     for (size_t i = 0; i < m_symbols.size(); ++i)
         if (const auto it = k.symbols.find(m_symbols[i]); it != k.symbols.end())
@@ -307,6 +313,9 @@ Mismatch Guard::check(const c10::IValue *args, Binding &b, bool recordsGrad) con
     for (const auto &v : m_values) // after the tensors: a `sym` argument must agree with the sizes they bound
         if (const auto m = checkValue(v, args[v.arg], rank, b); m != Mismatch::None)
             return m;
+    for (const auto &[a, d] : m_multiples)
+        if (b.value[size_t(d)] < 1 || b.value[size_t(a)] % b.value[size_t(d)] != 0)
+            return Mismatch::Shape;
     return Mismatch::None;
 }
 
@@ -360,6 +369,10 @@ std::string Guard::describe(const c10::IValue *args) const
             return "argument " + v.name + " = " + got.str() + (m == Mismatch::Shape ? ", outside the range the kernel was verified on"
                                                                                       : ", not the value the kernel was verified with");
         }
+    for (const auto &[a, d] : m_multiples)
+        if (b.value[size_t(d)] < 1 || b.value[size_t(a)] % b.value[size_t(d)] != 0)
+            return m_symbols[size_t(a)] + " = " + std::to_string(b.value[size_t(a)]) + " is not a multiple of " + m_symbols[size_t(d)] + " = "
+                   + std::to_string(b.value[size_t(d)]) + ": the operator's own kernel decides";
     return "accepted";
 }
 

@@ -94,6 +94,7 @@ private:
     std::vector<OutputRule> m_outputs;
     std::vector<std::string> m_symbols;
     std::vector<pack::SymbolRange> m_ranges;
+    std::vector<std::pair<int8_t, int8_t>> m_multiples; // symbol indices (a, b): a's extent a multiple of b's
     int m_rankArg = -1; // the argument a `dim` wraps against
 };
 

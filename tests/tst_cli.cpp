@@ -346,6 +346,9 @@ private slots:
         row("too many roots", {"search", "--roots", "1001"}, "option --roots takes a whole number from 0 to 1000, not '1001'");
         row("negative repairs", {"search", "--max-repairs", "-1"}, "option --max-repairs takes a whole number from 0 to 1000, not '-1'");
         row("check-templates: no workers", {"check-templates", "--workers", "0"}, "option --workers takes a whole number from 1 to 256, not '0'");
+        row("check-templates: no box shapes", {"check-templates", "--box-shapes", "0"}, "option --box-shapes takes a whole number from 1 to 1000, not '0'");
+        row("check-templates: a seed that is not a number", {"check-templates", "--box-shapes", "2", "--seed", "x1"},
+            "option --seed takes a whole number of at least 0, not 'x1'");
     }
 
     void badOptionsAreRefused()

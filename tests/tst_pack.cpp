@@ -29,6 +29,7 @@
 #include "runtime/kforge_runtime.h"
 #include "store/session_store.h"
 #include "test_support.h"
+#include "util/error.h"
 #include "workload/profile_compare.h"
 #include "workload/workload_file.h"
 
@@ -270,6 +271,7 @@ private slots:
         QTest::newRow("format version") << "version" << "the pack is format version 2; this kforge reads version 1";
         QTest::newRow("another architecture") << "arch" << "was built for sm_90; this device is sm_80";
         QTest::newRow("no manifest") << "manifest" << "it has no manifest.json";
+        QTest::newRow("multiples of an unknown symbol") << "multiples" << "multiples[0]: expected [a, b], two symbols with ranges";
     }
 
     void refusedPacks()
@@ -295,6 +297,9 @@ private slots:
             k["binaries"][0]["arch"] = "sm_90";
             writeText(dir + "/manifest.json", manifest.dump());
             device.cuda = "sm_80";
+        } else if (spoil == QLatin1String("multiples")) {
+            manifest["kernels"][0]["multiples"] = nlohmann::json::array({{"rows", "heads"}});
+            writeText(dir + "/manifest.json", manifest.dump());
         } else {
             QVERIFY(QFile::remove(QString::fromStdString(dir + "/manifest.json")));
         }
@@ -462,6 +467,51 @@ private slots:
         QVERIFY2(c[0].taken == 1 && c[0].fellBack == 3, json.c_str());
         QCOMPARE(c[0].why, (std::map<std::string, int64_t>{{"argument", 2}, {"kernel", 1}}));
         QVERIFY2(c[0].example.at("argument").find("keepdim") != std::string::npos, json.c_str());
+    }
+
+    // A group norm is defined only where the channels are a multiple of the groups: inside the verified
+    // ranges, a call that breaks it goes to ATen, which raises its own error, instead of to the kernel
+    // (this one copies x, so taking such a call would return a wrong result without a word).
+    void runtimeGroupNormKeepsMultiples()
+    {
+        const auto card = makeCard("group_norm", {{"n", 2}, {"c", 16}, {"hw", 64}, {"groups", 4}});
+        QCOMPARE(card.multiples, (std::vector<std::pair<std::string, std::string>>{{"c", "groups"}}));
+        QVERIFY_THROWS_EXCEPTION(Error, makeCard("group_norm", {{"n", 2}, {"c", 14}, {"hw", 64}, {"groups", 4}}));
+        const auto [dir, error] = cpuPack("groupnorm", card, R"(
+extern "C" int kforge_entry(const kf_tensor *in, int n_in, kf_tensor *out, int n_out)
+{
+    if (n_in != 3 || n_out != 1)
+        return 1;
+    const int64_t n = in[0].sizes[0] * in[0].sizes[1] * in[0].sizes[2];
+    for (int64_t i = 0; i < n; ++i)
+        ((float *)out[0].data)[i] = ((const float *)in[0].data)[i];
+    return 0;
+}
+)");
+        QVERIFY2(error.empty(), error.c_str());
+        QCOMPARE(pack::readPack(dir, {}).kernels.at(0).multiples, card.multiples);
+
+        at::manual_seed(5);
+        const auto w16 = at::ones({16}), b16 = at::zeros({16}), w14 = at::ones({14}), b14 = at::zeros({14}), w15 = at::ones({15}), b15 = at::zeros({15});
+        const auto x16 = at::randn({2, 16, 64}), x14 = at::randn({2, 14, 64}), x15 = at::randn({2, 15, 60});
+        runtime::loadPack(dir);
+        const auto taken = at::group_norm(x16, 4, w16, b16, 1e-5, true);
+        const auto taken3 = at::group_norm(x15, 3, w15, b15, 1e-5, true); // 15 channels, 3 groups: inside the ranges, a multiple
+        bool raised = false;
+        try {
+            at::group_norm(x14, 4, w14, b14, 1e-5, true); // 14 channels, 4 groups: inside the ranges, not a multiple
+        } catch (const c10::Error &e) {
+            raised = QString::fromUtf8(e.what()).contains(QStringLiteral("divisible by num_groups"));
+        }
+        const auto c = runtime::counters();
+        const auto json = runtime::countersJson();
+        runtime::unloadPacks();
+        QVERIFY(at::equal(taken, x16) && at::equal(taken3, x15)); // the copying kernel ran
+        QVERIFY2(raised, "ATen's own error for 14 channels in 4 groups");
+        QCOMPARE(c.size(), size_t(1));
+        QVERIFY2(c[0].taken == 2 && c[0].fellBack == 1, json.c_str());
+        QCOMPARE(c[0].why, (std::map<std::string, int64_t>{{"shape", 1}}));
+        QVERIFY2(c[0].example.at("shape").find("c = 14 is not a multiple of groups = 4") != std::string::npos, json.c_str());
     }
 
     // A language model's loss through a pack: the CPU cross entropy template in front of

@@ -5,6 +5,7 @@
 #include <QtTest>
 
 #include "ops/operator_card.h"
+#include "ops/shape_box.h"
 #include "ops/trial_plan.h"
 #include "pool/worker_pool.h"
 #include "proposers/template_proposer.h"
@@ -45,6 +46,41 @@ private:
     std::unique_ptr<WorkerPool> m_pool;
 
 private slots:
+    // The box a pack trusts a kernel with spans the captured and held-out shapes; shapes drawn inside it
+    // stay inside it, reach its corners, and give odd extents; shapes drawn like a card's keep its symbols.
+    void drawnShapesStayInTheVerifiedBox()
+    {
+        const auto card = makeCard("softmax", {{"rows", 4096}, {"cols", 1024}});
+        const auto box = verifiedBox(card);
+        QCOMPARE(box.size(), size_t(2));
+        QCOMPARE(box.at("rows").min, int64_t(7));
+        QCOMPARE(box.at("rows").max, int64_t(4096));
+        QCOMPARE(box.at("cols").min, int64_t(33));
+        QCOMPARE(box.at("cols").max, int64_t(1027));
+        std::mt19937_64 rng(9);
+        bool corner = false, odd = false, between = false;
+        for (int i = 0; i < 200; ++i) {
+            const auto s = drawInsideBox(box, rng);
+            for (const auto &[sym, r] : box) {
+                QVERIFY2(s.at(sym) >= r.min && s.at(sym) <= r.max, qPrintable(QString::fromStdString(shapeText(s))));
+                corner |= s.at(sym) == r.min || s.at(sym) == r.max;
+                between |= s.at(sym) > r.min + 1 && s.at(sym) < r.max - 1;
+                odd |= s.at(sym) % 2 != 0 && s.at(sym) != r.min && s.at(sym) != r.max;
+            }
+        }
+        QVERIFY(corner && odd && between);
+        const auto like = drawShapeLike({{"b", 2}, {"s", 333}, {"t", 1}}, rng);
+        QCOMPARE(like.size(), size_t(3));
+        QCOMPARE(like.at("t"), int64_t(1));
+        QVERIFY(like.at("s") >= 1 && like.at("s") <= 4 * 333 + 3);
+        QCOMPARE(cardElements(card, {{"rows", 3}, {"cols", 5}}), int64_t(30));
+        // A group norm's box also carries the rule its shapes keep.
+        const auto gn = makeCard("group_norm", {{"n", 2}, {"c", 16}, {"hw", 64}, {"groups", 4}});
+        QVERIFY(keepsMultiples(gn, {{"n", 1}, {"c", 15}, {"hw", 9}, {"groups", 3}}));
+        QVERIFY(!keepsMultiples(gn, {{"n", 1}, {"c", 14}, {"hw", 9}, {"groups", 4}}));
+        QVERIFY(!keepsMultiples(gn, {{"n", 1}, {"c", 14}, {"hw", 9}, {"groups", 0}}));
+    }
+
     void initTestCase()
     {
         m_pool = std::make_unique<WorkerPool>(PoolOptions{test::workerCommand(), 2});

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <limits>
 #include <map>
@@ -22,6 +23,7 @@
 #include "knowledge/lessons.h"
 #include "ops/launch_comment.h"
 #include "ops/scan_ops.h"
+#include "ops/shape_box.h"
 #include "ops/workload.h"
 #include "pool/worker_pool.h"
 #include "proposers/template_library.h"
@@ -831,18 +833,99 @@ static std::optional<nlohmann::json> firstValidPoint(const KernelTemplate &t, co
     return std::nullopt;
 }
 
+// The shape each family's templates are checked at: a ragged row length, so vector paths and their
+// tails are both exercised.
+static ShapeBindings checkShape(const std::string &family)
+{
+    return family == "group_norm"                     ? ShapeBindings{{"n", 4}, {"c", 64}, {"hw", 1024}, {"groups", 8}}
+           : family == "cross_entropy"                ? ShapeBindings{{"rows", 64}, {"vocab", 32000}}
+           : dimFamily(family)                        ? ShapeBindings{{"outer", 8}, {"dim", 300}, {"inner", 1000}}
+           : nchwFamily(family)                       ? ShapeBindings{{"n", 4}, {"c", 16}, {"hw", 4096}}
+           : family == "scaled_masked_softmax"        ? ShapeBindings{{"rows", 256}, {"cols", 4096}, {"mrows", 64}}
+           : family.rfind("rotary_embedding", 0) == 0 ? ShapeBindings{{"b", 2}, {"s", 333}, {"h", 5}, {"d", 80}}
+                                                      : ShapeBindings{{"rows", 200}, {"cols", 4096}};
+}
+
+// check-templates --box-shapes N: what a pack promises. For each template and dtype, a card at a drawn
+// shape, the template's seed for it and one other valid point drawn from its space, each verified on
+// that card and, where the guard accepts it there, at N shapes drawn inside the box the pack's guard
+// would then run it for (ops/shape_box.h), the held-out shapes left out. Every draw comes from --seed, so a failure is reproduced by the same command.
+static void checkInsideBoxes(const std::string &family, const std::string &backend, DType dt, int shapes, int64_t maxElements,
+                             std::mt19937_64 &rng,
+                             const std::function<bool(const OperatorCard &, const Candidate &, const std::string &, const std::string &, bool)> &check)
+{
+    // A card at a drawn shape that makeCard accepts (some symbols constrain others) and that stays small.
+    auto drawCard = [&](const std::function<ShapeBindings()> &draw) -> std::optional<OperatorCard> {
+        for (int tries = 0; tries < 200; ++tries) {
+            const auto shape = draw();
+            try {
+                auto card = makeCard(family, shape, dt);
+                if (cardElements(card, card.shape) <= maxElements)
+                    return card;
+            } catch (const Error &) {
+            }
+        }
+        return std::nullopt;
+    };
+    for (const auto *t : TemplateLibrary::builtin().forFamily(family, backend)) {
+        for (const bool seeded : {true, false}) {
+            std::optional<OperatorCard> card;
+            nlohmann::json point;
+            for (int tries = 0; tries < 20 && !card; ++tries) {
+                card = drawCard([&] { return drawShapeLike(checkShape(family), rng); });
+                if (!card)
+                    break;
+                if (seeded && t->seed)
+                    point = t->seed(*card);
+                else
+                    for (const auto &[k, values] : t->space)
+                        point[k] = values[std::uniform_int_distribution<size_t>(0, values.size() - 1)(rng)];
+                if (t->valid && !t->valid(point, *card))
+                    card.reset();
+            }
+            if (!card) {
+                std::printf("skip %-14s %-9s %-30s no %s point at the shapes drawn\n", family.c_str(), dtypeName(dt).c_str(), t->id.c_str(),
+                            seeded ? "seed" : "valid");
+                continue;
+            }
+            TemplateProposer proposer(backend);
+            const auto candidate = proposer.render(*t, point, *card).candidate;
+            // Only a kernel the guard accepts on its own card goes into a pack (the space holds points it
+            // refuses, such as the cruder exp approximations).
+            const auto made = (seeded ? "seed " : "") + point.dump() + " made for " + shapeText(card->shape);
+            if (!check(*card, candidate, t->id, made + ", refused there", false))
+                continue;
+            const auto box = verifiedBox(*card);
+            for (int i = 0; i < shapes; ++i) {
+                auto at = drawCard([&] { return drawInsideBox(box, rng); });
+                if (!at)
+                    continue;
+                at->heldOutShapes.clear();
+                check(*at, candidate, t->id, made + ", at " + shapeText(at->shape), true);
+            }
+        }
+    }
+}
+
 int checkTemplatesCommand(const Args &args)
 {
     const Options o(args, {{"--help", false}, {"--backend", true}, {"--dtypes", true}, {"--family", true}, {"--worker", true},
-                           {"--workers", true}, {"--deadline-ms", true}});
+                           {"--workers", true}, {"--deadline-ms", true}, {"--box-shapes", true}, {"--seed", true}, {"--max-elements", true}});
     if (o.has("--help")) {
-        std::puts("usage: kforge-cli check-templates [--backend cpu|cuda] [--dtypes float32,float16,bfloat16] [--family F]\n\n"
+        std::puts("usage: kforge-cli check-templates [--backend cpu|cuda] [--dtypes float32,float16,bfloat16] [--family F]\n"
+                  "                                  [--box-shapes N [--seed S] [--max-elements E]]\n\n"
                   "Verifies the first valid point of every template of the backend, for every family and dtype, through\n"
                   "the guard (no benchmark), and prints one line per case and a final 'N passed, M failed' line. Templates\n"
                   "whose blocks wait for each other are also checked at their seed on a long row, with and without waiting.\n"
+                  "With --box-shapes, instead: each template's seed and one other valid point, made for a card at a shape\n"
+                  "drawn from --seed (default 1), are verified at N shapes drawn inside the range of shapes a pack would\n"
+                  "run that kernel for (every card at most E elements, default 4194304).\n"
                   "Exit status 0 only when every case passed.");
         return 0;
     }
+    const int boxShapes = o.count("--box-shapes", 0, 1, 1000);
+    std::mt19937_64 rng(uint64_t(o.integer("--seed", 1, 0, std::numeric_limits<int64_t>::max())));
+    const int64_t maxElements = o.integer("--max-elements", int64_t(1) << 22, 1024, int64_t(1) << 32);
     const auto backend = o.choice("--backend", "cpu", kBackends);
     if (o.has("--family"))
         o.choice("--family", "", cardFamilies());
@@ -871,17 +954,33 @@ int checkTemplatesCommand(const Args &args)
     pool.start();
     pool.requireBackend(backend);
     int passed = 0, failed = 0;
+    // One case through the guard, and its line.
+    // One case through the guard, and its line; a case that does not count (a box's own card) is only
+    // mentioned when the guard refuses it.
+    auto verify = [&](const std::string &family, DType dt, const OperatorCard &card, const Candidate &c, const std::string &id,
+                      const std::string &what, bool counts) {
+        const auto v = pool.evaluate(card, c, eo);
+        const bool ok = v.correct();
+        if (counts)
+            (ok ? passed : failed)++;
+        if (counts || !ok)
+            std::printf("%s %-14s %-9s %-30s %s %s\n", ok ? "PASS" : counts ? "FAIL" : "skip", family.c_str(), dtypeName(dt).c_str(), id.c_str(),
+                        what.c_str(), ok ? "" : (v.reasons.empty() ? statusName(v.status) : v.reasons.front().message).substr(0, 300).c_str());
+        std::fflush(stdout);
+        return ok;
+    };
     for (const auto &family : cardFamilies()) {
         if (o.has("--family") && o.get("--family") != family)
             continue;
-        // Shapes with a ragged row length, so vector paths and their tails are both exercised.
-        const ShapeBindings shape = family == "group_norm" ? ShapeBindings{{"n", 4}, {"c", 64}, {"hw", 1024}, {"groups", 8}}
-                                  : family == "cross_entropy" ? ShapeBindings{{"rows", 64}, {"vocab", 32000}}
-                                  : dimFamily(family)          ? ShapeBindings{{"outer", 8}, {"dim", 300}, {"inner", 1000}}
-                                  : nchwFamily(family)         ? ShapeBindings{{"n", 4}, {"c", 16}, {"hw", 4096}}
-                                  : family == "scaled_masked_softmax" ? ShapeBindings{{"rows", 256}, {"cols", 4096}, {"mrows", 64}}
-                                  : family.rfind("rotary_embedding", 0) == 0 ? ShapeBindings{{"b", 2}, {"s", 333}, {"h", 5}, {"d", 80}}
-                                                              : ShapeBindings{{"rows", 200}, {"cols", 4096}};
+        if (boxShapes > 0) {
+            for (DType dt : dtypes)
+                checkInsideBoxes(family, backend, dt, boxShapes, maxElements, rng,
+                                 [&](const OperatorCard &card, const Candidate &c, const std::string &id, const std::string &what, bool counts) {
+                                     return verify(family, dt, card, c, id, what, counts);
+                                 });
+            continue;
+        }
+        const ShapeBindings shape = checkShape(family);
         // Templates only for rows too long for one block (the row-group ones) get a long, ragged row.
         const ShapeBindings longShape = {{"rows", 16}, {"cols", 150001}};
         const ShapeBindings alignedLongShape = {{"rows", 16}, {"cols", 150016}};
@@ -904,12 +1003,7 @@ int checkTemplatesCommand(const Args &args)
                                                                 : rowGroupNorm ? std::optional(longerCard(50016))
                                                                                : std::nullopt;
             auto check = [&](const OperatorCard &card, const Candidate &c, const std::string &id, const std::string &what) {
-                const auto v = pool.evaluate(card, c, eo);
-                const bool ok = v.correct();
-                (ok ? passed : failed)++;
-                std::printf("%s %-14s %-9s %-30s %s %s\n", ok ? "PASS" : "FAIL", family.c_str(), dtypeName(dt).c_str(), id.c_str(),
-                            what.c_str(), ok ? "" : (v.reasons.empty() ? statusName(v.status) : v.reasons.front().message).substr(0, 300).c_str());
-                std::fflush(stdout);
+                verify(family, dt, card, c, id, what, true);
             };
             for (const auto *t : TemplateLibrary::builtin().forFamily(family, backend)) {
                 const OperatorCard *card = &shortCard;

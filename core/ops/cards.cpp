@@ -223,6 +223,10 @@ const std::map<std::string, std::function<OperatorCard(const ShapeBindings &, DT
              c.shape = {{"n", needSymbol(s, "n", "group_norm")}, {"c", needSymbol(s, "c", "group_norm")},
                         {"hw", needSymbol(s, "hw", "group_norm")}, {"groups", needSymbol(s, "groups", "group_norm")}};
              c.heldOutShapes = {{{"n", 1}, {"c", 12}, {"hw", 49}, {"groups", 3}}};
+             c.multiples = {{"c", "groups"}};
+             if (!keepsMultiples(c, c.shape))
+                 throw Error("a group_norm card needs c a multiple of groups (as aten::group_norm does), not c " + std::to_string(c.shape["c"])
+                             + " and groups " + std::to_string(c.shape["groups"]));
              c.inputs = {{"x", {"n", "c", "hw"}, dt}, {"weight", {"c"}, dt, "randn_unscaled"}, {"bias", {"c"}, dt, "randn_unscaled"}};
              c.outputs = {{"y", {"n", "c", "hw"}, dt}};
              c.atenSchema = "aten::group_norm(Tensor input, int num_groups, Tensor? weight, Tensor? bias, float eps, bool cudnn_enabled) -> Tensor";
@@ -254,6 +258,7 @@ const std::map<std::string, std::function<OperatorCard(const ShapeBindings &, DT
                  throw Error("a scaled_masked_softmax card needs rows a multiple of mrows (the mask's rows), not rows " + std::to_string(rows)
                              + " and mrows " + std::to_string(mrows));
              c.shape["mrows"] = mrows;
+             c.multiples = {{"rows", "mrows"}};
              c.heldOutShapes = {{{"rows", 21}, {"cols", cols + 3}, {"mrows", 7}}, {{"rows", 66}, {"cols", 33}, {"mrows", 33}},
                                 {{"rows", 12}, {"cols", cols}, {"mrows", 1}}};
              c.inputs.push_back({"mask", {"mrows", "cols"}, dt, "causal_mask"});

@@ -73,6 +73,16 @@ std::vector<int64_t> OperatorCard::sizes(const TensorSpec &t, const ShapeBinding
     return out;
 }
 
+bool keepsMultiples(const OperatorCard &card, const ShapeBindings &shape)
+{
+    for (const auto &[a, b] : card.multiples) {
+        const auto ia = shape.find(a), ib = shape.find(b);
+        if (ia == shape.end() || ib == shape.end() || ib->second < 1 || ia->second % ib->second != 0)
+            return false;
+    }
+    return true;
+}
+
 int64_t OperatorCard::numel(const TensorSpec &t, const ShapeBindings &s) const
 {
     int64_t n = 1;
@@ -137,6 +147,8 @@ void to_json(nlohmann::json &j, const OperatorCard &c)
         j["captured_inputs"] = {{"file", c.capturedFile}, {"prefix", c.capturedPrefix}};
     if (!c.expression.empty())
         j["expression"] = c.expression;
+    if (!c.multiples.empty())
+        j["multiples"] = c.multiples;
 }
 
 void from_json(const nlohmann::json &j, OperatorCard &c)
@@ -156,6 +168,7 @@ void from_json(const nlohmann::json &j, OperatorCard &c)
             c.outputs.push_back(t.get<TensorSpec>());
         c.shape = j.at("shape").get<ShapeBindings>();
         c.heldOutShapes = j.value("held_out_shapes", std::vector<ShapeBindings>{});
+        c.multiples = j.value("multiples", std::vector<std::pair<std::string, std::string>>{});
         c.inputScales = j.value("input_scales", std::vector<double>{1.0});
         // Cards written before the float64 guard carry a "tolerance"; it no longer decides anything.
         c.errorModel = errorModelFromName(j.value("error_model", std::string("pointwise")));

@@ -64,6 +64,10 @@ struct OperatorCard {
     std::vector<TensorSpec> outputs;
     ShapeBindings shape;                    // the shape captured from the workload
     std::vector<ShapeBindings> heldOutShapes; // other shapes the kernel must also handle
+    // (a, b): the operator is defined only where symbol a's extent is a multiple of b's (a group norm's
+    // channels of its groups). makeCard refuses other shapes, and a pack's guard leaves such calls to
+    // the original operator, which raises its own error, instead of running the kernel on them.
+    std::vector<std::pair<std::string, std::string>> multiples;
     std::vector<double> inputScales{1.0, 8.0, 64.0}; // inputs are randn * scale, one trial each
     ErrorModel errorModel = ErrorModel::Pointwise;
     std::vector<std::string> invariants; // e.g. "rows_sum_to_one"
@@ -108,6 +112,8 @@ ShapeBindings dimView(const std::vector<int64_t> &shape, size_t d);
 // Families over [n, c, hw] with no other symbol (instance norm, the batch norms): statistics per row
 // n * c or per channel c.
 bool nchwFamily(const std::string &family);
+// Whether the shape keeps every (a, b) of card.multiples: a's extent a multiple of b's, b at least 1.
+bool keepsMultiples(const OperatorCard &card, const ShapeBindings &shape);
 // "rows=4096,cols=1024" -> bindings; throws Error saying what is malformed.
 ShapeBindings parseShape(const std::string &text);
 // bindings -> "cols=1024,rows=4096" (parseShape's form; `separator` ", " for prose)

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "ops/shape_box.h"
 #include "util/error.h"
 
 namespace kforge::pack {
@@ -121,6 +122,18 @@ PackKernel kernelFromJson(const J &j, const std::string &where)
             for (const auto &d : t.dims)
                 if (!k.symbols.count(d))
                     throw Error(where + ": tensor " + t.name + " names the shape symbol '" + d + "', which symbols has no range for");
+    if (j.contains("multiples")) {
+        const auto &m = j["multiples"];
+        for (size_t i = 0; m.is_array() && i < m.size(); ++i) {
+            const auto &pair = m[i];
+            if (!pair.is_array() || pair.size() != 2 || !pair[0].is_string() || !pair[1].is_string() || !k.symbols.count(pair[0].get<std::string>())
+                || !k.symbols.count(pair[1].get<std::string>()))
+                throw Error(where + ".multiples[" + std::to_string(i) + "]: expected [a, b], two symbols with ranges, got " + pair.dump());
+            k.multiples.emplace_back(pair[0].get<std::string>(), pair[1].get<std::string>());
+        }
+        if (!m.is_array())
+            throw Error(where + ".multiples: expected a list of [a, b] symbol pairs");
+    }
     for (size_t i = 0; i < k.arguments.size(); ++i) {
         const auto &a = k.arguments[i];
         if (a.contains("input") && (!a["input"].is_number_integer() || a["input"].get<int64_t>() < 0
@@ -159,6 +172,8 @@ J kernelToJson(const PackKernel &k)
            {"outputs", outs}, {"symbols", syms}, {"source", fileToJson(k.source)}, {"binaries", bins}};
     if (!k.launch.empty())
         j["launch"] = k.launch;
+    if (!k.multiples.empty())
+        j["multiples"] = k.multiples;
     return j;
 }
 
@@ -225,14 +240,9 @@ PackKernel kernelFromCard(const OperatorCard &card)
     };
     k.inputs = guards(card.inputs);
     k.outputs = guards(card.outputs);
-    std::vector<ShapeBindings> verified{card.shape};
-    verified.insert(verified.end(), card.heldOutShapes.begin(), card.heldOutShapes.end());
-    for (const auto &shape : verified)
-        for (const auto &[sym, extent] : shape) {
-            auto [it, fresh] = k.symbols.try_emplace(sym, SymbolRange{extent, extent});
-            it->second.min = std::min(it->second.min, extent);
-            it->second.max = std::max(it->second.max, extent);
-        }
+    for (const auto &[sym, range] : verifiedBox(card))
+        k.symbols[sym] = SymbolRange{range.min, range.max};
+    k.multiples = card.multiples;
     return k;
 }
 

@@ -70,6 +70,9 @@ struct PackKernel {
     nlohmann::json arguments = nlohmann::json::array(); // as OperatorCard::referenceArgs
     std::vector<TensorGuard> inputs, outputs;
     std::map<std::string, SymbolRange> symbols;
+    // (a, b): calls where symbol a's extent is not a multiple of b's go to the original operator
+    // (OperatorCard::multiples).
+    std::vector<std::pair<std::string, std::string>> multiples;
     PackFile source;
     nlohmann::json launch = nlohmann::json::object();
     std::vector<PackBinary> binaries;
