@@ -76,6 +76,9 @@ private slots:
         auto zeros = clean(3.0, 0.5); // a zero output can sit within the units where the reference is tiny
         zeros.candidateRelativeRms = 1.0;
         QTest::newRow("zeros: no closer than a constant") << zeros << pw << QStringLiteral("mismatch") << QStringLiteral("a constant");
+        auto noise = zeros; // the output is rounding noise: ATen is as far from the reference, the units decide
+        noise.atenRelativeRms = 1.0;
+        QTest::newRow("zeros where ATen is as far") << noise << pw << QString() << QString();
         auto mismatch = clean(0, 0);
         mismatch.overBound = 2;
         mismatch.worstGot = 3;

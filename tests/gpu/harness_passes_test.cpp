@@ -110,11 +110,11 @@ bool close(double a, double b)
 
 std::string describe(const guard::OutputErrors &e)
 {
-    char buf[400];
-    std::snprintf(buf, sizeof buf, "unwritten %lld nonfinite %lld@%lld (%g vs %g) units %.17g aten %.17g over %lld worst@%lld (%g, %g, %g) rms %.17g",
+    char buf[512];
+    std::snprintf(buf, sizeof buf, "unwritten %lld nonfinite %lld@%lld (%g vs %g) units %.17g aten %.17g over %lld worst@%lld (%g, %g, %g) rms %.17g, aten %.17g",
                   (long long)e.unwritten, (long long)e.nonFiniteMismatch, (long long)e.firstNonFinite, e.nonFiniteGot, e.nonFiniteExpected,
                   e.candidateUnits, e.atenUnits, (long long)e.overBound, (long long)e.worstIndex, e.worstGot, e.worstExpected, e.worstAten,
-                  e.candidateRelativeRms);
+                  e.candidateRelativeRms, e.atenRelativeRms);
     return buf;
 }
 
@@ -123,7 +123,8 @@ bool sameErrors(const guard::OutputErrors &a, const guard::OutputErrors &b)
     return a.unwritten == b.unwritten && a.nonFiniteMismatch == b.nonFiniteMismatch && a.firstNonFinite == b.firstNonFinite
         && close(a.nonFiniteGot, b.nonFiniteGot) && close(a.nonFiniteExpected, b.nonFiniteExpected) && close(a.candidateUnits, b.candidateUnits)
         && close(a.atenUnits, b.atenUnits) && a.overBound == b.overBound && a.worstIndex == b.worstIndex && close(a.worstGot, b.worstGot)
-        && close(a.worstExpected, b.worstExpected) && close(a.worstAten, b.worstAten) && close(a.candidateRelativeRms, b.candidateRelativeRms);
+        && close(a.worstExpected, b.worstExpected) && close(a.worstAten, b.worstAten) && close(a.candidateRelativeRms, b.candidateRelativeRms)
+        && close(a.atenRelativeRms, b.atenRelativeRms);
 }
 
 struct ErrorCase {

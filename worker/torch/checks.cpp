@@ -228,6 +228,12 @@ void measureWithPasses(FastPasses &p, guard::OutputErrors &e, const at::Tensor &
         e.worstAten = valueAt(a, u.candidateAt);
     }
     e.candidateRelativeRms = rule.rms > 0 ? std::sqrt(u.errorSumSq / double(e.numel)) / rule.rms : 0.0;
+    if (model != ErrorModel::Exact && e.candidateRelativeRms > guard::kTrivialRelativeRms) {
+        // ATen's own distance, by the same pass with ATen's output in the candidate's place.
+        auto atenOps = ops;
+        atenOps.candidate = ops.aten;
+        e.atenRelativeRms = std::sqrt(p.units(atenOps, rule).errorSumSq / double(e.numel)) / rule.rms;
+    }
     const double allowed = guard::allowedUnits(e.atenUnits);
     if (e.candidateUnits > allowed)
         e.overBound = p.countOver(ops, rule, allowed);
@@ -309,7 +315,7 @@ guard::OutputErrors measureOutput(const std::string &name, const at::Tensor &can
             u = u + rc.abs() * rule.accEps;
         return at::clamp_min(u, std::numeric_limits<double>::min());
     };
-    double errSq = 0;
+    double errSq = 0, atenErrSq = 0;
     forChunks(e.numel, [&](int64_t s, int64_t n) {
         const auto cc = chunk(c, s, n), ac = chunk(a, s, n), rc = chunk(r, s, n);
         const auto u = unitOf(rc, s, n);
@@ -326,8 +332,12 @@ guard::OutputErrors measureOutput(const std::string &name, const at::Tensor &can
         }
         const auto d = at::where(cc.isfinite().logical_and(rc.isfinite()), cc - rc, at::zeros_like(cc));
         errSq += (d * d).sum().item<double>();
+        const auto da = at::where(ac.isfinite().logical_and(rc.isfinite()), ac - rc, at::zeros_like(ac));
+        atenErrSq += (da * da).sum().item<double>();
     });
     e.candidateRelativeRms = rms > 0 ? std::sqrt(errSq / double(e.numel)) / rms : 0.0;
+    if (model != ErrorModel::Exact && e.candidateRelativeRms > guard::kTrivialRelativeRms)
+        e.atenRelativeRms = std::sqrt(atenErrSq / double(e.numel)) / rms;
     const double allowed = guard::allowedUnits(e.atenUnits);
     if (e.candidateUnits > allowed)
         forChunks(e.numel, [&](int64_t s, int64_t n) {
