@@ -28,10 +28,13 @@
 #include "runtime/fused_ops.h"
 #include "runtime/kforge_runtime.h"
 #include "store/session_store.h"
+#include "ops/shape_box.h"
 #include "test_support.h"
 #include "util/error.h"
 #include "workload/profile_compare.h"
 #include "workload/workload_file.h"
+#include "worker/cpu/cpu_compiler.h"
+#include "worker/torch/reference.h"
 
 using namespace kforge;
 
@@ -512,6 +515,90 @@ extern "C" int kforge_entry(const kf_tensor *in, int n_in, kf_tensor *out, int n
         QVERIFY2(c[0].taken == 2 && c[0].fellBack == 1, json.c_str());
         QCOMPARE(c[0].why, (std::map<std::string, int64_t>{{"shape", 1}}));
         QVERIFY2(c[0].example.at("shape").find("c = 14 is not a multiple of groups = 4") != std::string::npos, json.c_str());
+    }
+
+    // What a pack promises, through the runtime itself: a CPU template's seed, made for a card, compiled
+    // as export compiles it and loaded as a pack, takes every call at shapes drawn inside the card's
+    // verified box, and its outputs pass the guard's numerics against ATen's at each.
+    void runtimeTemplatesInsideTheirBox_data()
+    {
+        QTest::addColumn<QString>("family");
+        QTest::addColumn<QString>("shape");
+        const std::vector<std::pair<const char *, const char *>> rows = {
+            {"softmax", "rows=48,cols=700"},       {"log_softmax", "rows=40,cols=513"},  {"layer_norm", "rows=33,cols=1000"},
+            {"sum", "rows=64,cols=777"},           {"max", "rows=50,cols=301"},          {"argmax", "rows=50,cols=301"},
+            {"cross_entropy", "rows=20,vocab=3001"}, {"group_norm", "n=2,c=24,hw=300,groups=6"}, {"instance_norm", "n=2,c=6,hw=500"},
+            {"batch_norm", "n=4,c=5,hw=300"},      {"sum_dim", "outer=6,dim=50,inner=70"}, {"softmax_dim", "outer=4,dim=30,inner=90"},
+            {"cumsum", "rows=30,cols=900"},        {"gelu", "rows=60,cols=1001"},        {"mse_loss", "rows=40,cols=999"},
+            {"mean", "rows=40,cols=800"}, {"argmax_dim", "outer=5,dim=120,inner=33"}};
+        for (const auto &[family, shape] : rows)
+            QTest::newRow(family) << QString::fromLatin1(family) << QString::fromLatin1(shape);
+    }
+
+    void runtimeTemplatesInsideTheirBox()
+    {
+        QFETCH(QString, family);
+        QFETCH(QString, shape);
+        const auto card = makeCard(family.toStdString(), parseShape(shape.toStdString()));
+        const auto templates = TemplateLibrary::builtin().forFamily(card.family, "cpu");
+        QVERIFY(!templates.empty());
+        const auto &t = *templates.front();
+        nlohmann::json point = nlohmann::json::object(); // the seed, or each parameter's first value
+        for (const auto &[name, values] : t.space)
+            point[name] = values.front();
+        if (t.seed)
+            point = t.seed(card);
+        QVERIFY2(!t.valid || t.valid(point, card), point.dump().c_str());
+        const auto source = TemplateProposer("cpu").render(t, point, card).candidate.source;
+        worker::CpuCompiler compiler;
+        const auto build = compiler.compile(source);
+        QVERIFY2(build.report.ok, build.report.log.c_str());
+        const auto dir = path(("box-" + card.family).c_str());
+        pack::PackWriter writer(dir);
+        auto k = pack::kernelFromCard(card);
+        k.backend = "cpu";
+        k.source = writer.add("kernels/0/source.cpp", source);
+        k.binaries.push_back({"cpu", writer.add("kernels/0/kernel.so", readText(build.sharedObject))});
+        pack::PackManifest m;
+        m.createdBy = "tst_pack";
+        m.kernels.push_back(k);
+        writer.writeManifest(m);
+
+        std::mt19937_64 rng(std::hash<std::string>{}(card.family));
+        const auto box = verifiedBox(card);
+        at::manual_seed(21);
+        struct Call {
+            ShapeBindings shape;
+            std::vector<at::Tensor> inputs, outputs;
+        };
+        std::vector<Call> calls;
+        runtime::loadPack(dir);
+        for (int i = 0; i < 40 && calls.size() < 6; ++i) {
+            const auto at = drawInsideBox(box, rng);
+            if (!keepsMultiples(card, at) || cardElements(card, at) > 2000000)
+                continue;
+            auto inputs = worker::makeInputs(card, at, 1.0, at::kCPU);
+            auto outputs = worker::callReference(card, inputs, &at);
+            calls.push_back({at, std::move(inputs), std::move(outputs)});
+        }
+        const auto c = runtime::counters();
+        const auto json = runtime::countersJson();
+        runtime::unloadPacks();
+        QVERIFY2(calls.size() >= 4, std::to_string(calls.size()).c_str());
+        QCOMPARE(c.size(), size_t(1));
+        QVERIFY2(c[0].taken == int64_t(calls.size()) && c[0].fellBack == 0, json.c_str()); // every call inside the box ran the kernel
+        for (const auto &call : calls) {
+            const auto aten = worker::callReference(card, call.inputs, &call.shape);
+            const auto ref = worker::callReference64(card, call.inputs, call.shape, at::kCPU);
+            QCOMPARE(call.outputs.size(), card.outputs.size());
+            for (size_t o = 0; o < aten.size(); ++o) {
+                QCOMPARE(call.outputs[o].sizes().vec(), aten[o].sizes().vec());
+                const auto e = worker::measureOutput(card.outputs[o].name, call.outputs[o], aten[o], ref.at(o), card.errorModel,
+                                                     card.outputs[o].dtype, 0);
+                const auto why = guard::judgeOutput(e, card.errorModel);
+                QVERIFY2(!why, (shapeText(call.shape) + ": " + (why ? why->message : "")).c_str());
+            }
+        }
     }
 
     // A language model's loss through a pack: the CPU cross entropy template in front of
