@@ -313,10 +313,15 @@ Mismatch Guard::check(const c10::IValue *args, Binding &b, bool recordsGrad) con
     for (const auto &v : m_values) // after the tensors: a `sym` argument must agree with the sizes they bound
         if (const auto m = checkValue(v, args[v.arg], rank, b); m != Mismatch::None)
             return m;
-    for (const auto &[a, d] : m_multiples)
-        if (b.value[size_t(d)] < 1 || b.value[size_t(a)] % b.value[size_t(d)] != 0)
-            return Mismatch::Shape;
-    return Mismatch::None;
+    return brokenMultiple(b) ? Mismatch::Shape : Mismatch::None;
+}
+
+const std::pair<int8_t, int8_t> *Guard::brokenMultiple(const Binding &b) const
+{
+    for (const auto &m : m_multiples)
+        if (b.value[size_t(m.second)] < 1 || b.value[size_t(m.first)] % b.value[size_t(m.second)] != 0)
+            return &m;
+    return nullptr;
 }
 
 std::string Guard::describe(const c10::IValue *args) const
@@ -369,10 +374,11 @@ std::string Guard::describe(const c10::IValue *args) const
             return "argument " + v.name + " = " + got.str() + (m == Mismatch::Shape ? ", outside the range the kernel was verified on"
                                                                                       : ", not the value the kernel was verified with");
         }
-    for (const auto &[a, d] : m_multiples)
-        if (b.value[size_t(d)] < 1 || b.value[size_t(a)] % b.value[size_t(d)] != 0)
-            return m_symbols[size_t(a)] + " = " + std::to_string(b.value[size_t(a)]) + " is not a multiple of " + m_symbols[size_t(d)] + " = "
+    if (const auto *m = brokenMultiple(b)) {
+        const auto [a, d] = *m;
+        return m_symbols[size_t(a)] + " = " + std::to_string(b.value[size_t(a)]) + " is not a multiple of " + m_symbols[size_t(d)] + " = "
                    + std::to_string(b.value[size_t(d)]) + ": the operator's own kernel decides";
+    }
     return "accepted";
 }
 

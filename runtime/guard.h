@@ -84,6 +84,8 @@ private:
 
     Mismatch checkTensor(const TensorCheck &t, const at::Tensor &x, Binding &b, bool first) const;
     Mismatch checkValue(const ValueCheck &v, const c10::IValue &iv, int64_t rank, Binding &b) const;
+    // The first of m_multiples the bound extents break, or null.
+    const std::pair<int8_t, int8_t> *brokenMultiple(const Binding &b) const;
     int symbol(const std::string &name);
 
     c10::DeviceType m_device;

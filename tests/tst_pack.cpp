@@ -174,16 +174,22 @@ private:
                                                    QString::fromStdString(object), QString::fromStdString(source)});
         if (cc.code != 0)
             return {"", cc.err.toStdString()};
-        pack::PackWriter writer(base + "-pack");
+        writeCpuPack(base + "-pack", card, readText(source), readText(object));
+        return {base + "-pack", ""};
+    }
+
+    // A pack in `dir` of one CPU kernel for `card`: its source and its shared object's bytes.
+    static void writeCpuPack(const std::string &dir, const OperatorCard &card, const std::string &source, const std::string &object)
+    {
+        pack::PackWriter writer(dir);
         auto k = pack::kernelFromCard(card);
         k.backend = "cpu";
-        k.source = writer.add("kernels/0/source.cpp", readText(source));
-        k.binaries.push_back({"cpu", writer.add("kernels/0/kernel.so", readText(object))});
+        k.source = writer.add("kernels/0/source.cpp", source);
+        k.binaries.push_back({"cpu", writer.add("kernels/0/kernel.so", object)});
         pack::PackManifest m;
         m.createdBy = "tst_pack";
         m.kernels.push_back(k);
         writer.writeManifest(m);
-        return {base + "-pack", ""};
     }
 
     // A copy of the exported pack to spoil.
@@ -554,15 +560,7 @@ extern "C" int kforge_entry(const kf_tensor *in, int n_in, kf_tensor *out, int n
         const auto build = compiler.compile(source);
         QVERIFY2(build.report.ok, build.report.log.c_str());
         const auto dir = path(("box-" + card.family).c_str());
-        pack::PackWriter writer(dir);
-        auto k = pack::kernelFromCard(card);
-        k.backend = "cpu";
-        k.source = writer.add("kernels/0/source.cpp", source);
-        k.binaries.push_back({"cpu", writer.add("kernels/0/kernel.so", readText(build.sharedObject))});
-        pack::PackManifest m;
-        m.createdBy = "tst_pack";
-        m.kernels.push_back(k);
-        writer.writeManifest(m);
+        writeCpuPack(dir, card, source, readText(build.sharedObject));
 
         std::mt19937_64 rng(std::hash<std::string>{}(card.family));
         const auto box = verifiedBox(card);

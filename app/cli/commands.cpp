@@ -814,6 +814,15 @@ int profileCommand(const Args &args)
     return 0;
 }
 
+// A point of the template's space, each parameter's value drawn uniformly.
+static nlohmann::json drawPoint(const KernelTemplate &t, std::mt19937_64 &rng)
+{
+    nlohmann::json point = nlohmann::json::object();
+    for (const auto &[k, values] : t.space)
+        point[k] = values[std::uniform_int_distribution<size_t>(0, values.size() - 1)(rng)];
+    return point;
+}
+
 // The template's first point in the space's order, or, when that one is invalid for the card, the
 // first valid one of 2000 drawn with a fixed seed (so the check is reproducible); none if none is.
 static std::optional<nlohmann::json> firstValidPoint(const KernelTemplate &t, const OperatorCard &card)
@@ -825,8 +834,7 @@ static std::optional<nlohmann::json> firstValidPoint(const KernelTemplate &t, co
         return point;
     std::mt19937_64 rng(7);
     for (int i = 0; i < 2000; ++i) {
-        for (const auto &[k, values] : t.space)
-            point[k] = values[std::uniform_int_distribution<size_t>(0, values.size() - 1)(rng)];
+        point = drawPoint(t, rng);
         if (t.valid(point, card))
             return point;
     }
@@ -849,7 +857,8 @@ static ShapeBindings checkShape(const std::string &family)
 // check-templates --box-shapes N: what a pack promises. For each template and dtype, a card at a drawn
 // shape, the template's seed for it and one other valid point drawn from its space, each verified on
 // that card and, where the guard accepts it there, at N shapes drawn inside the box the pack's guard
-// would then run it for (ops/shape_box.h), the held-out shapes left out. Every draw comes from --seed, so a failure is reproduced by the same command.
+// would then run it for (ops/shape_box.h), the held-out shapes left out. Every draw comes from --seed,
+// so a failure is reproduced by the same command.
 static void checkInsideBoxes(const std::string &family, const std::string &backend, DType dt, int shapes, int64_t maxElements,
                              std::mt19937_64 &rng,
                              const std::function<bool(const OperatorCard &, const Candidate &, const std::string &, const std::string &, bool)> &check)
@@ -875,11 +884,7 @@ static void checkInsideBoxes(const std::string &family, const std::string &backe
                 card = drawCard([&] { return drawShapeLike(checkShape(family), rng); });
                 if (!card)
                     break;
-                if (seeded && t->seed)
-                    point = t->seed(*card);
-                else
-                    for (const auto &[k, values] : t->space)
-                        point[k] = values[std::uniform_int_distribution<size_t>(0, values.size() - 1)(rng)];
+                point = seeded && t->seed ? t->seed(*card) : drawPoint(*t, rng);
                 if (t->valid && !t->valid(point, *card))
                     card.reset();
             }
@@ -954,7 +959,6 @@ int checkTemplatesCommand(const Args &args)
     pool.start();
     pool.requireBackend(backend);
     int passed = 0, failed = 0;
-    // One case through the guard, and its line.
     // One case through the guard, and its line; a case that does not count (a box's own card) is only
     // mentioned when the guard refuses it.
     auto verify = [&](const std::string &family, DType dt, const OperatorCard &card, const Candidate &c, const std::string &id,

@@ -124,15 +124,15 @@ PackKernel kernelFromJson(const J &j, const std::string &where)
                     throw Error(where + ": tensor " + t.name + " names the shape symbol '" + d + "', which symbols has no range for");
     if (j.contains("multiples")) {
         const auto &m = j["multiples"];
-        for (size_t i = 0; m.is_array() && i < m.size(); ++i) {
+        if (!m.is_array())
+            throw Error(where + ".multiples: expected a list of [a, b] symbol pairs");
+        for (size_t i = 0; i < m.size(); ++i) {
             const auto &pair = m[i];
             if (!pair.is_array() || pair.size() != 2 || !pair[0].is_string() || !pair[1].is_string() || !k.symbols.count(pair[0].get<std::string>())
                 || !k.symbols.count(pair[1].get<std::string>()))
                 throw Error(where + ".multiples[" + std::to_string(i) + "]: expected [a, b], two symbols with ranges, got " + pair.dump());
             k.multiples.emplace_back(pair[0].get<std::string>(), pair[1].get<std::string>());
         }
-        if (!m.is_array())
-            throw Error(where + ".multiples: expected a list of [a, b] symbol pairs");
     }
     for (size_t i = 0; i < k.arguments.size(); ++i) {
         const auto &a = k.arguments[i];
