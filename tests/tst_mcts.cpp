@@ -110,6 +110,30 @@ NodeRecord result(int64_t id, int64_t parent, const std::string &templateId, con
 
 class TestMcts : public QObject {
     Q_OBJECT
+    // The move a data row asks for (evidence, origin, move, rank) from its origin on template t: the
+    // best move, valid and not yet seen.
+    void expectMove(const KernelTemplate &t)
+    {
+        QFETCH(QStringList, evidence);
+        QFETCH(QString, origin);
+        QFETCH(QString, move);
+        QFETCH(QString, rank);
+        moves::Evidence e;
+        for (const auto &spec : evidence) {
+            const auto [p, s] = measured(spec);
+            e.measure(t.id, p, s > 0 ? s : -1.0);
+        }
+        const auto o = measured(origin).first;
+        e.measure(t.id, o, 1.0);
+        std::mt19937_64 rng(11);
+        const auto m = moves::bestMove({moves::Origin{&t, o, 1.0, 1}}, handCard(), e, rng);
+        QVERIFY(m);
+        QCOMPARE(QString::fromStdString(m->parameter + "=" + m->to.dump()), move);
+        QCOMPARE(QString::fromLatin1(moves::rankName(m->rank)), rank);
+        QVERIFY(!t.valid || t.valid(m->params, handCard()));
+        QVERIFY(!e.isSeen(t.id, m->params));
+    }
+
 private slots:
     void rootExpandsFirst()
     {
@@ -694,25 +718,30 @@ private slots:
                                                  << QStringLiteral("1,1") << QStringLiteral("p0=3") << QStringLiteral("beyond a worse point");
     }
 
-    void movesFollowTheMeasurements()
+    void movesFollowTheMeasurements() { expectMove(handTemplate("hand.m", {5, 3})); }
+
+    // p0 + p1 <= 4, as a block size and rows per block share one budget: a line that ends at the rule
+    // goes on with the nearest change of the other parameter.
+    void movesRepairACoupledRule_data()
     {
-        QFETCH(QStringList, evidence);
-        QFETCH(QString, origin);
-        QFETCH(QString, move);
-        QFETCH(QString, rank);
-        const auto t = handTemplate("hand.m", {5, 3});
-        moves::Evidence e;
-        for (const auto &spec : evidence) {
-            const auto [p, s] = measured(spec);
-            e.measure(t.id, p, s > 0 ? s : -1.0);
-        }
-        const auto o = measured(origin).first;
-        e.measure(t.id, o, 1.0);
-        std::mt19937_64 rng(11);
-        const auto m = moves::bestMove({moves::Origin{&t, o, 1.0, 1}}, handCard(), e, rng);
-        QVERIFY(m);
-        QCOMPARE(QString::fromStdString(m->parameter + "=" + m->to.dump()), move);
-        QCOMPARE(QString::fromLatin1(moves::rankName(m->rank)), rank);
+        QTest::addColumn<QStringList>("evidence");
+        QTest::addColumn<QString>("origin");
+        QTest::addColumn<QString>("move");
+        QTest::addColumn<QString>("rank");
+        QTest::newRow("the line rises past the rule: the other parameter steps back")
+            << QStringList{QStringLiteral("1,2=0.5")} << QStringLiteral("2,2") << QStringLiteral("p0 and p1=[3,1]") << QStringLiteral("improving");
+        QTest::newRow("the nearest repair was seen: the next one")
+            << QStringList{QStringLiteral("1,2=0.5"), QStringLiteral("3,1=0.6")} << QStringLiteral("2,2") << QStringLiteral("p0 and p1=[3,0]")
+            << QStringLiteral("improving");
+        QTest::newRow("a plain move of the same rank comes first")
+            << QStringList{QStringLiteral("2,1=0.5")} << QStringLiteral("2,2") << QStringLiteral("p0=1") << QStringLiteral("unexplored");
+    }
+
+    void movesRepairACoupledRule()
+    {
+        auto t = handTemplate("hand.coupled", {5, 3});
+        t.valid = [](const nlohmann::json &p, const OperatorCard &) { return p["p0"].get<int>() + p["p1"].get<int>() <= 4; };
+        expectMove(t);
     }
 
     void amdahlOfMeasuredSpeedups()

@@ -122,12 +122,49 @@ std::optional<Move> combinedMove(const Origin &o, size_t oi, const OperatorCard 
     return std::nullopt;
 }
 
+// A line's next value is invalid with the other parameters as they are (a block too large for the rows
+// per block, say), and no valid value lies beyond it: the nearest change of one other parameter that
+// makes it valid and unseen (smallest index distance; parameters in the space's order on a tie). Without
+// it, a coupled rule ends the line where the best may lie just past it.
+struct Repair {
+    nlohmann::json point;
+    std::string also;
+    nlohmann::json from, to;
+};
+
+std::optional<Repair> repaired(const KernelTemplate &t, const nlohmann::json &invalid, const std::string &name, const OperatorCard &card,
+                               const Evidence &e)
+{
+    std::optional<Repair> best;
+    size_t bestDistance = 0;
+    for (const auto &[other, values] : t.space) {
+        if (other == name)
+            continue;
+        const auto at = indexOf(values, invalid.value(other, nlohmann::json()));
+        if (!at)
+            continue;
+        for (size_t j = 0; j < values.size(); ++j) {
+            const size_t distance = j > *at ? j - *at : *at - j;
+            if (distance == 0 || (best && distance >= bestDistance))
+                continue;
+            nlohmann::json y = invalid;
+            y[other] = values[j];
+            if (e.isSeen(t.id, y) || !validPoint(t, y, card))
+                continue;
+            best = Repair{y, other, values[*at], values[j]};
+            bestDistance = distance;
+        }
+    }
+    return best;
+}
+
 } // namespace
 
 std::optional<Move> bestMove(const std::vector<Origin> &origins, const OperatorCard &card, const Evidence &e, std::mt19937_64 &rng)
 {
     // (group, origin, rank, evaluated on the line, -values left that way, rng): the smallest wins. The
-    // groups: improving or unexplored, tried elsewhere, beyond worse.
+    // groups: improving or unexplored, tried elsewhere, beyond worse. A repaired move (two parameters
+    // changed) comes after the plain moves of its rank.
     using Key = std::tuple<int, size_t, int, int, long, double>;
     std::optional<Key> bestKey;
     std::optional<Move> best;
@@ -150,7 +187,7 @@ std::optional<Move> bestMove(const std::vector<Origin> &origins, const OperatorC
             }
             for (int d : {-1, +1}) {
                 std::optional<double> ahead; // the nearest evaluated point passed over on the way
-                std::optional<nlohmann::json> target;
+                std::optional<nlohmann::json> target, firstInvalid;
                 for (long j = long(i) + d; j >= 0 && j < long(values.size()); j += d) {
                     nlohmann::json y = o.params;
                     y[name] = values[size_t(j)];
@@ -161,11 +198,17 @@ std::optional<Move> bestMove(const std::vector<Origin> &origins, const OperatorC
                             ahead = s->second;
                         continue;
                     }
-                    if (!validPoint(t, y, card))
+                    if (!validPoint(t, y, card)) {
+                        if (!firstInvalid)
+                            firstInvalid = std::move(y);
                         continue;
+                    }
                     target = std::move(y);
                     break;
                 }
+                std::optional<Repair> repair;
+                if (!target && firstInvalid && (repair = repaired(t, *firstInvalid, name, card, e)))
+                    target = repair->point;
                 if (!target)
                     continue;
                 const auto back = nearestScore(t, o.params, name, values, i, -d, e);
@@ -193,10 +236,12 @@ std::optional<Move> bestMove(const std::vector<Origin> &origins, const OperatorC
                                                             : Rank::Unexplored;
                 const int group = rank == Rank::BeyondWorse ? 2 : rank == Rank::TriedElsewhere ? 1 : 0;
                 const long left = d > 0 ? long(values.size() - 1 - i) : long(i);
-                const Key key{group, oi, int(rank), lineEvaluated, -left, jitter(rng)};
+                const Key key{group, oi, int(rank) * 2 + (repair ? 1 : 0), lineEvaluated, -left, jitter(rng)};
                 if (!bestKey || key < *bestKey) {
                     bestKey = key;
-                    best = Move{o.tmpl, *target, oi, name, values[i], (*target)[name], rank};
+                    best = repair ? Move{o.tmpl, *target, oi, name + " and " + repair->also, nlohmann::json::array({values[i], repair->from}),
+                                         nlohmann::json::array({(*target)[name], repair->to}), rank}
+                                  : Move{o.tmpl, *target, oi, name, values[i], (*target)[name], rank};
                 }
             }
         }
