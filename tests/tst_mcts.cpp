@@ -110,6 +110,15 @@ NodeRecord result(int64_t id, int64_t parent, const std::string &templateId, con
 
 class TestMcts : public QObject {
     Q_OBJECT
+    // The columns expectMove reads.
+    static void moveColumns()
+    {
+        QTest::addColumn<QStringList>("evidence");
+        QTest::addColumn<QString>("origin");
+        QTest::addColumn<QString>("move");
+        QTest::addColumn<QString>("rank");
+    }
+
     // The move a data row asks for (evidence, origin, move, rank) from its origin on template t: the
     // best move, valid and not yet seen.
     void expectMove(const KernelTemplate &t)
@@ -686,10 +695,7 @@ private slots:
     // and the move expected ("p1=2") with its rank.
     void movesFollowTheMeasurements_data()
     {
-        QTest::addColumn<QStringList>("evidence");
-        QTest::addColumn<QString>("origin");
-        QTest::addColumn<QString>("move");
-        QTest::addColumn<QString>("rank");
+        moveColumns();
         QTest::newRow("nothing measured: towards more values") << QStringList{} << QStringLiteral("1,1") << QStringLiteral("p0=2")
                                                                << QStringLiteral("unexplored");
         QTest::newRow("came down from p0 = 3: go on") << QStringList{QStringLiteral("3,1=0.5")} << QStringLiteral("2,1") << QStringLiteral("p0=1")
@@ -724,10 +730,7 @@ private slots:
     // goes on with the nearest change of the other parameter.
     void movesRepairACoupledRule_data()
     {
-        QTest::addColumn<QStringList>("evidence");
-        QTest::addColumn<QString>("origin");
-        QTest::addColumn<QString>("move");
-        QTest::addColumn<QString>("rank");
+        moveColumns();
         QTest::newRow("the line rises past the rule: the other parameter steps back")
             << QStringList{QStringLiteral("1,2=0.5")} << QStringLiteral("2,2") << QStringLiteral("p0 and p1=[3,1]") << QStringLiteral("improving");
         QTest::newRow("the nearest repair was seen: the next one")

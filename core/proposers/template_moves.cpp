@@ -79,6 +79,13 @@ std::optional<double> nearestScore(const KernelTemplate &t, const nlohmann::json
     return m ? std::optional<double>(m->second) : std::nullopt;
 }
 
+// A move that changes two parameters, a and b: named "a and b", its from and to as [a's, b's].
+Move twoParameterMove(const KernelTemplate *t, nlohmann::json params, size_t oi, const std::string &a, const nlohmann::json &fromA,
+                      const nlohmann::json &toA, const std::string &b, const nlohmann::json &fromB, const nlohmann::json &toB, Rank rank)
+{
+    return Move{t, std::move(params), oi, a + " and " + b, nlohmann::json::array({fromA, fromB}), nlohmann::json::array({toA, toB}), rank};
+}
+
 // Two one-parameter changes that each did worse from `o` alone, made together: when the best point is
 // a local best on every line measured, the best may lie across two parameters that only help together
 // (more rows per block with more unrolling). Each parameter's best measured neighbour of o, the pairs
@@ -116,8 +123,8 @@ std::optional<Move> combinedMove(const Origin &o, size_t oi, const OperatorCard 
         y[changes[b].name] = changes[b].to;
         if (e.isSeen(t.id, y) || !validPoint(t, y, card))
             continue;
-        return Move{o.tmpl, y, oi, changes[a].name + " and " + changes[b].name, nlohmann::json::array({changes[a].from, changes[b].from}),
-                    nlohmann::json::array({changes[a].to, changes[b].to}), Rank::Combined};
+        return twoParameterMove(o.tmpl, y, oi, changes[a].name, changes[a].from, changes[a].to, changes[b].name, changes[b].from, changes[b].to,
+                                Rank::Combined);
     }
     return std::nullopt;
 }
@@ -239,8 +246,7 @@ std::optional<Move> bestMove(const std::vector<Origin> &origins, const OperatorC
                 const Key key{group, oi, int(rank) * 2 + (repair ? 1 : 0), lineEvaluated, -left, jitter(rng)};
                 if (!bestKey || key < *bestKey) {
                     bestKey = key;
-                    best = repair ? Move{o.tmpl, *target, oi, name + " and " + repair->also, nlohmann::json::array({values[i], repair->from}),
-                                         nlohmann::json::array({(*target)[name], repair->to}), rank}
+                    best = repair ? twoParameterMove(o.tmpl, *target, oi, name, values[i], (*target)[name], repair->also, repair->from, repair->to, rank)
                                   : Move{o.tmpl, *target, oi, name, values[i], (*target)[name], rank};
                 }
             }

@@ -10,13 +10,13 @@
 //                   parameters act apart;
 //   beyond worse    the nearest evaluated point this way, on the line, is worse than the origin (the
 //                   origin is a local best on that line);
+//   combined        two parameters changed at once: the best origin's two least bad one-step changes,
+//                   each measured and worse alone (a local best on every line may hide an optimum
+//                   across two parameters that only help together).
 // A line whose next values are all invalid with the other parameters as they are (a coupled rule: block
 // size times rows per block) goes on by a repaired move: the first invalid value, with the nearest
 // change of one other parameter that makes it valid and unseen. It takes the rank its line gives and
 // comes after the plain moves of that rank.
-//   combined        two parameters changed at once: the best origin's two least bad one-step changes,
-//                   each measured and worse alone (a local best on every line may hide an optimum
-//                   across two parameters that only help together).
 // The best move is the first origin's (origins come best first) improving or unexplored one; when it
 // has none, its combined move; else the next origin's improving or unexplored one; then moves to values
 // tried elsewhere (on other lines, the value did worse than the origin's value, pair by pair), then
