@@ -177,6 +177,10 @@ private slots:
         writeBytes(m_dir.filePath(QStringLiteral("badplan.cu")), "/* kforge-launch {\"kernels\": [ */\nextern \"C\" __global__ void k() {}\n");
         writeBytes(m_dir.filePath(QStringLiteral("plan.json")), kPlan);
         writeBytes(m_dir.filePath(QStringLiteral("worker.sh")), kScriptWorker);
+        // A card as `kforge-cli card` writes one, edited to an empty tensor.
+        auto emptyCard = nlohmann::json(kforge::makeCard("softmax", {{"rows", 4}, {"cols", 5}}));
+        emptyCard["shape"]["rows"] = 0;
+        writeBytes(m_dir.filePath(QStringLiteral("emptycard.json")), emptyCard.dump());
     }
 
     void templateSeedsForACard_data()
@@ -316,6 +320,15 @@ private slots:
         row("an unknown family", {"search", "--family", "nope"}, "option --family takes ");
         row("an unknown dtype", {"search", "--family", "softmax", "--dtype", "float64"},
             "option --dtype takes float32, float16 or bfloat16, not 'float64'");
+        row("a zero extent", {"search", "--family", "softmax", "--shape", "rows=0,cols=5"},
+            "the tensor x needs rows at least 1, not 0 (an empty tensor leaves nothing to compute)");
+        row("a negative extent", {"search", "--family", "softmax", "--shape", "rows=-3,cols=5"}, "needs rows at least 1, not -3");
+        row("a tensor past 64 bits", {"search", "--family", "softmax", "--shape", "rows=99999999999,cols=99999999"},
+            "is larger than 2^62 bytes");
+        row("a symbol the family has not", {"search", "--family", "softmax", "--shape", "rows=4,cols=5,zz=3"},
+            "option --shape: a softmax card's shape has the symbols cols=5, rows=4; 'zz' is not one of them");
+        row("eval: a card with an empty tensor", {"eval", "--source", "@DIR@/good.cpp", "--card", "@DIR@/emptycard.json"},
+            "malformed operator card 'softmax.lastdim.float32': the tensor x needs rows at least 1, not 0");
         row("eval: a zero deadline", {"eval", "--source", "@DIR@/good.cpp", "--deadline-ms", "0"},
             "option --deadline-ms takes a whole number from 1 to 86400000, not '0'");
         row("eval: no samples", {"eval", "--source", "@DIR@/good.cpp", "--samples", "0"}, "option --samples takes a whole number from 1 to 100000, not '0'");

@@ -703,6 +703,16 @@ private slots:
                                 1, 0);
         QVERIFY(!list.card);
         QVERIFY2(list.why.find("tensor_list") != std::string::npos, list.why.c_str());
+        // A call on an empty tensor (a batch of none) has nothing to compute: no card, and the reason.
+        for (const std::string op : {"aten::softmax", "aten::relu"}) {
+            const auto empty = cardForCall(call(op, op == "aten::softmax" ? "int" : "",
+                                                op == "aten::softmax" ? std::vector<CallArg>{tensor({0, 40}), scalar("int", 1, "dim"), scalar("none", nullptr, "dtype")}
+                                                                      : std::vector<CallArg>{tensor({3, 0, 8})},
+                                                1),
+                                           1, 0);
+            QVERIFY2(!empty.card, op.c_str());
+            QCOMPARE(QString::fromStdString(empty.why), QStringLiteral("has an empty tensor: there is nothing to compute"));
+        }
     }
 
     void profileTorchScript()

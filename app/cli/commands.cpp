@@ -158,7 +158,12 @@ OperatorCard demoCard(const Options &o)
         if (o.has("--op"))
             throw Error("option --op picks an operator of the demo workload; with --family the card is that family's");
         ShapeBindings shape = o.has("--shape") ? parseShape(o.get("--shape")) : ShapeBindings{{"rows", rows}, {"cols", cols}};
-        return makeCard(family, shape, dtypeFromName(o.choice("--dtype", "float32", kDtypes)));
+        auto card = makeCard(family, shape, dtypeFromName(o.choice("--dtype", "float32", kDtypes)));
+        for (const auto &[sym, extent] : shape)
+            if (!card.shape.count(sym))
+                throw Error("option --shape: a " + family + " card's shape has the symbols " + shapeText(card.shape, ", ") + "; '" + sym
+                            + "' is not one of them");
+        return card;
     }
     auto w = demoWorkload(rows, cols);
     const auto key = o.get("--op", w.operators.front().key);

@@ -487,7 +487,9 @@ OperatorCard makeCard(const std::string &family, const ShapeBindings &shape, DTy
     auto it = factories().find(family);
     if (it == factories().end())
         throw Error("no operator card for the family '" + family + "'");
-    return it->second(shape, dtype);
+    auto card = it->second(shape, dtype);
+    checkExtents(card);
+    return card;
 }
 
 bool dimFamily(const std::string &family)

@@ -190,6 +190,11 @@ void from_json(const nlohmann::json &j, OperatorCard &c)
         throw Error("malformed operator card '" + c.key + "': it needs at least one input and one output");
     if (c.inputScales.empty())
         throw Error("malformed operator card '" + c.key + "': input_scales is empty");
+    try {
+        checkExtents(c);
+    } catch (const Error &e) {
+        throw Error(std::string("malformed ") + e.what());
+    }
     c.expression = j.value("expression", std::string());
     if (!c.expression.empty()) {
         std::vector<std::string> names;
@@ -200,6 +205,34 @@ void from_json(const nlohmann::json &j, OperatorCard &c)
         } catch (const Error &e) {
             throw Error("malformed operator card '" + c.key + "': expression " + e.what());
         }
+    }
+}
+
+void checkExtents(const OperatorCard &card)
+{
+    const auto check = [&](const TensorSpec &t, const ShapeBindings &shape, const std::string &which) {
+        // Bytes up to 2^62: far past any device's memory, and no count on the way overflows.
+        constexpr int64_t kMostBytes = int64_t(1) << 62;
+        const std::string where = "operator card '" + card.key + "'" + which + ": the tensor " + t.name;
+        int64_t bytes = dtypeSize(t.dtype);
+        for (const auto &sym : t.dims) {
+            const auto it = shape.find(sym);
+            if (it == shape.end())
+                throw Error(where + " uses the shape symbol '" + sym + "', which the shape does not bind");
+            if (it->second < 1)
+                throw Error(where + " needs " + sym + " at least 1, not " + std::to_string(it->second) + " (an empty tensor leaves nothing to compute)");
+            if (bytes > kMostBytes / it->second)
+                throw Error(where + " at " + shapeText(shape, ", ") + " is larger than 2^62 bytes");
+            bytes *= it->second;
+        }
+    };
+    for (size_t i = 0; i <= card.heldOutShapes.size(); ++i) {
+        const auto &shape = i == 0 ? card.shape : card.heldOutShapes[i - 1];
+        const std::string which = i == 0 ? "" : " (held-out shape " + std::to_string(i) + ")";
+        for (const auto &t : card.inputs)
+            check(t, shape, which);
+        for (const auto &t : card.outputs)
+            check(t, shape, which);
     }
 }
 

@@ -114,6 +114,10 @@ ShapeBindings dimView(const std::vector<int64_t> &shape, size_t d);
 bool nchwFamily(const std::string &family);
 // Whether the shape keeps every (a, b) of card.multiples: a's extent a multiple of b's, b at least 1.
 bool keepsMultiples(const OperatorCard &card, const ShapeBindings &shape);
+// Every extent the card's tensors use, at its shape and each held-out shape, is at least 1, and each
+// tensor's bytes fit a 64-bit count: otherwise an Error names the tensor and the symbol. makeCard and a
+// card read from JSON pass it.
+void checkExtents(const OperatorCard &card);
 // "rows=4096,cols=1024" -> bindings; throws Error saying what is malformed.
 ShapeBindings parseShape(const std::string &text);
 // bindings -> "cols=1024,rows=4096" (parseShape's form; `separator` ", " for prose)

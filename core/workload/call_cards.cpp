@@ -286,9 +286,12 @@ CardOrReason cardForCall(const CapturedCall &c, int tensorReturns, int keyIndex)
         if (a.kind == "tensor_list" || a.kind == "double_list" || a.kind == "bool_list" || a.kind == "other")
             return {std::nullopt, "takes a " + a.kind + " argument" + (a.name.empty() ? "" : " (" + a.name + ")")
                                       + ", which a card's reference arguments cannot carry yet"};
-        for (const auto &t : a.tensors)
+        for (const auto &t : a.tensors) {
             if (!knownDtype(t.dtype))
                 return {std::nullopt, "has a " + t.dtype + " tensor, a dtype kforge has no cards for"};
+            if (std::find(t.shape.begin(), t.shape.end(), 0) != t.shape.end())
+                return {std::nullopt, "has an empty tensor: there is nothing to compute"};
+        }
     }
 
     OperatorCard card;

@@ -320,8 +320,9 @@ std::vector<OperatorCard> fusedPatternCards(const std::vector<CapturedCall> &cal
         for (const auto matcher : {softmaxChainAt, siluMulAt, addRmsNormAt, rmsNormCastAt, rotaryAt})
             if ((chain = matcher(top, i)))
                 break;
-        if (!chain || std::any_of(chain->calls.begin(), chain->calls.end(), [&](size_t k) { return used[k]; }))
-            continue;
+        if (!chain || std::any_of(chain->calls.begin(), chain->calls.end(), [&](size_t k) { return used[k]; })
+            || std::any_of(chain->shape.begin(), chain->shape.end(), [](const auto &kv) { return kv.second < 1; }))
+            continue; // taken by an earlier chain, or empty: nothing to compute
         for (size_t k : chain->calls)
             used[k] = true;
         nlohmann::json args = nlohmann::json::object();
