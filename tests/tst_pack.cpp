@@ -526,6 +526,47 @@ extern "C" int kforge_entry(const kf_tensor *in, int n_in, kf_tensor *out, int n
     // What a pack promises, through the runtime itself: a CPU template's seed, made for a card, compiled
     // as export compiles it and loaded as a pack, takes every call at shapes drawn inside the card's
     // verified box, and its outputs pass the guard's numerics against ATen's at each.
+    // The guard's numerics at a float16 output's overflow edge (core/guard/numerics.h), through the
+    // libtorch passes a CPU worker runs (the GPU's device passes are checked against them on the device):
+    // where the float64 reference is finite, ATen's Inf or NaN defines nothing and a candidate's Inf is
+    // measured from the overflow threshold; elsewhere NaN and Inf must match ATen's.
+    void overflowEdgeOfAFloat16Output_data()
+    {
+        QTest::addColumn<double>("reference");
+        QTest::addColumn<double>("aten");
+        QTest::addColumn<double>("candidate");
+        QTest::addColumn<QString>("verdict"); // a reason code, "" for none
+        const double inf = std::numeric_limits<double>::infinity(), nan = std::nan("");
+        QTest::newRow("ATen overflowed inside, the candidate did not") << 60000.0 << inf << 60000.0 << QString();
+        QTest::newRow("ATen turned NaN, the candidate Inf just past the threshold") << 65600.0 << nan << inf << QString();
+        QTest::newRow("the candidate rounds to Inf, ATen to its largest finite") << 65530.0 << 65504.0 << inf << QString();
+        QTest::newRow("the candidate's Inf 24 short of the threshold") << 65496.0 << 65504.0 << inf << QString();
+        QTest::newRow("an Inf for a small value") << 3.0 << 3.0 << inf << QStringLiteral("mismatch");
+        QTest::newRow("an Inf of the wrong sign") << 65600.0 << inf << -inf << QStringLiteral("mismatch");
+        QTest::newRow("a finite value where the true one is far past the threshold") << 80000.0 << inf << 65504.0 << QStringLiteral("mismatch");
+        QTest::newRow("a NaN where ATen overflowed") << 60000.0 << inf << nan << QStringLiteral("unexpected_nan_or_inf");
+        QTest::newRow("a finite value where the reference is Inf") << inf << inf << 65504.0 << QStringLiteral("unexpected_nan_or_inf");
+        QTest::newRow("ATen's Inf matched where the reference is finite") << 60000.0 << inf << inf << QString();
+    }
+
+    void overflowEdgeOfAFloat16Output()
+    {
+        QFETCH(double, reference);
+        QFETCH(double, aten);
+        QFETCH(double, candidate);
+        QFETCH(QString, verdict);
+        // 1000 values of a few hundred, rounded to float16 by both; one element set by the row, at 500.
+        worker::Reference64 ref;
+        ref.value = at::randn({1000}, at::TensorOptions().dtype(at::kDouble)) * 300;
+        auto a = ref.value.to(at::kHalf), c = a.clone();
+        ref.value[500] = reference;
+        a[500] = aten;
+        c[500] = candidate;
+        const auto e = worker::measureOutput("y", c, a, ref, ErrorModel::Pointwise, DType::F16, 0);
+        const auto why = guard::judgeOutput(e, ErrorModel::Pointwise);
+        QVERIFY2(QString::fromStdString(why ? why->code : "") == verdict, why ? why->message.c_str() : "no reason");
+    }
+
     void runtimeTemplatesInsideTheirBox_data()
     {
         QTest::addColumn<QString>("family");

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 
 namespace kforge::guard {
 
@@ -28,6 +29,16 @@ double accumulationEpsilon(DType t)
 double termsFactor(int64_t terms)
 {
     return std::max(1.0, std::log2(double(std::max<int64_t>(terms, 2))));
+}
+
+double overflowThreshold(DType t)
+{
+    switch (t) {
+    case DType::F16: return 65520.0;                  // (2 - 2^-11) * 2^15
+    case DType::BF16: return 0x1.ffp127;              // (2 - 2^-8) * 2^127
+    case DType::F32: return 0x1.ffffffp127;           // (2 - 2^-24) * 2^127
+    default: return std::numeric_limits<double>::max();
+    }
 }
 
 double allowedUnits(double atenUnits)

@@ -16,6 +16,13 @@
 // exact). So a scan or a long reduction is allowed the error its summation order makes, while zeros, a
 // NaN, an unwritten element or a 16-bit accumulator stay far outside the bound at any shape and dtype.
 // `exact` outputs (ReLU, max, argmax) must equal ATen's bit for bit.
+//
+// NaN and Inf must match ATen's, with one exception: the overflow edge of a 16-bit output. Where the
+// float64 reference is finite, ATen's NaN or Inf defines nothing (a scan that overflowed inside ATen
+// stays Inf, or turns NaN, though the value came back in range), so there a candidate's finite value is
+// measured against the reference as any other, and its Inf (not its NaN) is measured as the overflow
+// threshold, the value past which rounding gives Inf, against the reference held within it: an Inf
+// for a true value just past the threshold costs nothing, an Inf for a small value is far off.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -35,6 +42,9 @@ double epsilon(DType t);             // machine epsilon of the output type (1 fo
 double accumulationEpsilon(DType t); // float32's for 16- and 32-bit floats, float64's for float64
 // The factor the `sum` model gives a reduction of `terms` elements per result.
 double termsFactor(int64_t terms);
+// The smallest magnitude a value of type t rounds to Inf from (round to nearest even): 65520 for
+// float16; the largest finite double for float64, where no finite reference overflows.
+double overflowThreshold(DType t);
 // How many units a candidate may be off, given ATen's worst on the same inputs.
 double allowedUnits(double atenUnits);
 
@@ -43,7 +53,7 @@ struct OutputErrors {
     std::string name;
     int64_t numel = 0;
     int64_t unwritten = 0;          // elements still holding the fill written before the run
-    int64_t nonFiniteMismatch = 0;  // NaN/Inf where ATen's output has none (or a different one)
+    int64_t nonFiniteMismatch = 0;  // NaN/Inf unlike ATen's, other than at the overflow edge (above)
     int64_t firstNonFinite = -1;    // index of the first such element
     double nonFiniteGot = 0, nonFiniteExpected = 0;
     double candidateUnits = 0;      // worst error of the candidate, in units

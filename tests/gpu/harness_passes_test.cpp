@@ -105,6 +105,8 @@ bool close(double a, double b)
 {
     if (std::isnan(a) || std::isnan(b))
         return std::isnan(a) && std::isnan(b);
+    if (a == b) // Inf included
+        return true;
     return std::abs(a - b) <= 1e-9 * std::max({1.0, std::abs(a), std::abs(b)});
 }
 
@@ -135,6 +137,10 @@ struct ErrorCase {
     int nonFinite;      // NaN/Inf put in both candidate and ATen at the same places
     int nonFiniteAlone; // NaN/Inf in the candidate alone
     int unwritten;      // elements left holding the fill
+    // The overflow edge (core/guard/numerics.h), 4 elements each: a reference just past the type's
+    // threshold, ATen Inf or NaN there, the candidate its largest finite value or Inf; and (edge 2) also
+    // the candidate's Inf for a small value.
+    int edge = 0;
 };
 
 void errors(at::ScalarType t, DType dtype, int64_t n, const ErrorCase &c, const at::Device &dev)
@@ -163,6 +169,17 @@ void errors(at::ScalarType t, DType dtype, int64_t n, const ErrorCase &c, const 
     }
     if (c.nonFiniteAlone > 0)
         cand.index_put_({some(c.nonFiniteAlone, 17)}, at::full({c.nonFiniteAlone}, std::nan(""), opts.dtype(t)));
+    if (c.edge > 0 && n >= 30) {
+        const double overflow = guard::overflowThreshold(dtype), inf = std::numeric_limits<double>::infinity();
+        const auto at4 = some(4, 29);
+        const auto past = at::full({4}, overflow * 1.001, opts.dtype(at::kDouble)); // Inf itself for float64
+        ref.value.index_put_({at4}, past);
+        aten.index_put_({at4}, at::tensor({inf, std::nan(""), inf, inf}, opts.dtype(at::kDouble)).to(t));
+        const double largest = dtype == DType::F16 ? 65504.0 : dtype == DType::BF16 ? 0x1.fep127 : dtype == DType::F32 ? 0x1.fffffep127 : 0x1.fffffffffffffp1023;
+        cand.index_put_({at4}, at::tensor({inf, inf, largest, -inf}, opts.dtype(at::kDouble)).to(t));
+        if (c.edge > 1)
+            cand.index_put_({some(2, 31)}, at::full({2}, inf, opts.dtype(t)));
+    }
     const uint64_t seed = 99 + uint64_t(n);
     if (c.unwritten > 0) {
         auto fill = at::empty_like(cand);
@@ -214,13 +231,15 @@ int main(int argc, char **argv)
         {"sum with magnitude", ErrorModel::Sum, true, 2, 0, 0, 0},
         {"exact clean", ErrorModel::Exact, false, 0, 0, 0, 0},
         {"exact wrong", ErrorModel::Exact, false, 7, 3, 0, 0},
+        {"overflow edge", ErrorModel::Pointwise, false, 0, 0, 0, 0, 1},
+        {"overflow edge, Inf for small values", ErrorModel::Sum, true, 0, 0, 0, 0, 2},
     };
     const std::pair<at::ScalarType, DType> types[] = {
         {at::kFloat, DType::F32}, {at::kHalf, DType::F16}, {at::kBFloat16, DType::BF16}, {at::kDouble, DType::F64}};
     for (const auto &c : cases)
         for (const auto &[t, d] : types)
             for (int64_t n : {int64_t(1), int64_t(300), int64_t(1000003), int64_t(30000001)})
-                if (n >= 30 || (c.wrong == 0 && c.nonFinite == 0 && c.nonFiniteAlone == 0 && c.unwritten == 0))
+                if (n >= 30 || (c.wrong == 0 && c.nonFinite == 0 && c.nonFiniteAlone == 0 && c.unwritten == 0 && c.edge == 0))
                     errors(t, d, n, c, dev);
 
     // The time of one check of a large float32 output both ways (clean: every pass runs).

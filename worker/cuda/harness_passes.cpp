@@ -197,9 +197,9 @@ UnitScan CudaHarnessPasses::units(const PassOperands &ops, const UnitRule &rule)
     CUdeviceptr values = m_partials, index = m_partials + size_t(m_maxBlocks) * 3 * 8;
     int64_t n = ops.numel;
     int t = int(ops.type), scaled = rule.referenceScaled ? 1 : 0;
-    double rms = rule.rms, eps = rule.eps, accEps = rule.accEps;
+    double rms = rule.rms, eps = rule.eps, accEps = rule.accEps, overflow = rule.overflow;
     const unsigned blocks = blocksFor(n);
-    void *args[] = {&c, &a, &r, &m, &n, &t, &rms, &eps, &accEps, &scaled, &values, &index};
+    void *args[] = {&c, &a, &r, &m, &n, &t, &rms, &eps, &accEps, &scaled, &overflow, &values, &index};
     launch(m_units, blocks, args, "the harness's error scan");
     std::vector<double> part(size_t(m_maxBlocks) * 4); // 3 values per block, then the indices' bits
     readBack(part.data(), part.size() * 8, "the harness's error scan");
@@ -223,12 +223,12 @@ int64_t CudaHarnessPasses::countOver(const PassOperands &ops, const UnitRule &ru
     if (ops.numel <= 0)
         return 0;
     std::lock_guard lock(m_mutex);
-    CUdeviceptr c = dptr(ops.candidate), r = dptr(ops.reference), m = dptr(ops.magnitude), out = m_partials;
+    CUdeviceptr c = dptr(ops.candidate), a = dptr(ops.aten), r = dptr(ops.reference), m = dptr(ops.magnitude), out = m_partials;
     int64_t n = ops.numel;
     int t = int(ops.type), scaled = rule.referenceScaled ? 1 : 0;
-    double rms = rule.rms, eps = rule.eps, accEps = rule.accEps, allowed = allowedUnits;
+    double rms = rule.rms, eps = rule.eps, accEps = rule.accEps, overflow = rule.overflow, allowed = allowedUnits;
     const unsigned blocks = blocksFor(n);
-    void *args[] = {&c, &r, &m, &n, &t, &rms, &eps, &accEps, &scaled, &allowed, &out};
+    void *args[] = {&c, &a, &r, &m, &n, &t, &rms, &eps, &accEps, &scaled, &overflow, &allowed, &out};
     launch(m_over, blocks, args, "the harness's over-bound count");
     return int64_t(sumPartials(blocks, "the harness's over-bound count"));
 }

@@ -247,8 +247,9 @@ extern "C" __global__ void kf_exact_scan(const void *cand, const void *aten, i64
     }
 }
 
-// Pass 1: non-finite values that do not match ATen's exactly (count, first index), and the sum of the
-// reference's finite squares (its rms is the unit's floor).
+// Pass 1: non-finite values that do not match ATen's exactly, but where the reference is finite and the
+// candidate's value is not NaN (passes 2 and 3 measure those; core/guard/numerics.h) (count, first
+// index), and the sum of the reference's finite squares (its rms is the unit's floor).
 extern "C" __global__ void kf_nonfinite_scan(const void *cand, const void *aten, const double *ref, i64 n, int t, i64 *counts,
                                              double *sums)
 {
@@ -259,11 +260,11 @@ extern "C" __global__ void kf_nonfinite_scan(const void *cand, const void *aten,
     KF_FOR(i, n)
     {
         const double c = kf_float_value(kf_load(cand, i, size), t), a = kf_float_value(kf_load(aten, i, size), t);
-        if ((!kf_finite(c) || !kf_finite(a)) && !((kf_nan(c) && kf_nan(a)) || c == a)) {
+        const double r = ref[i];
+        if ((!kf_finite(c) || !kf_finite(a)) && !((kf_nan(c) && kf_nan(a)) || c == a) && !(kf_finite(r) && !kf_nan(c))) {
             ++count;
             first = i < first ? i : first;
         }
-        const double r = ref[i];
         if (kf_finite(r))
             sq += r * r;
     }
@@ -293,10 +294,24 @@ __device__ __forceinline__ double kf_units(double x, double r, double u)
     return kf_finite(x) && kf_finite(r) ? fabs(x - r) / u : 0.0;
 }
 
+// The candidate's error: where both are finite, the distance; where its Inf is not ATen's and the
+// reference is finite, the distance from the overflow threshold to the reference held within it.
+__device__ __forceinline__ double kf_candidate_error(double c, double a, double r, double overflow)
+{
+    if (!kf_finite(r) || kf_nan(c))
+        return 0.0;
+    if (kf_finite(c))
+        return fabs(c - r);
+    if (c == a)
+        return 0.0;
+    const double held = r > overflow ? overflow : r < -overflow ? -overflow : r;
+    return fabs((c > 0 ? overflow : -overflow) - held);
+}
+
 // Pass 2: the candidate's worst error in units and its first index, ATen's worst, and the candidate's
 // sum of squared errors. values: candidate max, ATen max, squared errors; index: the candidate's worst.
 extern "C" __global__ void kf_unit_scan(const void *cand, const void *aten, const double *ref, const double *mag, i64 n, int t, double rms,
-                                        double eps, double accEps, int refScaled, double *values, i64 *index)
+                                        double eps, double accEps, int refScaled, double overflow, double *values, i64 *index)
 {
     const int size = kf_size(t);
     double cmax = -1, amax = 0, errSq = 0;
@@ -305,11 +320,11 @@ extern "C" __global__ void kf_unit_scan(const void *cand, const void *aten, cons
     {
         const double c = kf_float_value(kf_load(cand, i, size), t), a = kf_float_value(kf_load(aten, i, size), t), r = ref[i];
         const double u = kf_unit(r, mag, i, rms, eps, accEps, refScaled);
-        kf_better(cmax, at, kf_units(c, r, u), i);
+        const double ce = kf_candidate_error(c, a, r, overflow);
+        kf_better(cmax, at, ce / u, i);
         const double au = kf_units(a, r, u);
         amax = au > amax ? au : amax;
-        if (kf_finite(c) && kf_finite(r))
-            errSq += (c - r) * (c - r);
+        errSq += ce * ce;
     }
     kf_block_max(cmax, at);
     double aBest = amax;
@@ -325,15 +340,15 @@ extern "C" __global__ void kf_unit_scan(const void *cand, const void *aten, cons
 }
 
 // Pass 3: the candidate's elements over the allowed error.
-extern "C" __global__ void kf_over_scan(const void *cand, const double *ref, const double *mag, i64 n, int t, double rms, double eps,
-                                        double accEps, int refScaled, double allowed, u64 *partial)
+extern "C" __global__ void kf_over_scan(const void *cand, const void *aten, const double *ref, const double *mag, i64 n, int t, double rms,
+                                        double eps, double accEps, int refScaled, double overflow, double allowed, u64 *partial)
 {
     const int size = kf_size(t);
     u64 count = 0;
     KF_FOR(i, n)
     {
-        const double c = kf_float_value(kf_load(cand, i, size), t), r = ref[i];
-        count += kf_units(c, r, kf_unit(r, mag, i, rms, eps, accEps, refScaled)) > allowed;
+        const double c = kf_float_value(kf_load(cand, i, size), t), a = kf_float_value(kf_load(aten, i, size), t), r = ref[i];
+        count += kf_candidate_error(c, a, r, overflow) / kf_unit(r, mag, i, rms, eps, accEps, refScaled) > allowed;
     }
     count = kf_block_sum_u64(count);
     if (threadIdx.x == 0)

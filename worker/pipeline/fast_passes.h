@@ -27,22 +27,24 @@ struct FirstCount {
 };
 
 struct NonFiniteScan {
-    FirstCount mismatches; // non-finite values that do not match ATen's exactly
+    FirstCount mismatches; // non-finite values unlike ATen's where the reference is not finite, or the candidate's NaN
     double referenceSumSq = 0; // of the reference's finite values
 };
 
 // The unit of an element: (|r| + rms) * eps, plus |magnitude| * accEps (or |r| * accEps when
-// `referenceScaled`), never below the smallest normal double.
+// `referenceScaled`), never below the smallest normal double. `overflow`: the output type's
+// guard::overflowThreshold, where a candidate's Inf unlike ATen's is measured from.
 struct UnitRule {
     double rms = 0, eps = 0, accEps = 0;
     bool referenceScaled = false;
+    double overflow = 0;
 };
 
 struct UnitScan {
-    double candidateMax = 0; // worst error in units where both candidate and reference are finite
+    double candidateMax = 0; // worst error in units where the reference is finite (core/guard/numerics.h)
     int64_t candidateAt = -1; // its first index
     double atenMax = 0;
-    double errorSumSq = 0; // (candidate - reference)^2 where both are finite
+    double errorSumSq = 0; // the candidate's squared errors, as candidateMax measures them
 };
 
 class FastPasses {

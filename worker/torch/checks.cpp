@@ -181,6 +181,7 @@ UnitRule unitRule(double rms, const Reference64 &ref, ErrorModel model, DType dt
     u.accEps = guard::accumulationEpsilon(dtype) * guard::termsFactor(ref.terms);
     // `sum`: |x| reduced alike (the magnitude); `norm`: the affine terms' size
     u.referenceScaled = !ref.magnitude.defined() && model == ErrorModel::Normalization;
+    u.overflow = guard::overflowThreshold(dtype);
     return u;
 }
 
@@ -281,12 +282,15 @@ guard::OutputErrors measureOutput(const std::string &name, const at::Tensor &can
         return e;
     }
 
-    // Pass 1: non-finite values must match ATen's exactly; the reference's rms sets the unit's floor.
+    // Pass 1: non-finite values must match ATen's exactly, but where the reference is finite (there pass 2
+    // measures a candidate's finite value or Inf; numerics.h); the reference's rms sets the unit's floor.
     double sumSq = 0;
     forChunks(e.numel, [&](int64_t s, int64_t n) {
         const auto cc = chunk(c, s, n), ac = chunk(a, s, n), rc = chunk(r, s, n);
+        const auto measured = rc.isfinite().logical_and(cc.isnan().logical_not());
         const auto bad = (cc.isfinite().logical_not().logical_or(ac.isfinite().logical_not()))
-                             .logical_and(cc.isnan().logical_and(ac.isnan()).logical_or(cc.eq(ac)).logical_not());
+                             .logical_and(cc.isnan().logical_and(ac.isnan()).logical_or(cc.eq(ac)).logical_not())
+                             .logical_and(measured.logical_not());
         const int64_t k = bad.sum().item<int64_t>();
         if (k > 0 && e.firstNonFinite < 0) {
             const int64_t i = bad.to(at::kInt).argmax().item<int64_t>();
@@ -303,9 +307,15 @@ guard::OutputErrors measureOutput(const std::string &name, const at::Tensor &can
     const double rms = rule.rms;
 
     // Pass 2: worst errors in units, for both; pass 3 counts the candidate's elements over the bound.
+    // ATen's errors where both are finite; the candidate's also where its Inf is not ATen's (numerics.h).
     auto units = [&](const at::Tensor &x, const at::Tensor &rc, const at::Tensor &unit) {
         const auto both = x.isfinite().logical_and(rc.isfinite());
         return at::where(both, (x - rc).abs() / unit, at::zeros_like(x));
+    };
+    auto candidateError = [&](const at::Tensor &cc, const at::Tensor &ac, const at::Tensor &rc) {
+        const auto edge = (cc.sign() * rule.overflow - rc.clamp(-rule.overflow, rule.overflow)).abs();
+        const auto err = at::where(cc.isfinite().logical_and(rc.isfinite()), (cc - rc).abs(), at::zeros_like(cc));
+        return at::where(cc.isinf().logical_and(rc.isfinite()).logical_and(cc.ne(ac)), edge, err);
     };
     auto unitOf = [&](const at::Tensor &rc, int64_t s, int64_t n) {
         auto u = (rc.abs() + rms) * rule.eps;
@@ -319,7 +329,8 @@ guard::OutputErrors measureOutput(const std::string &name, const at::Tensor &can
     forChunks(e.numel, [&](int64_t s, int64_t n) {
         const auto cc = chunk(c, s, n), ac = chunk(a, s, n), rc = chunk(r, s, n);
         const auto u = unitOf(rc, s, n);
-        const auto cu = units(cc, rc, u);
+        const auto ce = candidateError(cc, ac, rc);
+        const auto cu = ce / u;
         const double cworst = cu.max().item<double>();
         e.atenUnits = std::max(e.atenUnits, units(ac, rc, u).max().item<double>());
         if (cworst > e.candidateUnits || e.worstIndex < 0) {
@@ -330,8 +341,7 @@ guard::OutputErrors measureOutput(const std::string &name, const at::Tensor &can
             e.worstExpected = rc[i].item<double>();
             e.worstAten = ac[i].item<double>();
         }
-        const auto d = at::where(cc.isfinite().logical_and(rc.isfinite()), cc - rc, at::zeros_like(cc));
-        errSq += (d * d).sum().item<double>();
+        errSq += (ce * ce).sum().item<double>();
     });
     e.candidateRelativeRms = rms > 0 ? std::sqrt(errSq / double(e.numel)) / rms : 0.0;
     if (model != ErrorModel::Exact && e.candidateRelativeRms > guard::kTrivialRelativeRms) {
@@ -348,7 +358,7 @@ guard::OutputErrors measureOutput(const std::string &name, const at::Tensor &can
     if (e.candidateUnits > allowed)
         forChunks(e.numel, [&](int64_t s, int64_t n) {
             const auto rc = chunk(r, s, n);
-            e.overBound += units(chunk(c, s, n), rc, unitOf(rc, s, n)).gt(allowed).sum().item<int64_t>();
+            e.overBound += (candidateError(chunk(c, s, n), chunk(a, s, n), rc) / unitOf(rc, s, n)).gt(allowed).sum().item<int64_t>();
         });
     return e;
 }
