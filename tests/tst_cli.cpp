@@ -276,6 +276,18 @@ private slots:
         QTest::newRow("an unknown template")
             << QStringList{QStringLiteral("templates"), QStringLiteral("--render"), QStringLiteral("cuda.softmax.nope")}
             << QStringLiteral("no template 'cuda.softmax.nope'");
+        QTest::newRow("decide: no decision")
+            << QStringList{QStringLiteral("decide"), QStringLiteral("--session"), QStringLiteral("x.kforge"), QStringLiteral("--node"),
+                           QStringLiteral("1"), QStringLiteral("--reason"), QStringLiteral("fast")}
+            << QStringLiteral("pass --accept or --reject: the decision itself");
+        QTest::newRow("decide: both decisions")
+            << QStringList{QStringLiteral("decide"), QStringLiteral("--session"), QStringLiteral("x.kforge"), QStringLiteral("--node"),
+                           QStringLiteral("1"), QStringLiteral("--accept"), QStringLiteral("--reject"), QStringLiteral("--reason"), QStringLiteral("fast")}
+            << QStringLiteral("pass --accept or --reject, not both");
+        QTest::newRow("decide: no reason")
+            << QStringList{QStringLiteral("decide"), QStringLiteral("--session"), QStringLiteral("x.kforge"), QStringLiteral("--node"),
+                           QStringLiteral("1"), QStringLiteral("--accept")}
+            << QStringLiteral("option --reason is required");
         QTest::newRow("a shape symbol that is not a number")
             << QStringList{QStringLiteral("card"), QStringLiteral("--family"), QStringLiteral("softmax"), QStringLiteral("--shape"),
                            QStringLiteral("rows=x")}

@@ -220,6 +220,7 @@ private slots:
         QTest::newRow("text file") << QStringLiteral("text") << QStringLiteral("not a SQLite database");
         QTest::newRow("other application's database") << QStringLiteral("foreign") << QStringLiteral("another application");
         QTest::newRow("newer kforge") << QStringLiteral("newer") << QStringLiteral("newer kforge");
+        QTest::newRow("a session cut short") << QStringLiteral("cut") << QStringLiteral("is damaged: its database is malformed");
     }
 
     void refusesForeignFiles()
@@ -237,11 +238,15 @@ private slots:
             QCOMPARE(sqlite3_open(f.c_str(), &db), SQLITE_OK);
             if (kind == QStringLiteral("foreign")) {
                 sql::exec(db, "CREATE TABLE contacts(name TEXT); INSERT INTO contacts VALUES('x')");
+            } else if (kind == QStringLiteral("cut")) {
+                schema::migrate(db);
             } else {
                 schema::migrate(db);
                 sql::exec(db, "PRAGMA user_version = 99");
             }
             sqlite3_close(db);
+            if (kind == QStringLiteral("cut")) // a copy that stopped inside its first page
+                QVERIFY(QFile::resize(file, 3000));
         }
         const QByteArray before = test::readAll(file);
         const auto mtime = QFileInfo(file).lastModified();

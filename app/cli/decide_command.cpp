@@ -39,10 +39,11 @@ int decideCommand(const Args &args)
         std::fputs(kDecideUsage, stdout);
         return 0;
     }
-    if (!o.count("--session") || !o.count("--node") || o.count("--accept") == o.count("--reject") || !o.count("--reason")) {
-        std::fputs(kDecideUsage, stderr);
-        return 2;
-    }
+    for (const char *k : {"--session", "--node", "--reason"})
+        if (!o.count(k))
+            throw Error(std::string("option ") + k + " is required (see --help)");
+    if (o.count("--accept") == o.count("--reject"))
+        throw Error(o.count("--accept") ? "pass --accept or --reject, not both" : "pass --accept or --reject: the decision itself");
     if (o["--reason"].find_first_not_of(" \t\n") == std::string::npos)
         throw Error("--reason needs some text: say why");
     int64_t node = 0;

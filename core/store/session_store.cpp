@@ -34,6 +34,10 @@ int inspect(sqlite3 *db, const std::string &path)
         s.step();
         tables = s.integer(0);
     } catch (const Error &e) {
+        // SQLite reads the header of a file cut short or written over, then finds its pages malformed.
+        if (std::string(e.what()).find("malformed") != std::string::npos)
+            throw Error("'" + path + "' is damaged: its database is malformed (cut short or written over; " + e.what()
+                        + "). It was not changed; open a copy made before the damage");
         throw Error("'" + path + "' is not a kforge session: it is not a SQLite database (" + e.what() + ")");
     }
     if (appId == 0 && tables == 0 && version == 0)
