@@ -1019,6 +1019,12 @@ def get_init_inputs():
         QCOMPARE(r.code, 2);
         QVERIFY2(r.err.contains(QStringLiteral("decoder: option heads=5 does not divide hidden=256")), qPrintable(r.err));
         QVERIFY(!QFile::exists(path("bad.json")) && !QFile::exists(path("bad.pt")));
+        // 206 GB of float32 weights: refused by the worker before it allocates any, not left to the OOM killer.
+        r = cli({QStringLiteral("model"), QStringLiteral("decoder"), QStringLiteral("--hidden=65536"), QStringLiteral("--intermediate=262144"),
+                 QStringLiteral("--out"), path("big.json")});
+        QVERIFY2(r.code != 0 && r.err.contains(QStringLiteral("GB of parameters and buffers")) && r.err.contains(QStringLiteral("choose smaller options")),
+                 qPrintable(r.err));
+        QVERIFY(!QFile::exists(path("big.json")) && !QFile::exists(path("big.pt")));
         r = cli({QStringLiteral("model"), QStringLiteral("llama"), QStringLiteral("--out"), path("bad.json")});
         QCOMPARE(r.code, 2);
         QVERIFY2(r.err.contains(QStringLiteral("no built-in model 'llama'")), qPrintable(r.err));

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "util/text.h"
+#include "util/host_memory.h"
 #include "worker/cpu/cpu_compiler.h"
 #include "worker/sandbox/jail.h"
 
@@ -323,17 +324,7 @@ public:
         return m_bandwidth;
     }
 
-    int64_t freeMemory() override
-    {
-        std::ifstream in("/proc/meminfo");
-        std::string key;
-        int64_t kb = 0;
-        std::string unit;
-        while (in >> key >> kb >> unit)
-            if (key == "MemAvailable:")
-                return kb * 1024;
-        return 0;
-    }
+    int64_t freeMemory() override { return availableHostMemory(); }
 
     // The last-level cache (Device::cacheBytes where the interface has it).
     int64_t cacheBytes() const { return m_cacheBytes; }

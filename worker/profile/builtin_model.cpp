@@ -2,10 +2,12 @@
 
 #include <torch/script.h>
 
+#include <cstdio>
 #include <limits>
 
 #include "protocol/messages.h"
 #include "util/error.h"
+#include "util/host_memory.h"
 #include "util/text.h"
 #include "workload/builtin_models.h"
 
@@ -63,6 +65,26 @@ at::Tensor makeTensor(const BuiltinTensor &t, at::ScalarType type)
     return x.to(type).contiguous();
 }
 
+// The model's tensors are made, then serialized beside them: refused up front when that is more than
+// this host has available (a typo such as hidden=65536 would otherwise end in the kernel's OOM killer).
+void refuseBeyondMemory(const BuiltinModel &m, int64_t elementBytes)
+{
+    double bytes = 0;
+    for (const auto &t : m.tensors) {
+        double n = double(elementBytes);
+        for (int64_t d : t.shape)
+            n *= double(d);
+        bytes += n;
+    }
+    const double available = double(availableHostMemory());
+    if (available > 0 && 2 * bytes > available) {
+        char buf[160];
+        std::snprintf(buf, sizeof buf, " holds %.1f GB of parameters and buffers (twice that while it is saved); this host has %.1f GB available",
+                      bytes / 1e9, available / 1e9);
+        throw Error("the built-in model " + m.summary() + buf + ": choose smaller options");
+    }
+}
+
 } // namespace
 
 nlohmann::json buildModelReply(const nlohmann::json &id, const nlohmann::json &req)
@@ -82,6 +104,7 @@ nlohmann::json buildModelReply(const nlohmann::json &id, const nlohmann::json &r
     try {
         m = makeBuiltinModel(name, options);
         const auto type = modelType(m.dtype);
+        refuseBeyondMemory(m, int64_t(c10::elementSize(type)));
         torch::NoGradGuard noGrad;
         at::manual_seed(m.seed);
         torch::jit::Module module("kforge_" + m.name);
