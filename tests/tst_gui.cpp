@@ -963,7 +963,7 @@ private slots:
                 "is the baseline");
         refused({QStringLiteral("--node"), QStringLiteral("9999"), QStringLiteral("--accept"), QStringLiteral("--reason"), QStringLiteral("x")},
                 "has no node 9999");
-        refused({QStringLiteral("--node"), QString::number(node), QStringLiteral("--accept")}, "usage: kforge-cli decide");
+        refused({QStringLiteral("--node"), QString::number(node), QStringLiteral("--accept")}, "option --reason is required");
         QCOMPARE(userDecisions(file, node).size(), size_t(1));
 #endif
     }
