@@ -362,6 +362,8 @@ private slots:
         row("resume: a family", {"search", "--resume", "--session", "@DIR@/s.kforge", "--family", "softmax"},
             "--resume goes on with the session's own operator, backend and proposer; --family cannot change them");
         row("resume: no such session", {"search", "--resume", "--session", "@DIR@/none.kforge"}, "cannot resume '");
+        row("a base URL that is not http", {"search", "--proposer", "llm:vllm/m", "--base-url", "ftp://x"},
+            "option --base-url: a base URL is http:// or https:// and a host (e.g. http://localhost:8000/v1), not 'ftp://x'");
         row("compiling too far ahead", {"search", "--compile-ahead", "9"}, "option --compile-ahead takes a whole number from 0 to 8, not '9'");
         row("a negative exploration constant", {"search", "--exploration", "-0.1"}, "option --exploration takes a number from 0 to 100, not '-0.1'");
         row("a widening exponent above 1", {"search", "--widen-alpha", "1.5"}, "option --widen-alpha takes a number from 0 to 1, not '1.5'");

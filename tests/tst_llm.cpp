@@ -789,6 +789,28 @@ private slots:
         QVERIFY(!test::readAll(session).contains(kKey));
 #endif
     }
+
+    // A provider that cannot be reached ends the search with its error, not as an exhausted space.
+    void unreachableProviderIsTheStopReason()
+    {
+#ifndef KFORGE_CLI_PATH
+        QSKIP("no kforge-cli in this build");
+#else
+        if (test::workerCommand().empty())
+            QSKIP("no kforge-worker in this build");
+        QProcess p;
+        p.start(QStringLiteral(KFORGE_CLI_PATH),
+                {QStringLiteral("search"), QStringLiteral("--family"), QStringLiteral("softmax"), QStringLiteral("--proposer"),
+                 QStringLiteral("llm:vllm/test"), QStringLiteral("--base-url"), QStringLiteral("http://127.0.0.1:9/v1"), QStringLiteral("--nodes"),
+                 QStringLiteral("3"), QStringLiteral("--session"), m_dir.filePath(QStringLiteral("unreachable.kforge")), QStringLiteral("--no-lessons"),
+                 QStringLiteral("--worker"), QString::fromStdString(test::workerCommand())});
+        QVERIFY(p.waitForFinished(120000));
+        const QString said = QString::fromUtf8(p.readAllStandardOutput()) + QString::fromUtf8(p.readAllStandardError());
+        QVERIFY2(p.exitStatus() == QProcess::NormalExit && p.exitCode() == 0, qPrintable(said));
+        QVERIFY2(said.contains(QStringLiteral("done (no proposal: the last one failed: ")) && !said.contains(QStringLiteral("exhausted")),
+                 qPrintable(said));
+#endif
+    }
 };
 
 QTEST_GUILESS_MAIN(TestLlm)

@@ -21,6 +21,7 @@
 
 #include "knowledge/knowledge_base.h"
 #include "knowledge/lessons.h"
+#include "llm/client.h"
 #include "ops/launch_comment.h"
 #include "ops/scan_ops.h"
 #include "ops/shape_box.h"
@@ -391,6 +392,12 @@ int searchCommand(const Args &args)
     const bool llmProposer = proposerSpec != "templates";
     if (!llmProposer && (o.has("--base-url") || o.has("--budget-usd")))
         throw Error("options --base-url and --budget-usd are for --proposer llm:PROVIDER/MODEL");
+    if (o.has("--base-url"))
+        try {
+            llm::checkBaseUrl(o.get("--base-url"));
+        } catch (const Error &e) {
+            throw Error(std::string("option --base-url: ") + e.what());
+        }
     const double budget = o.real("--budget-usd", was.budgetUsd, 0, 1e6);
 
     PoolOptions po;

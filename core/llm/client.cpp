@@ -437,6 +437,16 @@ ProviderConfig parseProviderSpec(const std::string &spec)
     return c;
 }
 
+void checkBaseUrl(const std::string &url)
+{
+    for (const char *scheme : {"http://", "https://"}) {
+        const std::string s = scheme;
+        if (url.rfind(s, 0) == 0 && url.size() > s.size() && url[s.size()] != '/' && url.find_first_of(" \t\r\n") == std::string::npos)
+            return;
+    }
+    throw Error("a base URL is http:// or https:// and a host (e.g. http://localhost:8000/v1), not '" + url + "'");
+}
+
 std::string redactBody(std::string_view text, const Redactor &redactor)
 {
     std::string out;

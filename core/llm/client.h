@@ -84,6 +84,8 @@ std::string keyVariable(const std::string &provider);
 // "anthropic/claude-sonnet-4-5" -> provider and model; a model may itself hold '/' (openrouter's
 // "anthropic/claude-sonnet-4.5"). Throws Error when either part is missing or the provider is unknown.
 ProviderConfig parseProviderSpec(const std::string &spec);
+// A base URL the client can reach: http:// or https:// and a host. Throws Error saying what it takes.
+void checkBaseUrl(const std::string &url);
 
 struct Message {
     std::string role; // "user" or "assistant"

@@ -215,6 +215,7 @@ std::optional<Proposal> LlmProposer::propose(const OperatorCard &card, const Nod
             m_stop = "money budget spent (" + money(m_spent, m_options.prices.currency()) + " of " + money(m_options.budget, m_options.prices.currency())
                      + ")";
         if (parsed.ok) {
+            m_lastFailure.clear();
             Proposal p;
             p.templateId = name();
             p.candidate = std::move(parsed.candidate);

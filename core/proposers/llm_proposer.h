@@ -52,7 +52,7 @@ public:
     std::string stopReason() const override { return m_stop; }
 
     double spent() const { return m_spent; }
-    const std::string &lastFailure() const { return m_lastFailure; }
+    std::string lastFailure() const override { return m_lastFailure; }
     // Malformed user notes left out, or why there is no knowledge base at all.
     const std::vector<std::string> &knowledgeProblems() const { return m_knowledgeProblems; }
 

@@ -44,6 +44,10 @@ public:
     // template proposer moves from what was measured.
     virtual void finished(const NodeRecord &node) {}
     virtual std::string stopReason() const { return {}; }
+    // Why the last propose() gave nothing, when that was a failure (an LLM call that failed or answered
+    // no usable code) rather than nothing new to offer; empty otherwise. A search that runs out of
+    // proposals says it, so a provider that cannot be reached is not reported as an exhausted space.
+    virtual std::string lastFailure() const { return {}; }
     // A lesson made at another shape of this operator, re-made for `card`: the template proposer
     // renders the lesson's template at its point, or at the unseen valid point nearest it when that
     // one is not valid here or was made already, and counts it as proposed (but not as the template's

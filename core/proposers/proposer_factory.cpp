@@ -26,6 +26,8 @@ std::unique_ptr<Proposer> makeProposer(const ProposerChoice &choice, SessionStor
         throw Error("the proposer is templates or llm:PROVIDER/MODEL, not '" + choice.spec + "'");
     LlmProposerOptions o;
     o.provider = llm::parseProviderSpec(choice.spec.substr(4));
+    if (!choice.baseUrl.empty())
+        llm::checkBaseUrl(choice.baseUrl);
     o.provider.baseUrl = choice.baseUrl;
     o.backend = backend;
     o.budget = choice.budget;

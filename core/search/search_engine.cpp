@@ -271,7 +271,8 @@ SearchProgress SearchEngine::run(int64_t sessionId, int64_t operatorId, const Op
                             : proposed >= m_options.maxNodes ? "node budget spent"
                             : (m_options.stallNodes > 0 && sinceBest >= m_options.stallNodes) ? "no improvement"
                             : (m_options.maxSeconds > 0 && elapsed() >= m_options.maxSeconds) ? "time budget spent"
-                            : "search space exhausted";
+                            : !m_proposer.lastFailure().empty() ? "no proposal: the last one failed: " + m_proposer.lastFailure()
+                                                                : "search space exhausted";
             break;
         }
 
