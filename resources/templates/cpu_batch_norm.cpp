@@ -1,26 +1,36 @@
 // cpu.<batch_norm|batch_norm_affine|batch_norm_eval>.channels: per channel of [n, c, hw], MODE 0/1 the
 // batch's mean and biased variance over n and hw in two passes with ACCUMULATORS partial sums in ACC
 // precision, MODE 2 the running statistics; then (x - mean) * rstd [* w + b].
-static ACC channel_sum(const float *x, int64_t n, int64_t c, int64_t hw, int64_t ch, ACC shift, bool squares)
+// The second pass is the corrected two-pass: it sums d = x - mean, as the float the output subtracts,
+// besides d * d, so r = sum(d) / count carries what rounding the mean to a float lost. A channel of a
+// few values near each other far from zero (two values, hw 2, n 1) otherwise gets x - mean wrong by that
+// rounding, which is large next to the values' spread.
+static void channel_sums(const float *x, int64_t n, int64_t c, int64_t hw, int64_t ch, float shift, bool withSquares, ACC &sum, ACC &squares)
 {
-    ACC part[ACCUMULATORS] = {};
+    ACC part[ACCUMULATORS] = {}, sq[ACCUMULATORS] = {};
     for (int64_t s = 0; s < n; ++s) {
         const float *xr = x + (s * c + ch) * hw;
         int64_t i = 0;
         for (; i + ACCUMULATORS <= hw; i += ACCUMULATORS)
             for (int a = 0; a < ACCUMULATORS; ++a) {
-                const ACC d = xr[i + a] - shift;
-                part[a] += squares ? d * d : d;
+                const ACC d = (ACC)xr[i + a] - (ACC)shift;
+                part[a] += d;
+                if (withSquares)
+                    sq[a] += d * d;
             }
         for (; i < hw; ++i) {
-            const ACC d = xr[i] - shift;
-            part[0] += squares ? d * d : d;
+            const ACC d = (ACC)xr[i] - (ACC)shift;
+            part[0] += d;
+            if (withSquares)
+                sq[0] += d * d;
         }
     }
-    ACC total = 0;
-    for (int a = 0; a < ACCUMULATORS; ++a)
-        total += part[a];
-    return total;
+    sum = 0;
+    squares = 0;
+    for (int a = 0; a < ACCUMULATORS; ++a) {
+        sum += part[a];
+        squares += sq[a];
+    }
 }
 
 extern "C" int kforge_entry(const kf_tensor *inputs, int n_inputs, kf_tensor *outputs, int n_outputs)
@@ -39,24 +49,27 @@ extern "C" int kforge_entry(const kf_tensor *inputs, int n_inputs, kf_tensor *ou
     float *y = (float *)outputs[0].data;
     const int64_t count = n * hw;
     for (int64_t ch = 0; ch < c; ++ch) {
-        float mean, rstd;
+        float mean, rest = 0.f, rstd;
         if (MODE == 2) {
             mean = ((const float *)inputs[3].data)[ch];
             rstd = (float)(1.0 / std::sqrt((double)((const float *)inputs[4].data)[ch] + EPS));
         } else {
             if (count == 0)
                 continue;
-            const ACC m = channel_sum(x, n, c, hw, ch, 0, false) / (ACC)count;
-            const ACC var = channel_sum(x, n, c, hw, ch, m, true) / (ACC)count;
-            mean = (float)m;
-            rstd = (float)(1.0 / std::sqrt((double)var + EPS));
+            ACC sum, squares;
+            channel_sums(x, n, c, hw, ch, 0.f, false, sum, squares);
+            mean = (float)(sum / (ACC)count);
+            channel_sums(x, n, c, hw, ch, mean, true, sum, squares);
+            const ACC r = sum / (ACC)count, var = squares / (ACC)count - r * r;
+            rest = (float)r;
+            rstd = (float)(1.0 / std::sqrt((double)(var > 0 ? var : 0) + EPS));
         }
         const float a = MODE >= 1 ? rstd * w[ch] : rstd, sh = MODE >= 1 ? b[ch] : 0.f;
         for (int64_t s = 0; s < n; ++s) {
             const float *xr = x + (s * c + ch) * hw;
             float *yr = y + (s * c + ch) * hw;
             for (int64_t i = 0; i < hw; ++i)
-                yr[i] = (xr[i] - mean) * a + sh;
+                yr[i] = ((xr[i] - mean) - rest) * a + sh;
         }
     }
     return 0;
