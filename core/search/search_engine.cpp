@@ -267,12 +267,13 @@ SearchProgress SearchEngine::run(int64_t sessionId, int64_t operatorId, const Op
             break;
         }
         if (prog.running == 0) {
+            const std::string failure = m_proposer.lastFailure();
             prog.stopReason = m_stop ? "stopped" : !m_proposer.stopReason().empty() ? m_proposer.stopReason()
                             : proposed >= m_options.maxNodes ? "node budget spent"
                             : (m_options.stallNodes > 0 && sinceBest >= m_options.stallNodes) ? "no improvement"
                             : (m_options.maxSeconds > 0 && elapsed() >= m_options.maxSeconds) ? "time budget spent"
-                            : !m_proposer.lastFailure().empty() ? "no proposal: the last one failed: " + m_proposer.lastFailure()
-                                                                : "search space exhausted";
+                            : !failure.empty() ? "no proposal: the last one failed: " + failure
+                                               : "search space exhausted";
             break;
         }
 

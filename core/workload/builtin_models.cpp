@@ -336,17 +336,22 @@ const BuiltinModelInfo &builtinModelInfo(const std::string &name)
     return builderFor(name).info;
 }
 
-int64_t BuiltinModel::parameterCount() const
+int64_t BuiltinModel::elements(bool parametersOnly) const
 {
     int64_t n = 0;
     for (const auto &t : tensors)
-        if (!t.buffer) {
+        if (!parametersOnly || !t.buffer) {
             int64_t e = 1;
             for (int64_t d : t.shape)
                 e *= d;
             n += e;
         }
     return n;
+}
+
+int64_t BuiltinModel::parameterCount() const
+{
+    return elements(true);
 }
 
 std::string BuiltinModel::summary() const

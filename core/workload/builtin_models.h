@@ -53,6 +53,7 @@ struct BuiltinModel {
     std::vector<BuiltinTensor> tensors;
     std::vector<InputSpec> inputs;
     int64_t parameterCount() const;
+    int64_t elements(bool parametersOnly = false) const; // of every tensor, or of the parameters alone
     std::string summary() const; // one line: the name and its resolved options
 };
 

@@ -289,7 +289,7 @@ CardOrReason cardForCall(const CapturedCall &c, int tensorReturns, int keyIndex)
         for (const auto &t : a.tensors) {
             if (!knownDtype(t.dtype))
                 return {std::nullopt, "has a " + t.dtype + " tensor, a dtype kforge has no cards for"};
-            if (std::find(t.shape.begin(), t.shape.end(), 0) != t.shape.end())
+            if (t.numel() == 0)
                 return {std::nullopt, "has an empty tensor: there is nothing to compute"};
         }
     }

@@ -83,12 +83,11 @@ std::string problemCardsUnfit(const ProblemSignature &sig)
     for (size_t i = 0; i < sig.outputs.size(); ++i)
         if (!floating(sig.outputs[i].dtype) && sig.outputs[i].dtype != "int64")
             return "output " + std::to_string(i) + " is " + sig.outputs[i].dtype + ", not a floating tensor or int64 indices";
-    const auto empty = [](const TensorMeta &t) { return std::find(t.shape.begin(), t.shape.end(), 0) != t.shape.end(); };
     for (size_t i = 0; i < sig.inputs.size(); ++i)
-        if (empty(sig.inputs[i]))
+        if (sig.inputs[i].numel() == 0)
             return "input " + std::to_string(i) + " is empty: there is nothing to compute";
     for (size_t i = 0; i < sig.outputs.size(); ++i)
-        if (empty(sig.outputs[i]))
+        if (sig.outputs[i].numel() == 0)
             return "output " + std::to_string(i) + " is empty: there is nothing to compute";
     return {};
 }

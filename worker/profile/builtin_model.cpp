@@ -69,13 +69,7 @@ at::Tensor makeTensor(const BuiltinTensor &t, at::ScalarType type)
 // this host has available (a typo such as hidden=65536 would otherwise end in the kernel's OOM killer).
 void refuseBeyondMemory(const BuiltinModel &m, int64_t elementBytes)
 {
-    double bytes = 0;
-    for (const auto &t : m.tensors) {
-        double n = double(elementBytes);
-        for (int64_t d : t.shape)
-            n *= double(d);
-        bytes += n;
-    }
+    const double bytes = double(m.elements()) * double(elementBytes);
     const double available = double(availableHostMemory());
     if (available > 0 && 2 * bytes > available) {
         char buf[160];
