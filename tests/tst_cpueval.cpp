@@ -53,6 +53,15 @@ private slots:
         QVERIFY(eval("good_softmax.cpp").compile.cached);
     }
 
+    // Every call of the candidate runs on the one core the worker is on (on a machine of one core this
+    // holds trivially).
+    void candidateCallsRunOnOneCore()
+    {
+        const Verdict v = eval("one_core_softmax.cpp");
+        QVERIFY2(v.correct(), v.summaryLine().c_str());
+        QCOMPARE(v.candidate.samplesUs.size(), size_t(9));
+    }
+
     void rejections_data()
     {
         QTest::addColumn<QString>("kernel");

@@ -381,7 +381,8 @@ public:
 
     // One timed sample: flush L2, spin so the host gets ahead, then events around the work, on the
     // stream the work runs on; the device sync after it leaves nothing running into the next sample.
-    double sample(const std::function<LaunchOutcome()> &work, LaunchOutcome &outcome) override
+    // No priming: the events time the kernel alone, and a run more per sample would cost device time.
+    double sample(const std::function<LaunchOutcome()> &work, LaunchOutcome &outcome, const std::function<LaunchOutcome()> &) override
     {
         const CUstream s = stream();
         flushCaches();

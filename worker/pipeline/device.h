@@ -93,8 +93,12 @@ public:
     // in one piece (CUDA: the caching allocator's blocks, which fragment); a no-op where nothing caches.
     virtual void releaseCachedMemory() {}
     // One timed sample of `work` on the device's clock, in microseconds, caches flushed first. When
-    // `work` reports its own time (LaunchOutcome::micros), that time is the sample.
-    virtual double sample(const std::function<LaunchOutcome()> &work, LaunchOutcome &outcome) = 0;
+    // `work` reports its own time (LaunchOutcome::micros), that time is the sample. `prime`, when given,
+    // is the same work on other buffers: a device whose samples depend on what ran just before them
+    // runs it untimed first (the CPU); one that times on its own clock ignores it. Only the baseline is
+    // primed: an untimed call between a candidate's timed ones would let it move work out of them.
+    virtual double sample(const std::function<LaunchOutcome()> &work, LaunchOutcome &outcome,
+                          const std::function<LaunchOutcome()> &prime) = 0;
     // Records work for replay where the device can (CUDA graphs); null where it cannot.
     virtual std::unique_ptr<Recording> record(const std::function<void()> &work) { return nullptr; }
     // Copy bandwidth in bytes per second (read plus written), what reports compare kernels with; 0 when
@@ -108,6 +112,12 @@ public:
     virtual int64_t freeMemory() = 0;
     // The last-level cache, so rotating input sets can outsize it (0: unknown).
     virtual int64_t cacheBytes() const { return 0; }
+    // The most input sets a benchmark rotates through. Where the flush reaches every cache the timed
+    // work sees (a GPU's L2), a few suffice; where it does not, the rotation itself must turn them over.
+    virtual int maxInputSets() const { return 8; }
+    // Keeps the calling thread, and the candidate's calls, on the core it is on until the returned
+    // handle goes (the CPU: both sides then share one core and whatever else the host runs on it).
+    virtual std::shared_ptr<void> holdCore() { return {}; }
     // Warm-up before timing, at least this long of candidate and baseline alternating: an H200 timed
     // both sides 10% slow for a while after the idle of a compile. It may be shorter when the device
     // has just been busy (compiling ahead leaves it almost no idle between evaluations).

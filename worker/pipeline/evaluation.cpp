@@ -23,7 +23,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 constexpr int64_t kBandBytes = 64 << 10; // guard band before and after every buffer a candidate sees
 constexpr int kSpotChecks = 3;           // timed runs whose outputs are checked in full
-constexpr int kMaxSets = 8;
 
 // Adds the time until it goes out of scope to a phase's total (KFORGE_WORKER_VERBOSE's breakdown).
 class PhaseTimer {
@@ -137,8 +136,14 @@ private:
         int64_t most = 0;
         for (const auto &t : trials)
             most = std::max(most, tensorBytes(t.shape));
-        return most * (kMaxSets + 1) + int64_t(kMaxSets + 1) * 2 * kBandBytes * int64_t(m_card.inputs.size() + m_card.outputs.size())
-             + (64 << 20);
+        const int64_t bands = 2 * kBandBytes * int64_t(m_card.inputs.size() + m_card.outputs.size());
+        return (most + bands) * (setsFor(tensorBytes(m_card.shape) + bands) + 1) + (64 << 20);
+    }
+
+    // Enough input sets of `setBytes` to outsize the cache twice, at least three and at most the device's.
+    int setsFor(int64_t setBytes) const
+    {
+        return int(std::clamp<int64_t>(2 * m_device.cacheBytes() / std::max<int64_t>(setBytes, 1) + 1, 3, std::max(3, m_device.maxInputSets())));
     }
 
     int64_t tensorBytes(const ShapeBindings &shape) const
@@ -371,7 +376,7 @@ private:
         // Enough sets to outsize the cache twice and to rotate, within half of free memory and leaving
         // room for a spot check's copies and float64 reference beside them (else it would go to the host).
         const int64_t setBytes = std::max<int64_t>(tensorBytes(shape) + 2 * kBandBytes * int64_t(m_card.inputs.size() + m_card.outputs.size()), 1);
-        int sets = int(std::clamp<int64_t>(2 * m_device.cacheBytes() / setBytes + 1, 3, kMaxSets));
+        int sets = setsFor(setBytes);
         const int64_t freeBytes = m_device.freeMemory();
         const int64_t spotReserve = m_device.torchDevice().is_cpu() ? 0 : reference64Bytes(m_card, shape) + 2 * tensorBytes(shape);
         const int64_t budget = std::min(freeBytes / 2, freeBytes - spotReserve);
@@ -398,15 +403,19 @@ private:
         };
         auto fail = [&](const LaunchOutcome &o, const std::string &when) { failTimed(when, {failureCode(o.kind), o.detail}, {}); };
 
+        const auto onOneCore = m_device.holdCore();
         std::optional<PhaseTimer> warmTimer(std::in_place, m_phases.warmup);
         const auto warm0 = Clock::now();
         const double warmupMs = m_device.warmupMillis(); // asked once: it depends on how long the device was idle
-        for (int i = 0; i < std::max(1, m_options.warmup) || millisSince(warm0) < warmupMs; ++i) {
-            const int s = next++ % sets;
+        // Every set is run by each side at least once before timing: a CPU candidate's jail otherwise
+        // paid page faults in the first timed run on a set (120-190 us against 20 on a 128 x 512 layer norm).
+        for (int i = 0; i < std::max({1, m_options.warmup, sets}) || millisSince(warm0) < warmupMs; ++i) {
+            const int s = i % sets;
             refill(bufs[size_t(s)]);
             if (auto o = candidateRun(s); !o.ok())
                 return fail(o, "while warming up");
-            baselineRun(next++ % sets);
+            baselineRun((i + 1) % sets);
+            next = i + 2;
             if (i % 8 == 7)
                 if (auto o = m_device.synchronize("while warming up"); !o.ok())
                     return fail(o, "while warming up");
@@ -426,10 +435,11 @@ private:
                 LaunchOutcome o;
                 const int s = next++ % sets;
                 refill(bufs[size_t(s)]);
-                pc.push_back(m_device.sample([&] { return candidateRun(s); }, o));
+                pc.push_back(m_device.sample([&] { return candidateRun(s); }, o, {}));
                 if (!o.ok())
                     return fail(o, "while timing");
-                pb.push_back(m_device.sample([&] { return baselineRun(next++ % sets); }, o));
+                const int b = next++ % sets;
+                pb.push_back(m_device.sample([&] { return baselineRun(b); }, o, [&] { return baselineRun((b + 1) % sets); }));
             }
             if (std::min(quantile(pc, 0.5), quantile(pb, 0.5)) < m_device.graphBelowMicros()) {
                 for (int s = 0; s < sets; ++s) {
@@ -475,7 +485,7 @@ private:
                 const int s = next++ % sets;
                 refill(bufs[size_t(s)]);
                 LaunchOutcome o;
-                timing.candidateUs.push_back(m_device.sample([&] { return candidateOnce(s); }, o));
+                timing.candidateUs.push_back(m_device.sample([&] { return candidateOnce(s); }, o, {}));
                 if (!o.ok()) {
                     fail(o, "in timed run " + std::to_string(i + 1));
                     return false;
@@ -486,7 +496,8 @@ private:
             };
             const auto baselineSample = [&] {
                 LaunchOutcome o;
-                timing.baselineUs.push_back(m_device.sample([&] { return baselineOnce(next++ % sets); }, o));
+                const int b = next++ % sets;
+                timing.baselineUs.push_back(m_device.sample([&] { return baselineOnce(b); }, o, [&] { return baselineOnce((b + 1) % sets); }));
             };
             // Alternate which side goes first so drift (clocks, temperature) hits both equally.
             if (i % 2 == 0) {
