@@ -118,6 +118,26 @@ private slots:
         QCOMPARE(v.trials.size(), trialPlan(card).size());
     }
 
+    // Every CPU template with independent partial results (up to 16) starts at eight of them, in double where it
+    // has a choice (cpuPartialResultsSeed): a new template cannot fall back to the middle of its values.
+    void cpuPartialResultsStartAtEight()
+    {
+        int seen = 0;
+        for (const auto &f : cardFamilies())
+            for (const auto *t : TemplateLibrary::builtin().forFamily(f, "cpu")) {
+                const auto a = t->space.find("accumulators");
+                if (a == t->space.end() || std::find(a->second.begin(), a->second.end(), nlohmann::json(8)) == a->second.end())
+                    continue; // the vector softmax's sums: one to four vectors, seeded at two
+                ++seen;
+                QVERIFY2(t->seed, t->id.c_str());
+                const auto seed = t->seed(makeCard(f, smallShape(f)));
+                QCOMPARE(seed.value("accumulators", 0), 8);
+                if (t->space.count("acc"))
+                    QCOMPARE(seed.value("acc", std::string()), std::string("double"));
+            }
+        QVERIFY(seen >= 20);
+    }
+
     void cardsRoundTripThroughJson()
     {
         for (const auto &f : cardFamilies()) {

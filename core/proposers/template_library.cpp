@@ -85,6 +85,16 @@ const TemplateLibrary &TemplateLibrary::builtin()
     return lib;
 }
 
+std::function<nlohmann::json(const OperatorCard &)> cpuPartialResultsSeed(const std::map<std::string, std::vector<nlohmann::json>> &space)
+{
+    if (!space.count("accumulators"))
+        return {};
+    nlohmann::json seed = {{"accumulators", 8}};
+    if (space.count("acc"))
+        seed["acc"] = "double";
+    return [seed](const OperatorCard &) { return seed; };
+}
+
 void TemplateLibrary::add(KernelTemplate t)
 {
     m_templates.push_back(std::move(t));

@@ -67,6 +67,7 @@ void addCpuAnyDimTemplates(TemplateLibrary &lib)
     }
     KernelTemplate in = dimTemplate("instance_norm", "rows", "two-pass mean and variance per (sample, channel) row with partial sums",
                                     {{"acc", kAcc}, {"accumulators", {1, 2, 4, 8, 16}}}, "", "anydim_instance_norm.cpp");
+    in.seed = cpuPartialResultsSeed(in.space);
     in.render = [id = in.id](const J &p, const OperatorCard &card) {
         return paramDefines(id, p) + epsDefine(lastDoubleArg(card), false) + templateSource("anydim_prologue.h")
                + templateSource("anydim_instance_norm.cpp");

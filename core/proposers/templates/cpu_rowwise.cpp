@@ -28,7 +28,8 @@ KernelTemplate rowTemplate(const std::string &family, const std::string &descrip
                + templateSource(kernelFile);
     };
     auto valid = [](const J &, const OperatorCard &card) { return card.inputs.front().dtype == DType::F32; };
-    return {id, family, "cpu", description, std::move(space), valid, render, {}, {}, {}};
+    auto seed = cpuPartialResultsSeed(space);
+    return {id, family, "cpu", description, std::move(space), valid, render, {}, std::move(seed), {}};
 }
 
 const std::vector<J> kAcc = {"float", "double"};
