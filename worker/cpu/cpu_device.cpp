@@ -99,6 +99,15 @@ struct ArenaState {
     }
 };
 
+// Lets `pid` (0: the calling thread) run on `cpu` alone; false where the affinity cannot be set.
+bool holdOn(pid_t pid, int cpu)
+{
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    return ::sched_setaffinity(pid, sizeof one, &one) == 0;
+}
+
 LaunchOutcome toLaunch(const sb::CallOutcome &c)
 {
     LaunchOutcome o;
@@ -180,12 +189,7 @@ private:
     void runOnThisCore()
     {
         const int cpu = ::sched_getcpu();
-        if (cpu < 0 || cpu == m_runnerCpu)
-            return;
-        cpu_set_t one;
-        CPU_ZERO(&one);
-        CPU_SET(cpu, &one);
-        if (::sched_setaffinity(m_jail->runnerPid(), sizeof one, &one) == 0)
+        if (cpu >= 0 && cpu != m_runnerCpu && holdOn(m_jail->runnerPid(), cpu))
             m_runnerCpu = cpu;
     }
 
@@ -382,12 +386,7 @@ public:
     {
         cpu_set_t before;
         const int cpu = ::sched_getcpu();
-        if (cpu < 0 || ::sched_getaffinity(0, sizeof before, &before) != 0)
-            return {};
-        cpu_set_t one;
-        CPU_ZERO(&one);
-        CPU_SET(cpu, &one);
-        if (::sched_setaffinity(0, sizeof one, &one) != 0)
+        if (cpu < 0 || ::sched_getaffinity(0, sizeof before, &before) != 0 || !holdOn(0, cpu))
             return {};
         return std::shared_ptr<void>(new cpu_set_t(before), [](void *p) {
             auto *mask = static_cast<cpu_set_t *>(p);

@@ -136,14 +136,16 @@ private:
         int64_t most = 0;
         for (const auto &t : trials)
             most = std::max(most, tensorBytes(t.shape));
-        const int64_t bands = 2 * kBandBytes * int64_t(m_card.inputs.size() + m_card.outputs.size());
-        return (most + bands) * (setsFor(tensorBytes(m_card.shape) + bands) + 1) + (64 << 20);
+        return (most + bandBytes()) * (setsFor(tensorBytes(m_card.shape) + bandBytes()) + 1) + (64 << 20);
     }
 
-    // Enough input sets of `setBytes` to outsize the cache twice, at least three and at most the device's.
-    int setsFor(int64_t setBytes) const
+    // The guard bands before and after every buffer of one set.
+    int64_t bandBytes() const { return 2 * kBandBytes * int64_t(m_card.inputs.size() + m_card.outputs.size()); }
+
+    // Enough input sets of `bytesPerSet` to outsize the cache twice, at least three and at most the device's.
+    int setsFor(int64_t bytesPerSet) const
     {
-        return int(std::clamp<int64_t>(2 * m_device.cacheBytes() / std::max<int64_t>(setBytes, 1) + 1, 3, std::max(3, m_device.maxInputSets())));
+        return int(std::clamp<int64_t>(2 * m_device.cacheBytes() / std::max<int64_t>(bytesPerSet, 1) + 1, 3, std::max(3, m_device.maxInputSets())));
     }
 
     int64_t tensorBytes(const ShapeBindings &shape) const
@@ -375,7 +377,7 @@ private:
         const auto &shape = m_card.shape;
         // Enough sets to outsize the cache twice and to rotate, within half of free memory and leaving
         // room for a spot check's copies and float64 reference beside them (else it would go to the host).
-        const int64_t setBytes = std::max<int64_t>(tensorBytes(shape) + 2 * kBandBytes * int64_t(m_card.inputs.size() + m_card.outputs.size()), 1);
+        const int64_t setBytes = tensorBytes(shape) + bandBytes();
         int sets = setsFor(setBytes);
         const int64_t freeBytes = m_device.freeMemory();
         const int64_t spotReserve = m_device.torchDevice().is_cpu() ? 0 : reference64Bytes(m_card, shape) + 2 * tensorBytes(shape);
