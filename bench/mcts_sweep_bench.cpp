@@ -24,11 +24,18 @@
 //   kforge-mcts-sweep-bench [--backend cpu|cuda] [--families a,b] [--max-points N] [--seeds N]
 //                           [--samples N] [--workers N] [--worker CMD] [--cache FILE] [--first seeds|spread]
 //                           [--exploration C] [--best-backup 1] [--shape k=v,...] [--lessons-at k=v,...|default]
-//                           [--confirm N]
+//                           [--confirm N] [--rank time|ratio]
 //
 // --confirm N measures every point within 10% of a family's best N times again, in this run, and
 // judges the search by the medians of those (the search itself is still shown the sweep's measurement,
 // as a live search sees one). The cache keeps a confirmed point's measurements as a list, the sweep's first.
+//
+// --rank: what the replayed search ranks candidates by and what it is judged by; by default the search's
+// own rule for the backend (search/search_value.h). "time" (the CPU's): each measurement's candidate
+// median, the search's values normalised by the first evaluation's baseline as SearchValue does, the
+// points' values by the median of every baseline time the family's sweep took (the cache keeps each
+// measurement's candidate median under "#candidate_us"; a family swept before it did is ranked by
+// ratio). "ratio": each evaluation's own speedup.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -52,6 +59,7 @@
 #include "proposers/template_proposer.h"
 #include "search/mcts.h"
 #include "search/policy_replay.h"
+#include "search/search_value.h"
 #include "util/error.h"
 #include "util/files.h"
 #include "util/options.h"
@@ -129,19 +137,45 @@ struct Family {
     // replayed search is shown (a live search measures a point once); --confirm measures the points near
     // the best again, all in one lease, and those confirmations alone then give the point's value.
     std::map<std::string, std::vector<double>> runs;
+    std::map<std::string, std::vector<double>> candidateUs; // each run's candidate median (0 when not correct), where known
+    bool byCandidateTime = false; // rank by candidate time (--rank); set by rank() only where every run's time is known
+    double baselineUs = 0;        // by candidate time: the median of every run's baseline median
     std::map<std::string, double> value; // what the search is judged by; rank() derives it, the best and the failures from runs
     std::string best; // by value
     double bestSpeedup = 0;
     int failed = 0;
 
-    void rank()
+    // The value of a run: its speedup, or by candidate time the family's baseline over its candidate's median.
+    double runValue(const std::string &k, size_t i) const
+    {
+        const double s = runs.at(k)[i];
+        return byCandidateTime && s > 0 ? baselineUs / candidateUs.at(k)[i] : s;
+    }
+
+    void rank(bool wantCandidateTime)
     {
         value.clear();
         best.clear();
         bestSpeedup = 0;
         failed = 0;
+        std::vector<double> baselines;
+        byCandidateTime = wantCandidateTime;
         for (const auto &[k, r] : runs) {
-            const std::vector<double> confirmations(r.size() > 1 ? r.begin() + 1 : r.begin(), r.end());
+            const auto c = candidateUs.find(k);
+            if (c == candidateUs.end() || c->second.size() != r.size()) {
+                byCandidateTime = false;
+                break;
+            }
+            for (size_t i = 0; i < r.size(); ++i)
+                if (r[i] > 0 && c->second[i] > 0)
+                    baselines.push_back(r[i] * c->second[i]);
+        }
+        byCandidateTime = byCandidateTime && !baselines.empty();
+        baselineUs = byCandidateTime ? quantile(baselines, 0.5) : 0.0;
+        for (const auto &[k, r] : runs) {
+            std::vector<double> confirmations;
+            for (size_t i = r.size() > 1 ? 1 : 0; i < r.size(); ++i)
+                confirmations.push_back(runValue(k, i));
             const double s = *std::min_element(confirmations.begin(), confirmations.end()) <= 0 ? 0.0 : quantile(confirmations, 0.5);
             value[k] = s;
             failed += s <= 0;
@@ -217,6 +251,7 @@ void evaluate(Family &f, WorkerPool &pool, const std::string &backend, const Eva
                         notMeasured = v.reasons.empty() ? statusName(v.status) : v.reasons.front().message.substr(0, 200);
                 } else {
                     f.runs[work[i].first].push_back(v.correct() ? v.speedup : 0.0);
+                    f.candidateUs[work[i].first].push_back(v.correct() ? v.candidate.summary.median : 0.0);
                 }
                 std::fprintf(stderr, "  %6.1f s %s %s %.3fx%s\n",
                              std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), work[i].first.c_str(),
@@ -243,6 +278,10 @@ std::vector<double> cachedRuns(const nlohmann::json &v)
         return v.get<std::vector<double>>();
     return {v.get<double>()};
 }
+
+// The cache's key for the candidates' median times, beside the families' speedups.
+constexpr const char *kCandidateTimes = "#candidate_us";
+bool rankByCandidateTime = false; // --rank
 
 // The best of a sweep is the largest of many noisy values, so it reads high, and "within 3% of it"
 // would judge the search by noise. With `confirmations` N, every point whose value is within 10% of the
@@ -271,13 +310,18 @@ void sweep(Family &f, WorkerPool &pool, const std::string &backend, const EvalOp
     };
     std::vector<std::pair<std::string, Candidate>> work;
     const nlohmann::json known = cache.contains(f.name) ? cache[f.name] : nlohmann::json::object();
+    const nlohmann::json knownTimes = cache.contains(kCandidateTimes) && cache[kCandidateTimes].contains(f.name)
+                                          ? cache[kCandidateTimes][f.name] : nlohmann::json::object();
     for (const auto &k : order)
-        if (const auto it = known.find(k); it != known.end())
+        if (const auto it = known.find(k); it != known.end()) {
             f.runs[k] = cachedRuns(*it);
-        else
+            if (const auto t = knownTimes.find(k); t != knownTimes.end())
+                f.candidateUs[k] = t->get<std::vector<double>>();
+        } else {
             work.push_back(candidate(k));
+        }
     evaluate(f, pool, backend, eo, work, "sweeping");
-    f.rank();
+    f.rank(rankByCandidateTime);
     // Each round adds a measurement to at least one point and none has more than N, so the rounds end.
     while (confirmations > 0) {
         std::vector<std::pair<std::string, Candidate>> again;
@@ -287,10 +331,12 @@ void sweep(Family &f, WorkerPool &pool, const std::string &backend, const EvalOp
         if (again.empty())
             break;
         evaluate(f, pool, backend, eo, again, "confirming");
-        f.rank();
+        f.rank(rankByCandidateTime);
     }
     for (const auto &[k, r] : f.runs) // what the cache held of points outside this space stays
         cache[f.name][k] = r.size() == 1 ? nlohmann::json(r.front()) : nlohmann::json(r);
+    for (const auto &[k, t] : f.candidateUs)
+        cache[kCandidateTimes][f.name][k] = t;
 }
 
 // The template proposer, except that the baseline's children after the templates' seeds are the unseen
@@ -399,11 +445,14 @@ Replay replay(const Family &f, const std::string &backend, uint64_t seed, const 
     TemplateProposer templates(backend, f.lib);
     SpreadProposer spreading(backend, f.lib);
     Proposer &proposer = first == "seeds" ? static_cast<Proposer &>(templates) : spreading;
+    // What a live search is shown: each point's first measurement, ranked as SearchValue ranks it.
+    SearchValue searchValue(f.byCandidateTime);
     const Measure measure = [&](const std::string &id, const nlohmann::json &p) -> std::optional<double> {
         const auto it = f.runs.find(key(id, p));
         if (it == f.runs.end())
             return std::nullopt;
-        return it->second.front();
+        const double s = it->second.front();
+        return s > 0 && f.byCandidateTime ? searchValue.of(s, f.candidateUs.at(it->first).front()) : s;
     };
     // The search decides on what it was shown (each point's first measurement) and is judged by the
     // points' values (their medians where confirmed).
@@ -498,13 +547,13 @@ int main(int argc, char **argv)
     std::map<std::string, std::string> opt = {{"--backend", "cpu"}, {"--max-points", ""}, {"--seeds", "10"}, {"--samples", "10"},
                                               {"--workers", "1"}, {"--worker", ""}, {"--families", ""}, {"--cache", ""},
                                               {"--exploration", ""}, {"--best-backup", ""}, {"--first", "seeds"},
-                                              {"--shape", ""}, {"--lessons-at", ""}, {"--trace", ""}, {"--confirm", "0"}};
+                                              {"--shape", ""}, {"--lessons-at", ""}, {"--trace", ""}, {"--confirm", "0"}, {"--rank", ""}};
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (!opt.count(a) || i + 1 >= argc) {
             std::fprintf(stderr, "usage: %s [--backend cpu|cuda] [--families a,b] [--max-points N] [--seeds N] [--samples N] "
                                  "[--workers N] [--worker CMD] [--cache FILE] [--exploration C] [--best-backup 1] [--first seeds|spread] "
-                                 "[--shape k=v,...] [--lessons-at k=v,...|default] [--trace 1] [--confirm N]\n", argv[0]);
+                                 "[--shape k=v,...] [--lessons-at k=v,...|default] [--trace 1] [--confirm N] [--rank time|ratio]\n", argv[0]);
             return 2;
         }
         opt[a] = argv[++i];
@@ -535,6 +584,10 @@ int main(int argc, char **argv)
             maxPoints = size_t(wholeNumber(opt, "--max-points", 0, 1, 1 << 20));
         seeds = wholeNumber(opt, "--seeds", 0, 1, 10000);
         confirmations = wholeNumber(opt, "--confirm", 0, 0, 100);
+        const std::string rank = opt["--rank"].empty() ? (ranksByCandidateTime(backend) ? "time" : "ratio") : opt["--rank"];
+        if (rank != "time" && rank != "ratio")
+            throw Error("option --rank takes time or ratio, not '" + rank + "'");
+        rankByCandidateTime = rank == "time";
         po.workers = wholeNumber(opt, "--workers", 0, 1, 64);
         eo.benchSamples = wholeNumber(opt, "--samples", 0, 1, 100000);
     } catch (const Error &e) {

@@ -13,6 +13,7 @@
 #include "protocol/verdict.h"
 #include "search/campaign.h"
 #include "search/mcts.h"
+#include "search/search_value.h"
 #include "search/selection_scores.h"
 
 using namespace kforge;
@@ -416,6 +417,33 @@ private slots:
         QFETCH(double, speedup);
         QFETCH(double, reward);
         QCOMPARE(rewardFor(correct, speedup), reward);
+    }
+
+    // What the search ranks by (search/search_value.h): evaluations as "speedup:candidate median" in
+    // order, and the values expected. By candidate time the first correct one sets the baseline time.
+    void searchValue_data()
+    {
+        QTest::addColumn<bool>("byTime");
+        QTest::addColumn<QStringList>("evaluations");
+        QTest::addColumn<QList<double>>("values");
+        QTest::newRow("ratio: each its own") << false << QStringList{QStringLiteral("2:50"), QStringLiteral("1.5:40")} << QList<double>{2.0, 1.5};
+        QTest::newRow("time: one baseline") << true << QStringList{QStringLiteral("2:50"), QStringLiteral("1.5:40"), QStringLiteral("3:100")} << QList<double>{2.0, 2.5, 1.0};
+        QTest::newRow("time: a failure sets nothing") << true << QStringList{QStringLiteral("0:0"), QStringLiteral("1.5:40"), QStringLiteral("2:50")} << QList<double>{0.0, 1.5, 1.2};
+        QTest::newRow("time: no median, its speedup") << true << QStringList{QStringLiteral("2:0"), QStringLiteral("1.5:40"), QStringLiteral("2:0")} << QList<double>{2.0, 1.5, 2.0};
+    }
+
+    void searchValue()
+    {
+        QFETCH(bool, byTime);
+        QFETCH(QStringList, evaluations);
+        QFETCH(QList<double>, values);
+        SearchValue v(byTime);
+        for (int i = 0; i < evaluations.size(); ++i) {
+            const auto parts = evaluations[i].split(QLatin1Char(':'));
+            QVERIFY(std::abs(v.of(parts[0].toDouble(), parts[1].toDouble()) - values[i]) < 1e-12);
+        }
+        QCOMPARE(ranksByCandidateTime("cpu"), true);
+        QCOMPARE(ranksByCandidateTime("cuda"), false);
     }
 
     // Campaign plans: inputs "key:workloadMs:floorMs[:x]" (x: not searchable), budget, expected

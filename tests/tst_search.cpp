@@ -4,6 +4,7 @@
 #include <QtTest>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -12,6 +13,7 @@
 #include "pool/worker_pool.h"
 #include "proposers/list_proposer.h"
 #include "proposers/template_proposer.h"
+#include "search/mcts.h"
 #include "search/resume.h"
 #include "search/search_engine.h"
 #include "store/session_store.h"
@@ -85,6 +87,24 @@ private slots:
         QCOMPARE(points.size(), size_t(8)); // no point proposed twice
         QVERIFY2(deeper > 0, "the search never expanded beyond the root");
         QCOMPARE(prog.bestSpeedup > 0, prog.failed < prog.evaluated);
+
+        // On the CPU the search ranks by candidate time (search/search_value.h): every correct node's
+        // reward is the log of one baseline time, a correct node's own (speedup x candidate median),
+        // over its candidate's median, not of its own evaluation's ratio.
+        std::map<int64_t, double> median;
+        for (const auto &t : reader.candidateTimings(sid))
+            median[t.nodeId] = t.candidate.median;
+        std::vector<double> impliedBaseline, ownBaseline;
+        for (size_t i = 1; i < nodes.size(); ++i)
+            if (isCorrectStatus(nodes[i].status) && nodes[i].reward > kSlowestCorrectReward && nodes[i].reward < 2.0) {
+                QVERIFY(median[nodes[i].id] > 0);
+                impliedBaseline.push_back(std::exp(nodes[i].reward) * median[nodes[i].id]);
+                ownBaseline.push_back(nodes[i].speedup * median[nodes[i].id]);
+            }
+        QVERIFY2(impliedBaseline.size() >= 2, "fewer than two correct nodes to compare");
+        for (double b : impliedBaseline)
+            QVERIFY2(std::abs(b / impliedBaseline.front() - 1) < 1e-9, "the rewards do not share one baseline time");
+        QVERIFY(std::any_of(ownBaseline.begin(), ownBaseline.end(), [&](double b) { return std::abs(b / impliedBaseline.front() - 1) < 1e-9; }));
     }
 
     // A search stopped after 3 nodes and a node left in flight (as a killed search leaves it) go on in a

@@ -7,6 +7,7 @@
 #include "knowledge/knowledge_base.h"
 #include "knowledge/lessons.h"
 #include "search/reverify.h"
+#include "search/search_value.h"
 #include "search/selection_scores.h"
 #include "util/error.h"
 
@@ -40,6 +41,17 @@ bool isCorrectStatus(const std::string &status)
     return status == "accepted" || status == "not_faster";
 }
 
+// A stored node as the proposer ranks it: a correct one's speedup replaced by its search value. (A
+// resumed tree's reference is its first correct node by id, which a search of several workers may
+// have finished after another: the stored rewards then differ from these by one factor, which moves
+// no comparison between two of them.)
+static NodeRecord ranked(NodeRecord n, SearchValue &value, double candidateMedianUs)
+{
+    if (isCorrectStatus(n.status))
+        n.speedup = value.of(n.speedup, candidateMedianUs);
+    return n;
+}
+
 SearchProgress SearchEngine::run(int64_t sessionId, int64_t operatorId, const OperatorCard &card, SearchObserver *observer)
 {
     using clock = std::chrono::steady_clock;
@@ -57,6 +69,7 @@ SearchProgress SearchEngine::run(int64_t sessionId, int64_t operatorId, const Op
     // A session that already has this operator's tree (a search stopped, killed or paused) goes on from
     // it: finished nodes are replayed into the tree, nodes left in flight are evaluated again under
     // their own ids, and the proposer hears of every stored node so that it proposes none of them again.
+    SearchValue value(ranksByCandidateTime(m_options.backend));
     std::vector<NodeRecord> stored;
     for (auto &n : m_store.nodes(sessionId))
         if (n.operatorId == operatorId)
@@ -77,6 +90,9 @@ SearchProgress SearchEngine::run(int64_t sessionId, int64_t operatorId, const Op
         if (observer)
             observer->nodeAdded(root);
     } else {
+        std::map<int64_t, double> candidateMedian; // node id -> its candidate's median time
+        for (const auto &t : m_store.candidateTimings(sessionId))
+            candidateMedian[t.nodeId] = t.candidate.median;
         for (auto &n : stored) { // ids increase, so a parent comes before its children
             if (!n.parentId) {
                 if (indexOf.count(n.id) || !records.empty())
@@ -96,7 +112,7 @@ SearchProgress SearchEngine::run(int64_t sessionId, int64_t operatorId, const Op
                 tree.complete(t, n.reward, !isCorrectStatus(n.status));
             if (!n.pruned.empty())
                 tree.markPruned(t);
-            m_proposer.known(n);
+            m_proposer.known(ranked(n, value, candidateMedian.count(n.id) ? candidateMedian[n.id] : 0.0));
             records[t] = n;
         }
         if (records.empty())
@@ -294,7 +310,8 @@ SearchProgress SearchEngine::run(int64_t sessionId, int64_t operatorId, const Op
             if (m_stopNow)
                 break; // the loop's next turn marks what is still in flight
             const bool correct = c.verdict.correct();
-            const double reward = rewardFor(correct, c.verdict.speedup);
+            const double searchValue = correct ? value.of(c.verdict.speedup, c.verdict.candidate.summary.median) : 0.0;
+            const double reward = rewardFor(correct, searchValue);
             m_store.finishNode(c.nodeId, c.verdict, reward);
             const bool accepted = c.verdict.status == VerdictStatus::Accepted;
             m_store.addDecision(c.nodeId, accepted ? "accept" : "reject", "guard", c.verdict.summaryLine());
@@ -319,7 +336,10 @@ SearchProgress SearchEngine::run(int64_t sessionId, int64_t operatorId, const Op
             rec.reasons = c.verdict.reasons;
             rec.summary = c.verdict.summaryLine();
             rec.worker = c.verdict.worker;
-            m_proposer.finished(rec);
+            NodeRecord seen = rec;
+            if (correct)
+                seen.speedup = searchValue;
+            m_proposer.finished(seen);
             if (observer)
                 observer->nodeFinished(rec);
         }
