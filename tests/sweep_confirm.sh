@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The sweep's --confirm on the CPU: every point within 10% of a family's best is measured N more times
-# and cached as a list (the sweep's measurement first), points below that band keep one number, and a
+# The sweep's --confirm on the CPU: every point within 10% of a family's best (by candidate time) is
+# measured N more times and cached as a list (the sweep's measurement first, each with its candidate
+# median under "#candidate_us"), points below that band keep one number, and a
 # replay of that cache with no worker reads the lists back (nothing measured again).
 # Usage: sweep_confirm.sh PATH/TO/kforge-mcts-sweep-bench
 set -u
@@ -13,7 +14,21 @@ import json, statistics, sys
 cache = json.load(open(sys.argv[1]))
 for family in ("relu", "sum"):
     points = cache[family]
-    value = {k: (statistics.median(v[1:]) if isinstance(v, list) else v) for k, v in points.items()}
+    # The CPU ranks by candidate time: each measurement's candidate median is kept beside its speedup,
+    # and a point's value is the family's baseline time (the median of speedup x candidate median)
+    # over its candidates' median.
+    times = cache["#candidate_us"][family]
+    runs = {k: (v if isinstance(v, list) else [v]) for k, v in points.items()}
+    for k, r in runs.items():
+        if len(times[k]) != len(r):
+            sys.exit(f"{family} {k}: {len(r)} speedups but {len(times[k])} candidate times")
+    baseline = statistics.median(s * t for k, r in runs.items() for s, t in zip(r, times[k]) if s > 0 and t > 0)
+    def value_of(k):
+        r, t = runs[k], times[k]
+        own = [baseline / c if s > 0 else 0 for s, c in zip(r, t)]
+        own = own[1:] if len(own) > 1 else own
+        return 0 if min(own) <= 0 else statistics.median(own)
+    value = {k: value_of(k) for k in points}
     best = max(value.values())
     for k, v in points.items():
         confirmed = isinstance(v, list)
