@@ -138,6 +138,27 @@ private slots:
         QVERIFY(seen >= 20);
     }
 
+    // CPU templates over a middle dimension start at 64 columns a pass, in double where the
+    // accumulator's type is a choice (tileSeed, cpu_anydim.cpp).
+    void cpuTilesStartAtSixtyFour()
+    {
+        int seen = 0;
+        for (const auto &f : cardFamilies())
+            for (const auto *t : TemplateLibrary::builtin().forFamily(f, "cpu")) {
+                if (!t->space.count("tile"))
+                    continue;
+                ++seen;
+                QVERIFY2(t->seed, t->id.c_str());
+                const auto card = makeCard(f, smallShape(f));
+                const auto seed = t->seed(card);
+                QCOMPARE(seed.value("tile", 0), 64);
+                if (t->space.count("acc"))
+                    QCOMPARE(seed.value("acc", std::string()), std::string("double"));
+                QVERIFY2(!t->valid || t->valid(seed, card), t->id.c_str());
+            }
+        QCOMPARE(seen, 12); // seven reductions and five norms over a dim
+    }
+
     void cardsRoundTripThroughJson()
     {
         for (const auto &f : cardFamilies()) {

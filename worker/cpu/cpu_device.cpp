@@ -373,6 +373,13 @@ public:
         return std::max(m_bandwidth, m_readRate);
     }
 
+    double remeasureStreamBandwidth() override
+    {
+        std::call_once(m_bandwidthOnce, [this] { measureRates(); });
+        measureRates(); // keeps the best of every measurement
+        return std::max(m_bandwidth, m_readRate);
+    }
+
     int64_t freeMemory() override { return availableHostMemory(); }
 
     // The last-level cache (Device::cacheBytes where the interface has it).

@@ -108,6 +108,9 @@ public:
     // the roofline floor's rate, which no kernel can beat. A kernel that mostly reads (a reduction to a
     // scalar) runs above the copy rate, so the copy rate alone would call it impossibly fast.
     virtual double streamBandwidth() const { return copyBandwidth(); }
+    // Measures that rate again and keeps the best ever (a device whose rate is measured once, at a slow
+    // moment, would call honest kernels faster than possible for its whole life); returns streamBandwidth.
+    virtual double remeasureStreamBandwidth() { return streamBandwidth(); }
     // Memory the harness may still use on this device, in bytes.
     virtual int64_t freeMemory() = 0;
     // The last-level cache, so rotating input sets can outsize it (0: unknown).

@@ -519,6 +519,20 @@ private:
         timing.bandwidth = m_device.streamBandwidth();
         timing.floorBytes = bytes;
         timing.floorUs = timing.bandwidth > 0 ? bytes / timing.bandwidth * 1e6 : 0.0;
+        // Below the floor: the rate may have been measured at a slow moment (on the VM one worker measured
+        // 24 GB/s, others 29-33, and called 35 honest points of a sweep suspect), so it is measured
+        // again, the best kept, before the guard judges the timing against it.
+        if (timing.floorUs > 0 && quantile(timing.candidateUs, 0.5) < timing.floorUs) {
+            const double was = timing.bandwidth;
+            timing.bandwidth = m_device.remeasureStreamBandwidth();
+            timing.floorUs = timing.bandwidth > 0 ? bytes / timing.bandwidth * 1e6 : 0.0;
+            if (timing.bandwidth > was) {
+                char text[160];
+                std::snprintf(text, sizeof text, "the candidate ran below the memory floor, so the device's rate was measured again: "
+                                                 "%.1f GB/s, where it was %.1f", timing.bandwidth / 1e9, was / 1e9);
+                note(text);
+            }
+        }
         guard::judgeTiming(timing, v);
     }
 
