@@ -44,7 +44,7 @@ bool isCorrectStatus(const std::string &status)
 // A stored node as the proposer ranks it: a correct one's speedup replaced by its search value. (A
 // resumed tree's reference is its first correct node by id, which a search of several workers may
 // have finished after another: the stored rewards then differ from these by one factor, which moves
-// no comparison between two of them.)
+// no comparison between two of them inside the reward's clamps.)
 static NodeRecord ranked(NodeRecord n, SearchValue &value, double candidateMedianUs)
 {
     if (isCorrectStatus(n.status))
@@ -66,10 +66,11 @@ SearchProgress SearchEngine::run(int64_t sessionId, int64_t operatorId, const Op
         m_cv.notify_all();
     });
 
+    SearchValue value(ranksByCandidateTime(m_options.backend)); // what the reward and the proposer rank by
+
     // A session that already has this operator's tree (a search stopped, killed or paused) goes on from
     // it: finished nodes are replayed into the tree, nodes left in flight are evaluated again under
     // their own ids, and the proposer hears of every stored node so that it proposes none of them again.
-    SearchValue value(ranksByCandidateTime(m_options.backend));
     std::vector<NodeRecord> stored;
     for (auto &n : m_store.nodes(sessionId))
         if (n.operatorId == operatorId)
