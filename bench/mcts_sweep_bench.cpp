@@ -451,8 +451,7 @@ Replay replay(const Family &f, const std::string &backend, uint64_t seed, const 
         const auto it = f.runs.find(key(id, p));
         if (it == f.runs.end())
             return std::nullopt;
-        const double s = it->second.front();
-        return s > 0 && f.byCandidateTime ? searchValue.of(s, f.candidateUs.at(it->first).front()) : s;
+        return searchValue.of(it->second.front(), f.byCandidateTime ? f.candidateUs.at(it->first).front() : 0.0);
     };
     // The search decides on what it was shown (each point's first measurement) and is judged by the
     // points' values (their medians where confirmed).

@@ -89,10 +89,15 @@ std::function<nlohmann::json(const OperatorCard &)> cpuPartialResultsSeed(const 
 {
     if (!space.count("accumulators"))
         return {};
-    nlohmann::json seed = {{"accumulators", 8}};
+    return cpuSeedInDouble(space, {{"accumulators", 8}});
+}
+
+std::function<nlohmann::json(const OperatorCard &)> cpuSeedInDouble(const std::map<std::string, std::vector<nlohmann::json>> &space,
+                                                                     nlohmann::json point)
+{
     if (space.count("acc"))
-        seed["acc"] = "double";
-    return [seed](const OperatorCard &) { return seed; };
+        point["acc"] = "double";
+    return [point](const OperatorCard &) { return point; };
 }
 
 void TemplateLibrary::add(KernelTemplate t)

@@ -68,6 +68,10 @@ KernelTemplate cpuUnrolledRowsTemplate(const std::string &family, std::string de
 // the 2-core VM's sweeps of 21 such families, 0.89 of each family's best in the geometric mean where
 // the middle of the values (float, 4) gave 0.74 (bench/RESULTS-search.md).
 std::function<nlohmann::json(const OperatorCard &)> cpuPartialResultsSeed(const std::map<std::string, std::vector<nlohmann::json>> &space);
+// A CPU template's fixed seed: `point`, with ACC double where the space offers it (the guard's bound on
+// long sums, as above).
+std::function<nlohmann::json(const OperatorCard &)> cpuSeedInDouble(const std::map<std::string, std::vector<nlohmann::json>> &space,
+                                                                     nlohmann::json point);
 
 // Registration hooks, one per source file of templates.
 void addCpuSoftmaxTemplates(TemplateLibrary &lib);

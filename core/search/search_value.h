@@ -20,13 +20,11 @@ class SearchValue {
 public:
     explicit SearchValue(bool byCandidateTime) : m_byCandidateTime(byCandidateTime) {}
 
-    bool byCandidateTime() const { return m_byCandidateTime; }
     // The value of a correct evaluation, given its speedup (baseline median over candidate median) and
     // its candidate's median time. By candidate time, the first evaluation with both sets the tree's
     // baseline time (speedup x candidate median) and is worth its own speedup. Otherwise, or when the
     // median is unknown (a node stored without samples), the speedup.
     double of(double speedup, double candidateMedianUs);
-    double referenceBaselineUs() const { return m_referenceUs; }
 
 private:
     bool m_byCandidateTime;

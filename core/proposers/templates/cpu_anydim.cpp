@@ -29,10 +29,7 @@ bool floatInput(const J &, const OperatorCard &card)
 // geometric mean for the tiles families, against the middle of the values' 0.47-0.81 (RESULTS-search).
 std::function<J(const OperatorCard &)> tileSeed(const std::map<std::string, std::vector<J>> &space)
 {
-    J seed = {{"tile", 64}};
-    if (space.count("acc"))
-        seed["acc"] = "double";
-    return [seed](const OperatorCard &) { return seed; };
+    return cpuSeedInDouble(space, {{"tile", 64}});
 }
 
 KernelTemplate dimTemplate(const std::string &family, const std::string &kind, const std::string &description,
