@@ -670,6 +670,64 @@ private slots:
         QVERIFY2(third->rationale.find("from the best so far") != std::string::npos, third->rationale.c_str());
     }
 
+    // A template's further expert starts come after its seed and before any move, from the root and
+    // from a node alike, each once, invalid ones skipped; from the root not while another template is
+    // clearly ahead.
+    void furtherStartsComeBeforeMoves_data()
+    {
+        QTest::addColumn<bool>("fromRoot");
+        QTest::addColumn<double>("otherBest"); // 0: no other template
+        QTest::addColumn<bool>("expectStart");
+        QTest::newRow("from a node") << false << 0.0 << true;
+        QTest::newRow("from the root") << true << 0.0 << true;
+        QTest::newRow("from the root, another close") << true << 0.8 << true;
+        QTest::newRow("from the root, another clearly ahead") << true << 3.0 << false;
+    }
+
+    void furtherStartsComeBeforeMoves()
+    {
+        QFETCH(bool, fromRoot);
+        QFETCH(double, otherBest);
+        QFETCH(bool, expectStart);
+        TemplateLibrary lib;
+        auto a = handTemplate("hand.a", {5, 3}, {0, 0});
+        a.valid = [](const nlohmann::json &p, const OperatorCard &) { return p.at("p1").get<int>() != 1; };
+        a.moreStarts = [](const OperatorCard &) {
+            return std::vector<ExpertStart>{{point({4, 1}), "invalid here"}, {point({4, 2}), "the far corner"}, {point({0, 0}), "the seed again"}};
+        };
+        lib.add(std::move(a));
+        if (otherBest > 0)
+            lib.add(handTemplate("hand.b", {2}, {1}));
+        TemplateProposer proposer("cpu", lib);
+        std::mt19937_64 rng(7);
+        std::vector<Proposal> made;
+        for (int i = 0; i < (otherBest > 0 ? 2 : 1); ++i) {
+            const auto p = proposer.propose(handCard(), nullptr, rng);
+            QVERIFY(p);
+            made.push_back(*p);
+        }
+        QCOMPARE(made[0].templateId, std::string("hand.a"));
+        QCOMPARE(made[0].params, point({0, 0}));
+        proposer.finished(result(1, 0, "hand.a", point({0, 0}), 1.0));
+        if (otherBest > 0)
+            proposer.finished(result(2, 0, "hand.b", point({1}), otherBest));
+        const NodeRecord seedNode = result(1, 0, "hand.a", point({0, 0}), 1.0);
+        const auto second = proposer.propose(handCard(), fromRoot ? nullptr : &seedNode, rng);
+        QVERIFY(second);
+        if (!expectStart) {
+            QVERIFY2(second->rationale.find("another expert start") == std::string::npos, second->rationale.c_str());
+            return;
+        }
+        QCOMPARE(second->templateId, std::string("hand.a"));
+        QCOMPARE(second->params, point({4, 2}));
+        QVERIFY2(second->rationale.find("another expert start for hand.a: the far corner") != std::string::npos, second->rationale.c_str());
+        proposer.finished(result(3, fromRoot ? 0 : 1, "hand.a", point({4, 2}), 0.9));
+        const auto third = proposer.propose(handCard(), fromRoot ? nullptr : &seedNode, rng); // the seed is made: moves now
+        QVERIFY(third);
+        QVERIFY2(third->rationale.find("move ") != std::string::npos, third->rationale.c_str());
+        QVERIFY(third->params != point({4, 2}) && third->params != point({0, 0}));
+    }
+
     // A template switches only when its best is clearly behind another's (under half of it) once it has
     // two results; otherwise a node's children stay in its template.
     void templateSwitchRule_data()

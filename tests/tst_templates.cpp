@@ -119,10 +119,12 @@ private slots:
     }
 
     // Every CPU template with independent partial results (up to 16) starts at eight of them, in double where it
-    // has a choice (cpuPartialResultsSeed): a new template cannot fall back to the middle of its values.
+    // has a choice (seedPartialResults): a new template cannot fall back to the middle of its values. Where
+    // each sum runs over one row or plane, its second start is sixteen in float; where a sum runs over a
+    // whole tensor or a channel across the batch (the split norms), there is none: float leaves the bound.
     void cpuPartialResultsStartAtEight()
     {
-        int seen = 0;
+        int seen = 0, withSecond = 0;
         for (const auto &f : cardFamilies())
             for (const auto *t : TemplateLibrary::builtin().forFamily(f, "cpu")) {
                 const auto a = t->space.find("accumulators");
@@ -134,8 +136,21 @@ private slots:
                 QCOMPARE(seed.value("accumulators", 0), 8);
                 if (t->space.count("acc"))
                     QCOMPARE(seed.value("acc", std::string()), std::string("double"));
+                const bool wholeTensorSums = t->id.find(".rows") == std::string::npos; // cpu_<family>.{whole,channels,...}
+                if (!t->space.count("acc") || wholeTensorSums) {
+                    QVERIFY2(!t->moreStarts, t->id.c_str());
+                    continue;
+                }
+                ++withSecond;
+                QVERIFY2(t->moreStarts, t->id.c_str());
+                const auto card = makeCard(f, smallShape(f));
+                const auto more = t->moreStarts(card);
+                QCOMPARE(int(more.size()), 1);
+                QCOMPARE(more.front().point, (nlohmann::json{{"acc", "float"}, {"accumulators", 16}}));
+                QVERIFY2(!t->valid || t->valid(more.front().point, card), t->id.c_str());
             }
         QVERIFY(seen >= 20);
+        QVERIFY(withSecond >= 15);
     }
 
     // CPU templates over a middle dimension start at 64 columns a pass, in double where the

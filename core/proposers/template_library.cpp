@@ -1,6 +1,7 @@
 #include "proposers/template_library.h"
 #include "proposers/template_sources.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 
@@ -85,11 +86,25 @@ const TemplateLibrary &TemplateLibrary::builtin()
     return lib;
 }
 
-std::function<nlohmann::json(const OperatorCard &)> cpuPartialResultsSeed(const std::map<std::string, std::vector<nlohmann::json>> &space)
+void seedPartialResults(KernelTemplate &t, bool overOneRow)
 {
-    if (!space.count("accumulators"))
-        return {};
-    return cpuSeedInDouble(space, {{"accumulators", 8}});
+    const auto accumulators = t.space.find("accumulators");
+    if (accumulators == t.space.end())
+        return;
+    const nlohmann::json seed = {{"accumulators", 8}};
+    t.seed = cpuSeedInDouble(t.space, seed);
+    const auto acc = t.space.find("acc");
+    const auto offers = [](const std::vector<nlohmann::json> &values, const nlohmann::json &v) {
+        return std::find(values.begin(), values.end(), v) != values.end();
+    };
+    if (!overOneRow || acc == t.space.end() || !offers(acc->second, "float") || !offers(accumulators->second, 16))
+        return;
+    nlohmann::json wide = seed;
+    wide["acc"] = "float";
+    wide["accumulators"] = 16;
+    t.moreStarts = [wide](const OperatorCard &) {
+        return std::vector<ExpertStart>{{wide, "the seed's 64 bytes of partial results as sixteen floats: twice the lanes a vector, no conversion"}};
+    };
 }
 
 std::function<nlohmann::json(const OperatorCard &)> cpuSeedInDouble(const std::map<std::string, std::vector<nlohmann::json>> &space,

@@ -13,6 +13,12 @@
 
 namespace kforge {
 
+// A point an expert would try, and why (the rationale a search shows for it).
+struct ExpertStart {
+    nlohmann::json point;
+    std::string why;
+};
+
 struct KernelTemplate {
     std::string id;      // "cpu.softmax.three_pass"
     std::string family;  // matches OperatorCard::family
@@ -32,6 +38,11 @@ struct KernelTemplate {
     // stream it. The proposer starts with the templates whose seeds read least, so a search of a few
     // nodes tries the kernels that can reach the one-read floor first. Unset: once.
     std::function<int(const nlohmann::json &params, const OperatorCard &card)> reads;
+    // Further expert starts, each tried once after the seed and before any move from the template's
+    // results (unset: none). On a space of ten points a search's first two evaluations are a fifth of
+    // it: a second guess that differs from the seed in the way that matters spends the second one better
+    // than the seed's nearest neighbour.
+    std::function<std::vector<ExpertStart>(const OperatorCard &card)> moreStarts;
 };
 
 class TemplateLibrary {
@@ -62,12 +73,15 @@ double lastDoubleArg(const OperatorCard &card);
 KernelTemplate cpuUnrolledRowsTemplate(const std::string &family, std::string description,
                                        std::function<std::string(const OperatorCard &)> defines, const std::string &source);
 
-// The seed of a CPU template that keeps ACCUMULATORS independent partial results of type ACC: eight
-// chains, enough to keep a core's two floating-point adders busy through an add's latency, in double,
-// which keeps a long row's sum inside the guard's bound. No seed for a space without ACCUMULATORS. On
-// the 2-core VM's sweeps of 21 such families, 0.89 of each family's best in the geometric mean where
-// the middle of the values (float, 4) gave 0.74 (bench/RESULTS-search.md).
-std::function<nlohmann::json(const OperatorCard &)> cpuPartialResultsSeed(const std::map<std::string, std::vector<nlohmann::json>> &space);
+// The starts of a CPU template that keeps ACCUMULATORS independent partial results of type ACC. The
+// seed: eight chains, enough to keep a core's two floating-point adders busy through an add's latency,
+// in double, which keeps a long sum inside the guard's bound (on the 2-core VM's sweeps of 21 such
+// families, 0.89 of each family's best in the geometric mean where the middle of the values, float and
+// 4, gave 0.74). `overOneRow`, where each sum runs over one row or plane (not a whole tensor or a channel
+// across the batch, whose float sums leave the bound): a second start, the seed's 64 bytes of partial
+// results as sixteen floats, which fill the same vector with twice the lanes and add the input with no
+// conversion (bench/RESULTS-search.md). No seed for a space without ACCUMULATORS.
+void seedPartialResults(KernelTemplate &t, bool overOneRow);
 // A CPU template's fixed seed: `point`, with ACC double where the space offers it (the guard's bound on
 // long sums, as above).
 std::function<nlohmann::json(const OperatorCard &)> cpuSeedInDouble(const std::map<std::string, std::vector<nlohmann::json>> &space,

@@ -112,6 +112,16 @@ std::optional<Proposal> TemplateProposer::takeMove(const moves::Move &m, const s
                     + describe(from[m.origin]));
 }
 
+std::optional<Proposal> TemplateProposer::anotherStart(const KernelTemplate &t, const OperatorCard &card)
+{
+    if (!t.moreStarts || m_seenByTemplate[t.id] == 0)
+        return std::nullopt;
+    for (const auto &s : t.moreStarts(card))
+        if ((!t.valid || t.valid(s.point, card)) && !m_evidence.isSeen(t.id, s.point))
+            return take(t, s.point, card, "another expert start for " + t.id + ": " + s.why);
+    return std::nullopt;
+}
+
 std::optional<Proposal> TemplateProposer::fromRoot(const std::vector<const KernelTemplate *> &templates, const OperatorCard &card,
                                                    std::mt19937_64 &rng)
 {
@@ -139,6 +149,14 @@ std::optional<Proposal> TemplateProposer::fromRoot(const std::vector<const Kerne
         if (const auto c = moves::nearestUnseen(*t, moves::centre(*t), card, m_evidence, rng))
             return take(*t, *c, card, "first attempt with " + t->id + " at the middle of each parameter's values");
     }
+    // Then the started templates' further expert starts, unless another template is clearly ahead.
+    double lead = -1;
+    for (const auto *t : templates)
+        lead = std::max(lead, templateBest(t->id));
+    for (const auto &[reads, t, seed] : ranked)
+        if (templateBest(t->id) >= kClearlyBehind * lead)
+            if (auto p = anotherStart(*t, card))
+                return p;
     // Then from the best points so far, whichever template they are of.
     std::vector<moves::Origin> all;
     for (const auto *t : templates) {
@@ -176,6 +194,8 @@ std::optional<Proposal> TemplateProposer::fromNode(const std::vector<const Kerne
                             "switch template to " + leader->id + " (" + t.id + "'s best " + speedupText(own) + " is under half of its "
                                 + speedupText(templateBest(leader->id)) + "): ");
     }
+    if (auto p = anotherStart(t, card))
+        return p;
     auto from = origins(t);
     if (from.empty() || !m_results.count(parent.id)) { // nothing correct yet (a repair), or a parent never reported
         const double score = isCorrectStatus(parent.status) && parent.speedup > 0 ? parent.speedup : -1.0;

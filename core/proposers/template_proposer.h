@@ -2,9 +2,10 @@
 // The offline proposer: picks a template and a point in its tuning space, informed by what the search
 // has measured (Proposer::finished, and Proposer::known on a resume).
 //  - From the root: each template's start first, seeded templates first (the expert seed, else the
-//    valid point nearest the middle of each parameter's values); once every template has one, the best
-//    coordinate move from the best points so far, over all templates.
-//  - From a node: the best coordinate move (proposers/template_moves.h) from the best points so far of
+//    valid point nearest the middle of each parameter's values); then each template's further expert
+//    starts (KernelTemplate::moreStarts); once every template has them, the best coordinate move from
+//    the best points so far, over all templates.
+//  - From a node: the template's further expert starts not yet tried, then the best coordinate move (proposers/template_moves.h) from the best points so far of
 //    the node's template (the node itself when none is correct: a repair). Selection picks the node,
 //    and so the template; the move starts from that template's best, not from the node, because a
 //    move from a poorer node of the same template spends an evaluation the best already answers (on a
@@ -48,6 +49,8 @@ private:
     std::optional<Proposal> fromRoot(const std::vector<const KernelTemplate *> &templates, const OperatorCard &card, std::mt19937_64 &rng);
     std::optional<Proposal> fromNode(const std::vector<const KernelTemplate *> &templates, const KernelTemplate &t, const NodeRecord &parent,
                                      const OperatorCard &card, std::mt19937_64 &rng);
+    // `t`'s first further expert start (KernelTemplate::moreStarts) not yet proposed, once its seed has been.
+    std::optional<Proposal> anotherStart(const KernelTemplate &t, const OperatorCard &card);
     // The correct results of `t`, best first.
     std::vector<moves::Origin> origins(const KernelTemplate &t) const;
     // `start`: the point counts as the template's start (fromRoot makes no other); a lesson's adapted

@@ -40,7 +40,7 @@ KernelTemplate dimTemplate(const std::string &family, const std::string &kind, c
         return paramDefines(id, p) + defines + templateSource("anydim_prologue.h") + templateSource(kernelFile);
     };
     auto seed = space.count("tile") ? tileSeed(space) : std::function<J(const OperatorCard &)>{};
-    return {id, family, "cpu", description, std::move(space), floatInput, render, {}, std::move(seed), {}};
+    return {id, family, "cpu", description, std::move(space), floatInput, render, {}, std::move(seed), {}, {}};
 }
 
 } // namespace
@@ -78,7 +78,7 @@ void addCpuAnyDimTemplates(TemplateLibrary &lib)
     }
     KernelTemplate in = dimTemplate("instance_norm", "rows", "two-pass mean and variance per (sample, channel) row with partial sums",
                                     {{"acc", kAcc}, {"accumulators", {1, 2, 4, 8, 16}}}, "", "anydim_instance_norm.cpp");
-    in.seed = cpuPartialResultsSeed(in.space);
+    seedPartialResults(in, true); // one (sample, channel) plane a sum
     in.render = [id = in.id](const J &p, const OperatorCard &card) {
         return paramDefines(id, p) + epsDefine(lastDoubleArg(card), false) + templateSource("anydim_prologue.h")
                + templateSource("anydim_instance_norm.cpp");

@@ -28,8 +28,9 @@ KernelTemplate rowTemplate(const std::string &family, const std::string &descrip
                + templateSource(kernelFile);
     };
     auto valid = [](const J &, const OperatorCard &card) { return card.inputs.front().dtype == DType::F32; };
-    auto seed = cpuPartialResultsSeed(space);
-    return {id, family, "cpu", description, std::move(space), valid, render, {}, std::move(seed), {}};
+    KernelTemplate t{id, family, "cpu", description, std::move(space), valid, render, {}, {}, {}, {}};
+    seedPartialResults(t, true);
+    return t;
 }
 
 const std::vector<J> kAcc = {"float", "double"};

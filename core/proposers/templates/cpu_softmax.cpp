@@ -58,15 +58,15 @@ void addCpuSoftmaxTemplates(TemplateLibrary &lib)
     lib.add({"cpu.softmax.three_pass", "softmax", "cpu",
              "max pass, exp-and-sum pass writing the output, scale pass; UNROLL independent partial results",
              {{"unroll", {1, 2, 4, 8, 16}}, {"exp", exps}, {"acc", {"float", "double"}}},
-             fp32Only, renderThreePass, {}, [](const OperatorCard &) { return J{{"unroll", 4}, {"exp", "libm"}, {"acc", "float"}}; }, {}});
+             fp32Only, renderThreePass, {}, [](const OperatorCard &) { return J{{"unroll", 4}, {"exp", "libm"}, {"acc", "float"}}; }, {}, {}});
     lib.add({"cpu.softmax.online", "softmax", "cpu",
              "single pass with a running max and rescaled sum per lane (online softmax), then a write pass",
              {{"lanes", {1, 2, 4, 8, 16}}, {"exp", exps}},
-             fp32Only, renderOnline, {}, [](const OperatorCard &) { return J{{"lanes", 8}, {"exp", "libm"}}; }, {}});
+             fp32Only, renderOnline, {}, [](const OperatorCard &) { return J{{"lanes", 8}, {"exp", "libm"}}; }, {}, {}});
     lib.add({"cpu.softmax.vector", "softmax", "cpu",
              "explicit SIMD vectors of VW floats with a vectorized polynomial exp; SUM_ACCUMULATORS independent sums",
              {{"width", {4, 8, 16}}, {"exp", {"poly6", "poly4"}}, {"accumulators", {1, 2, 4}}},
-             fp32Only, renderVector, {}, [](const OperatorCard &) { return J{{"width", 8}, {"exp", "poly6"}, {"accumulators", 2}}; }, {}});
+             fp32Only, renderVector, {}, [](const OperatorCard &) { return J{{"width", 8}, {"exp", "poly6"}, {"accumulators", 2}}; }, {}, {}});
 }
 
 } // namespace kforge

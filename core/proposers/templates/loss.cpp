@@ -184,7 +184,7 @@ KernelTemplate cpuReduce(const std::string &family)
         return paramDefines(id, p) + templateSource("cpu_rows.h") + expressionDefines(card.expression, inputNames(card), Expression::Target::Cpp)
                + modeDefines(card) + defineLine("KF_DEN_MODE", den) + templateSource("cpu_loss_reduce.cpp");
     };
-    t.seed = cpuPartialResultsSeed(t.space);
+    seedPartialResults(t, true);
     return t;
 }
 
@@ -248,7 +248,7 @@ KernelTemplate cpuTriplet()
     t.render = [id = t.id](const J &p, const OperatorCard &card) {
         return paramDefines(id, p) + templateSource("cpu_rows.h") + tripletDefines(card, Expression::Target::Cpp) + templateSource("cpu_loss_triplet.cpp");
     };
-    t.seed = cpuPartialResultsSeed(t.space);
+    seedPartialResults(t, true);
     return t;
 }
 

@@ -206,7 +206,7 @@ KernelTemplate cpuTemplate(const std::string &family, const std::string &kind, c
     // Double first: a float sum of millions of squares (a whole tensor, a channel over n and hw) carries
     // its order's error past the guard's bound (113 units against 44 allowed over 819200 elements).
     t.space = {{"acc", {"double", "float"}}, {"accumulators", {8, 16, 4, 2, 1}}};
-    t.seed = cpuPartialResultsSeed(t.space);
+    seedPartialResults(t, false);
     t.valid = [](const J &, const OperatorCard &card) { return card.inputs.front().dtype == DType::F32; };
     t.render = [id = t.id, defines, prologue, kernelFile](const J &p, const OperatorCard &card) {
         return paramDefines(id, p) + defines + epsDefine(lastDoubleArg(card), false) + templateSource(prologue)
