@@ -269,6 +269,17 @@ private slots:
         QCOMPARE(again.code, 2);
         QVERIFY2(again.err.contains(QStringLiteral("already exists and is not empty")), qPrintable(again.err));
         QVERIFY(pack::readPack(m_pack, {}).kernels.size() == 1);
+        // A file where the folder should be is named as a file, and kept.
+        const std::string file = path("not-a-folder");
+        { std::ofstream(file) << "keep me"; }
+        const auto onFile = cli({QStringLiteral("export"), QString::fromStdString(path("softmax.kforge")), QStringLiteral("--out"),
+                                 QString::fromStdString(file)});
+        QCOMPARE(onFile.code, 2);
+        QVERIFY2(onFile.err.contains(QStringLiteral("is a file")), qPrintable(onFile.err));
+        std::ifstream kept(file);
+        std::string text;
+        std::getline(kept, text);
+        QCOMPARE(text, std::string("keep me"));
     }
 
     void refusedPacks_data()
