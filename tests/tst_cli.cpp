@@ -816,6 +816,9 @@ private slots:
             }
         }
         QVERIFY(viaUct >= 1);
+        // The session first, as reverify and export take it, works as well.
+        const auto positional = cli({QStringLiteral("show"), file, QStringLiteral("--best")});
+        QVERIFY2(positional.code == 0 && positional.out.contains(QStringLiteral("\"best\":{")), qPrintable(positional.err + positional.out));
         const auto none = cli({QStringLiteral("show"), QStringLiteral("--session"), file, QStringLiteral("--node"), QStringLiteral("999")});
         QCOMPARE(none.code, 2);
         QVERIFY2(none.err.contains(QStringLiteral("has no node 999")), qPrintable(none.err));
@@ -886,6 +889,13 @@ private slots:
         const auto again = cli({QStringLiteral("reverify"), file, QStringLiteral("--node"), QString::number(wrong)});
         QCOMPARE(again.code, 2);
         QVERIFY2(again.err.contains(QStringLiteral("is not accepted")), qPrintable(again.err));
+        // --session FILE, as show and decide take it, names the same session; named twice is refused.
+        const auto named = cli({QStringLiteral("reverify"), QStringLiteral("--node"), QString::number(wrong), QStringLiteral("--session"), file});
+        QCOMPARE(named.code, 2);
+        QVERIFY2(named.err.contains(QStringLiteral("is not accepted")), qPrintable(named.err));
+        const auto twice = cli({QStringLiteral("reverify"), file, QStringLiteral("--session"), file});
+        QCOMPARE(twice.code, 2);
+        QVERIFY2(twice.err.contains(QStringLiteral("the session is named twice")), qPrintable(twice.err));
 
         // What the worker is sent: verify only, with the seed.
         const auto scripted = cli({QStringLiteral("reverify"), file, QStringLiteral("--node"), QString::number(good), QStringLiteral("--seed"),

@@ -2,6 +2,7 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <stdexcept>
 
 #include "app/cli/commands.h"
 
@@ -24,7 +25,34 @@ static const char *kUsage =
     "  run      run a workload with and without a kernel pack (--compare)\n"
     "  check-templates  verify every template's default point on every family and dtype\n"
     "  knowledge list the knowledge base or what a prompt for a device and operator retrieves; check user notes\n\n"
-    "Run 'kforge-cli <command> --help' for a command's options.\n";
+    "Run 'kforge-cli <command> --help' for a command's options. Every command that reads a session\n"
+    "(show, decide, reverify, export) takes it either as its first argument or as --session FILE.\n";
+
+// A session named either way, given to each command in the form its parser reads: show and decide
+// read --session FILE, reverify and export a leading SESSION.
+static kforge::cli::Args sessionAsOption(kforge::cli::Args args)
+{
+    if (!args.empty() && args[0].rfind("-", 0) != 0)
+        args.insert(args.begin(), "--session");
+    return args;
+}
+
+static kforge::cli::Args sessionFirst(kforge::cli::Args args)
+{
+    for (size_t i = 0; i < args.size(); ++i) {
+        if (args[i] != "--session")
+            continue;
+        if (i + 1 >= args.size() || args[i + 1].empty())
+            throw std::invalid_argument("option --session needs a value");
+        const std::string file = args[i + 1];
+        args.erase(args.begin() + long(i), args.begin() + long(i) + 2);
+        if (!args.empty() && args[0].rfind("-", 0) != 0)
+            throw std::invalid_argument("the session is named twice ('" + args[0] + "' and --session '" + file + "')");
+        args.insert(args.begin(), file);
+        break;
+    }
+    return args;
+}
 
 int main(int argc, char **argv)
 {
@@ -42,7 +70,7 @@ int main(int argc, char **argv)
         if (cmd == "eval")
             return kforge::cli::evalCommand(args);
         if (cmd == "show")
-            return kforge::cli::showCommand(args);
+            return kforge::cli::showCommand(sessionAsOption(args));
         if (cmd == "card")
             return kforge::cli::cardCommand(args);
         if (cmd == "templates")
@@ -56,11 +84,11 @@ int main(int argc, char **argv)
         if (cmd == "fastp")
             return kforge::cli::fastpCommand(args);
         if (cmd == "decide")
-            return kforge::cli::decideCommand(args);
+            return kforge::cli::decideCommand(sessionAsOption(args));
         if (cmd == "reverify")
-            return kforge::cli::reverifyCommand(args);
+            return kforge::cli::reverifyCommand(sessionFirst(args));
         if (cmd == "export")
-            return kforge::cli::exportCommand(args);
+            return kforge::cli::exportCommand(sessionFirst(args));
         if (cmd == "run")
             return kforge::cli::runCommand(args);
         if (cmd == "check-templates")
