@@ -70,6 +70,8 @@ private slots:
         QTest::addColumn<QString>("message");
         QTest::newRow("wrong values") << QStringLiteral("wrong_unnormalized.cpp") << QStringLiteral("incorrect") << QStringLiteral("mismatch") << QStringLiteral("differs from the float64 reference");
         QTest::newRow("writes only the first row") << QStringLiteral("partial_first_row.cpp") << QStringLiteral("incorrect") << QStringLiteral("output_not_written") << QStringLiteral("were never written");
+        QTest::newRow("finishes after returning") << QStringLiteral("finishes_after_return_softmax.cpp") << QStringLiteral("incorrect")
+                                                 << QStringLiteral("output_not_written") << QStringLiteral("were never written");
         QTest::newRow("changes its input") << QStringLiteral("modifies_input.cpp") << QStringLiteral("incorrect") << QStringLiteral("input_modified") << QStringLiteral("input 'x' was modified");
         QTest::newRow("hard-coded row length") << QStringLiteral("fixed_shape.cpp") << QStringLiteral("incorrect") << QStringLiteral("") << QStringLiteral("held-out");
         QTest::newRow("overflows to NaN") << QStringLiteral("naive_overflow.cpp") << QStringLiteral("incorrect") << QStringLiteral("unexpected_nan_or_inf") << QStringLiteral("scale 64");

@@ -422,6 +422,7 @@ StartResult Jail::start(const JailOptions &o, const Arena &arena)
         j->m_runnerPid = sender;
         j->m_startMillis = msSince(t0);
         j->calibrate();
+        j->stopRunner();
         res.jail = std::move(j);
         return res;
     }
@@ -464,6 +465,7 @@ StartResult Jail::start(const JailOptions &o, const Arena &arena)
 
 Jail::~Jail()
 {
+    continueRunner(); // so that it can read the quit
     if (m_bwrapPid > 0 && m_control >= 0) {
         wire::Request q;
         q.type = wire::Type::Quit;
@@ -593,8 +595,35 @@ void Jail::calibrate()
     m_pingMicros = std::clamp(best, 0.0, kMaxPingMicros);
 }
 
+void Jail::stopRunner()
+{
+    if (alive() && m_runnerPid > 0 && !m_runnerStopped && ::kill(m_runnerPid, SIGSTOP) == 0)
+        m_runnerStopped = true;
+}
+
+void Jail::continueRunner()
+{
+    if (m_runnerStopped && m_runnerPid > 0)
+        ::kill(m_runnerPid, SIGCONT);
+    m_runnerStopped = false;
+}
+
 CallOutcome Jail::call(const std::vector<wire::Tensor> &inputs, const std::vector<wire::Tensor> &outputs,
                        const std::map<std::string, int64_t> &symbols, int timeoutMs)
+{
+    // Nothing of the candidate's runs between calls. A thread it leaves behind could finish the work
+    // after the call returned, so that the call is timed at the thread's start alone (a softmax that did
+    // so measured 72 us against ATen's 5951 at 1024 x 4096, caught only by the roofline floor, and its
+    // outputs were complete by the time they were compared), or take the cores the worker times the
+    // baseline on.
+    continueRunner();
+    CallOutcome c = callRunning(inputs, outputs, symbols, timeoutMs);
+    stopRunner();
+    return c;
+}
+
+CallOutcome Jail::callRunning(const std::vector<wire::Tensor> &inputs, const std::vector<wire::Tensor> &outputs,
+                              const std::map<std::string, int64_t> &symbols, int timeoutMs)
 {
     CallOutcome c;
     if (!alive()) {

@@ -108,7 +108,9 @@ public:
 
     // One call of kforge_entry. Tensors are arena offsets; `symbols` answer kforge_symbol(). A
     // timeout kills the jail (every process in it), as do a crash and a violation: alive() is then
-    // false and the caller starts a new jail for the next call.
+    // false and the caller starts a new jail for the next call. Between calls (and from start to the
+    // first) the runner is stopped (SIGSTOP): a thread the candidate left running can neither finish
+    // the call's work after it returned nor take the cores the baseline is timed on.
     CallOutcome call(const std::vector<wire::Tensor> &inputs, const std::vector<wire::Tensor> &outputs,
                      const std::map<std::string, int64_t> &symbols, int timeoutMs);
     bool alive() const { return m_bwrapPid > 0; }
@@ -121,6 +123,10 @@ public:
 private:
     Jail() = default;
     void calibrate(); // times a few calls that run nothing (m_pingMicros)
+    CallOutcome callRunning(const std::vector<wire::Tensor> &inputs, const std::vector<wire::Tensor> &outputs,
+                            const std::map<std::string, int64_t> &symbols, int timeoutMs);
+    void stopRunner();     // SIGSTOP: every thread of the runner's process
+    void continueRunner(); // SIGCONT, when stopped
     CallOutcome ended(CallOutcome::Kind kind, const std::string &what); // the runner died: collect why
     int receive(wire::Reply &reply, int timeoutMs, pid_t *senderPid); // 1 packet, 0 timeout, -1 closed
     std::string reap(int graceMs);
@@ -135,6 +141,7 @@ private:
     int64_t m_arenaBytes = 0;
     double m_startMillis = 0;
     std::string m_lastWords;
+    bool m_runnerStopped = false;
 };
 
 } // namespace kforge::sandbox
