@@ -612,10 +612,10 @@ CallOutcome Jail::call(const std::vector<wire::Tensor> &inputs, const std::vecto
                        const std::map<std::string, int64_t> &symbols, int timeoutMs)
 {
     // Nothing of the candidate's runs between calls. A thread it leaves behind could finish the work
-    // after the call returned, so that the call is timed at the thread's start alone (a softmax that did
-    // so measured 72 us against ATen's 5951 at 1024 x 4096, caught only by the roofline floor, and its
-    // outputs were complete by the time they were compared), or take the cores the worker times the
-    // baseline on.
+    // while the worker compares or times, so that the call is timed at the thread's start alone (a
+    // softmax that did so measured 72 us against ATen's 5951 at 1024 x 4096, caught only by the roofline
+    // floor), or take the cores the worker times the baseline on. It still runs from the reply to the
+    // stop below, a moment the round-trip floor covers.
     continueRunner();
     CallOutcome c = callRunning(inputs, outputs, symbols, timeoutMs);
     stopRunner();
