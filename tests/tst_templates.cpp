@@ -423,6 +423,39 @@ private slots:
         QCOMPARE(p.at("rpb").get<int>(), std::max(1, 256 / tpr));
     }
 
+    // The two-kernel norms (batch norm's three modes, instance norm's split) start at 256 threads a
+    // block: the H200 sweeps put 256 ahead of 512 at all three bench shapes for instance norm and at
+    // two of three for batch norm (bench/RESULTS-search.md), at any dtype and shape.
+    void splitNormSeedsTake256Threads_data()
+    {
+        QTest::addColumn<QString>("family");
+        QTest::addColumn<QString>("shape");
+        QTest::addColumn<int>("dtype");
+        QTest::newRow("batch norm, KernelBench 033") << "batch_norm" << "n=64,c=64,hw=262144" << int(DType::F32);
+        QTest::newRow("batch norm, ResNet-50 56x56 bf16") << "batch_norm" << "n=32,c=256,hw=3136" << int(DType::BF16);
+        QTest::newRow("affine batch norm") << "batch_norm_affine" << "n=16,c=128,hw=4096" << int(DType::F16);
+        QTest::newRow("batch norm in eval mode") << "batch_norm_eval" << "n=32,c=512,hw=784" << int(DType::F32);
+        QTest::newRow("instance norm, short planes") << "instance_norm" << "n=8,c=256,hw=4096" << int(DType::F32);
+        QTest::newRow("instance norm, 64K planes fp16") << "instance_norm" << "n=1,c=64,hw=65536" << int(DType::F16);
+    }
+
+    void splitNormSeedsTake256Threads()
+    {
+        QFETCH(QString, family);
+        QFETCH(QString, shape);
+        QFETCH(int, dtype);
+        const auto card = makeCard(family.toStdString(), parseShape(shape.toStdString()), DType(dtype));
+        const auto *t = TemplateLibrary::builtin().find("cuda." + family.toStdString() + ".split");
+        QVERIFY(t);
+        const auto p = t->seed(card);
+        QVERIFY(!t->valid || t->valid(p, card));
+        QCOMPARE(p.at("block").get<int>(), 256);
+        const auto plan = t->launch(p, card);
+        for (const auto &k : plan.at("kernels"))
+            if (k.at("name").get<std::string>() != "kf_bn_combine")
+                QCOMPARE(k.at("block")[0].get<int>(), 256);
+    }
+
     void rowGroupPrunesOverfullSMs()
     {
         const auto card = makeCard("softmax", parseShape("rows=1024,cols=262144"), DType::F32);

@@ -290,7 +290,7 @@ KernelTemplate instanceNorm()
         int split = 1;
         while (split < 64 && (hw / (split * 2) >= 16384 || rows * split < kCudaFillBlocks) && hw / (split * 2) >= 1024)
             split *= 2;
-        return J{{"block", 512}, {"vec", vec}, {"split", split}};
+        return J{{"block", 256}, {"vec", vec}, {"split", split}};
     };
     t.reads = [](const J &, const OperatorCard &card) {
         // The statistics kernel reads every plane before the second kernel reads them again.

@@ -65,7 +65,7 @@ KernelTemplate cudaBatchNorm(const std::string &family)
     t.valid = [](const J &p, const OperatorCard &card) { return p.at("vec").get<int>() * elemBytes(card) <= 16; };
     t.seed = [](const OperatorCard &card) {
         const int64_t rows = card.shape.at("n") * card.shape.at("c"), hw = card.shape.at("hw");
-        return J{{"block", 512}, {"vec", packDividing(card, hw)}, {"pieces", chunksFor(rows, hw, 64, 1024)}, {"reverse", 1}};
+        return J{{"block", 256}, {"vec", packDividing(card, hw)}, {"pieces", chunksFor(rows, hw, 64, 1024)}, {"reverse", 1}};
     };
     t.render = [id = t.id, mode](const J &p, const OperatorCard &card) {
         return paramDefines(id, p) + "#define MODE " + std::to_string(mode) + "\n" + epsDefine(lastDoubleArg(card))
