@@ -43,11 +43,12 @@ PackWriter::PackWriter(std::string dir) : m_dir(std::move(dir))
 {
     while (m_dir.size() > 1 && m_dir.back() == '/')
         m_dir.pop_back();
-    struct stat st{};
-    if (::stat(m_dir.c_str(), &st) == 0 && !S_ISDIR(st.st_mode))
-        throw Error("the pack folder " + m_dir + " is a file: choose a new folder");
-    if (::stat(m_dir.c_str(), &st) == 0 && !isEmptyDir(m_dir))
-        throw Error("the pack folder " + m_dir + " already exists and is not empty: choose a new one");
+    if (struct stat st{}; ::stat(m_dir.c_str(), &st) == 0) {
+        if (!S_ISDIR(st.st_mode))
+            throw Error("the pack folder " + m_dir + " is a file: choose a new folder");
+        if (!isEmptyDir(m_dir))
+            throw Error("the pack folder " + m_dir + " already exists and is not empty: choose a new one");
+    }
     makeDirs(m_dir);
 }
 
