@@ -456,6 +456,32 @@ private slots:
                 QCOMPARE(k.at("block")[0].get<int>(), 256);
     }
 
+    // The training batch norms cut a row into pieces only where it is long (above 32K elements), never to
+    // fill the device; eval mode, with no combine, still fills it.
+    void batchNormPiecesCutOnlyLongRows_data()
+    {
+        QTest::addColumn<QString>("family");
+        QTest::addColumn<QString>("shape");
+        QTest::addColumn<int>("pieces");
+        QTest::newRow("KernelBench 033: long rows") << "batch_norm" << "n=64,c=64,hw=262144" << 8;
+        QTest::newRow("few short rows") << "batch_norm" << "n=2,c=128,hw=9216" << 1;
+        QTest::newRow("affine, few rows") << "batch_norm_affine" << "n=8,c=32,hw=16384" << 1;
+        QTest::newRow("rows of 64K") << "batch_norm" << "n=4,c=64,hw=65536" << 2;
+        QTest::newRow("one image of a megapixel") << "batch_norm_affine" << "n=1,c=64,hw=1048576" << 32;
+        QTest::newRow("eval mode fills the device") << "batch_norm_eval" << "n=8,c=64,hw=50176" << 4;
+    }
+
+    void batchNormPiecesCutOnlyLongRows()
+    {
+        QFETCH(QString, family);
+        QFETCH(QString, shape);
+        QFETCH(int, pieces);
+        const auto card = makeCard(family.toStdString(), parseShape(shape.toStdString()), DType::F32);
+        const auto *t = TemplateLibrary::builtin().find("cuda." + family.toStdString() + ".split");
+        QVERIFY(t);
+        QCOMPARE(t->seed(card).at("pieces").get<int>(), pieces);
+    }
+
     void rowGroupPrunesOverfullSMs()
     {
         const auto card = makeCard("softmax", parseShape("rows=1024,cols=262144"), DType::F32);
