@@ -12,18 +12,24 @@ It replaces, found by data flow in the torch.fx graph and in no other case,
 
     softmax((x * scale).float(), -1).to(x.dtype)            by torch.ops.kforge.scaled_softmax(x, scale)
     softmax((x * scale + mask).float(), -1).to(x.dtype)     by torch.ops.kforge.scaled_masked_softmax(x, scale, mask)
+    softmax(x * scale, -1)                                  by torch.ops.kforge.scaled_softmax_native(x, scale)
+    softmax(x * scale + mask, -1)                           by torch.ops.kforge.scaled_masked_softmax_native(x, scale, mask)
+
+the last two, a model that computes in one dtype (float32 models, or bfloat16 ones with no upcast), checked
+when they run: a floating x (and a tensor mask) takes the operator, anything else the chain as written.
 
 Each operator's own implementation is that chain, so the rewritten module computes bit for bit what the model
 did; with a pack loaded, a kernel for the operator takes the call where its guard covers it.
 
 A match must be, as in the C++ filter: a scale that is a number written in the model (not a tensor, not a
-value computed while tracing; a bool is not a number here), an upcast to float32 that neither copies nor
-changes the memory format, a softmax over dim -1 with no dtype of its own, an add whose alpha is 1, and a
-cast back to x's own dtype read from the graph: `x.dtype`, or the dtype of an input of the matmul that
-produced x (`torch.matmul(q, k.transpose(-2, -1)) * c ... .to(q.dtype)`; matmul does not promote, so q's
-dtype is x's). The chain's intermediate values must have no other use. Anything else, e.g. a softmax over
-dim 1, a dtype argument, a tensor scale, a division by the scale, a cast to a constant dtype (torch.bfloat16:
-the graph does not say it is x's) or no cast back, is left as the model wrote it.
+value computed while tracing; a bool is not a number here), a softmax over dim -1 with no dtype of its own,
+an add whose alpha is 1, and, for the chains with casts, an upcast to float32 that neither copies nor
+changes the memory format and a cast back to x's own dtype read from the graph: `x.dtype`, or the dtype of
+an input of the matmul that produced x (`torch.matmul(q, k.transpose(-2, -1)) * c ... .to(q.dtype)`; matmul
+does not promote, so q's dtype is x's). The chain's intermediate values must have no other use. Anything
+else, e.g. a softmax over dim 1, a dtype argument, a tensor scale, a division by the scale, a cast to a
+constant dtype (torch.bfloat16: the graph does not say it is x's) or an upcast with no cast back, is left
+as the model wrote it.
 
 The spellings accepted are those whose meaning is the chain's:
     scale        x * c, c * x (Python operators), torch.mul(x, c), x.mul(c)
@@ -98,6 +104,22 @@ def _scaled_masked_softmax_checked(x, scale, mask):
     if isinstance(mask, torch.Tensor):
         return torch.ops.kforge.scaled_masked_softmax(x, scale, mask)
     return torch.softmax((x * scale + mask).float(), -1).to(x.dtype)
+
+
+def _scaled_softmax_native_checked(x, scale):
+    """softmax(x * scale, -1) in the scores' own dtype: the native operator where x is floating (an integer x
+    times an int scale stays integer, times the operator's float it would not), else the chain as written."""
+    if isinstance(x, torch.Tensor) and x.is_floating_point():
+        return torch.ops.kforge.scaled_softmax_native(x, scale)
+    return torch.softmax(x * scale, -1)
+
+
+def _scaled_masked_softmax_native_checked(x, scale, mask):
+    """softmax(x * scale + mask, -1) in the scores' own dtype: the native operator where x is floating and the
+    mask a tensor, else the chain as written."""
+    if isinstance(x, torch.Tensor) and x.is_floating_point() and isinstance(mask, torch.Tensor):
+        return torch.ops.kforge.scaled_masked_softmax_native(x, scale, mask)
+    return torch.softmax(x * scale + mask, -1)
 
 
 def _silu_mul_checked(gate, up):
@@ -590,6 +612,25 @@ def _match(gm, p):
     return chain + [u, p, y], x, scale, mask, dtype_read
 
 
+def _match_native(gm, p):
+    """The chain softmax(x * scale [+ mask], -1) ending in softmax node p, with no casts (a model that computes
+    in one dtype), as (nodes to remove in order, x, scale, mask or None), or None."""
+    u = _softmax_input(gm, p)
+    if u is None or not _single_use(u, p):
+        return None
+    scaled = _scaled(u)
+    if scaled is not None:
+        return [u, p], scaled[0], scaled[1], None
+    operands = _sum_operands(u)
+    if operands is None:
+        return None
+    for s, m in (operands, operands[::-1]):
+        if _single_use(s, u) and _scaled(s) is not None and s is not m:
+            x, scale = _scaled(s)
+            return [s, u, p], x, scale, m
+    return None
+
+
 def rewrite_fused_patterns(module, concrete_args=None):
     """Replace each exact fused chain of `module` by kforge's operator for it.
 
@@ -604,6 +645,7 @@ def rewrite_fused_patterns(module, concrete_args=None):
     silu_mul_op, rms_op = _optional_op("silu_mul"), _optional_op("rms_norm_cast")
     rotary_op = _optional_op("rotary_embedding")
     add_rms_op = _optional_op("add_rms_norm_cast")
+    native_ops = _optional_op("scaled_softmax_native") is not None and _optional_op("scaled_masked_softmax_native") is not None
     gm = module if isinstance(module, torch.fx.GraphModule) else torch.fx.symbolic_trace(module, concrete_args=concrete_args)
     graph = gm.graph
     erased = set()
@@ -637,6 +679,15 @@ def rewrite_fused_patterns(module, concrete_args=None):
             else:
                 replace(chain, masked_op if _tensor_attr(gm, mask) else _scaled_masked_softmax_checked, (x, scale, mask),
                         [dtype_read] if dtype_read is not None else [])
+            count += 1
+            continue
+        found = _match_native(gm, node) if native_ops else None
+        if found is not None:
+            chain, x, scale, mask = found
+            if mask is None:
+                replace(chain, _scaled_softmax_native_checked, (x, scale))
+            else:
+                replace(chain, _scaled_masked_softmax_native_checked, (x, scale, mask))
             count += 1
             continue
         found = _match_rms_norm_cast(gm, node) if rms_op is not None else None
@@ -682,8 +733,10 @@ def fused_calls(gm):
     ("kforge::scaled_masked_softmax": 1, ...); a call checked when it runs counts as its operator's."""
     names = {_scaled_masked_softmax_checked: "kforge::scaled_masked_softmax", _silu_mul_checked: "kforge::silu_mul",
              _rms_norm_cast_checked: "kforge::rms_norm_cast", _rotary_checked: "kforge::rotary_embedding",
-             _add_rms_norm_cast_checked: "kforge::add_rms_norm_cast"}
-    for name in ("scaled_softmax", "scaled_masked_softmax", "silu_mul", "rms_norm_cast", "rotary_embedding", "add_rms_norm_cast"):
+             _add_rms_norm_cast_checked: "kforge::add_rms_norm_cast", _scaled_softmax_native_checked: "kforge::scaled_softmax_native",
+             _scaled_masked_softmax_native_checked: "kforge::scaled_masked_softmax_native"}
+    for name in ("scaled_softmax", "scaled_masked_softmax", "silu_mul", "rms_norm_cast", "rotary_embedding", "add_rms_norm_cast",
+                 "scaled_softmax_native", "scaled_masked_softmax_native"):
         op = _optional_op(name)
         if op is not None:
             names[op] = "kforge::" + name

@@ -21,6 +21,26 @@ at::Tensor scaledMaskedSoftmaxChain(const at::Tensor &x, double scale, const at:
     return at::softmax((x * scale + mask).to(compute), -1).to(x.scalar_type());
 }
 
+at::Tensor scaledSoftmaxNativeChain(const at::Tensor &x, double scale)
+{
+    return at::softmax(x * scale, -1);
+}
+
+at::Tensor scaledMaskedSoftmaxNativeChain(const at::Tensor &x, double scale, const at::Tensor &mask)
+{
+    return at::softmax(x * scale + mask, -1);
+}
+
+at::Tensor scaledSoftmaxTracedChain(const at::Tensor &x, double scale)
+{
+    return at::softmax(x * at::scalar_tensor(scale, at::kDouble), -1);
+}
+
+at::Tensor scaledMaskedSoftmaxTracedChain(const at::Tensor &x, double scale, const at::Tensor &mask)
+{
+    return at::softmax(x * at::scalar_tensor(scale, at::kDouble) + mask, -1);
+}
+
 at::Tensor siluMulChain(const at::Tensor &gate, const at::Tensor &up)
 {
     return at::silu(gate) * up;
@@ -50,34 +70,39 @@ at::Tensor rotaryChain(const at::Tensor &x, const at::Tensor &cos, const at::Ten
 
 namespace {
 
-// The chains as the TorchScript frontend writes `torch.softmax((s * c [+ m]).float(), -1).to(q.dtype)`:
-// the float32 cast is aten::to with dtype 6, the final cast aten::to with a dtype value. The pattern's
-// free values (the scale, the mask, the dtypes, the flags) match anything; the replacement keeps the
-// original calls' meaning only when they are what the fused operator assumes, so the rewrite checks
-// them on each match (see the filter below).
-const char *kMaskedPattern = R"(
-graph(%x, %scale, %mask, %alpha, %f32, %nb1, %cp1, %mf1, %dim, %sdt, %odt, %nb2, %cp2, %mf2):
-  %s = aten::mul(%x, %scale)
-  %t = aten::add(%s, %mask, %alpha)
-  %u = aten::to(%t, %f32, %nb1, %cp1, %mf1)
-  %p = aten::softmax(%u, %dim, %sdt)
-  %y = aten::to(%p, %odt, %nb2, %cp2, %mf2)
-  return (%y))";
-const char *kMaskedReplacement = R"(
-graph(%x, %scale, %mask, %alpha, %f32, %nb1, %cp1, %mf1, %dim, %sdt, %odt, %nb2, %cp2, %mf2):
-  %y = kforge::scaled_masked_softmax(%x, %scale, %mask)
-  return (%y))";
-const char *kPlainPattern = R"(
-graph(%x, %scale, %f32, %nb1, %cp1, %mf1, %dim, %sdt, %odt, %nb2, %cp2, %mf2):
-  %s = aten::mul(%x, %scale)
-  %u = aten::to(%s, %f32, %nb1, %cp1, %mf1)
-  %p = aten::softmax(%u, %dim, %sdt)
-  %y = aten::to(%p, %odt, %nb2, %cp2, %mf2)
-  return (%y))";
-const char *kPlainReplacement = R"(
-graph(%x, %scale, %f32, %nb1, %cp1, %mf1, %dim, %sdt, %odt, %nb2, %cp2, %mf2):
-  %y = kforge::scaled_softmax(%x, %scale)
-  return (%y))";
+// Attention's softmax chains as the TorchScript frontend writes them: `torch.softmax((s * c [+ m]).float(),
+// -1).to(q.dtype)` (the float32 cast aten::to with dtype 6, the final cast aten::to with a dtype value), and
+// without the casts, `torch.softmax(s * c [+ m], -1)`, the native operators. The pattern's free values (the
+// scale, the mask, the dtypes, the flags) match anything; the replacement keeps the original calls'
+// meaning only when they are what the fused operator assumes, so the rewrite checks them on each match
+// (see the filters below). A scale that tracing kept as a 0-dim float64 tensor constant goes to the
+// `_native_traced` operator as its number (aten::Float of the constant).
+std::string softmaxHead(bool masked, bool casts)
+{
+    return std::string("graph(%x, %scale") + (masked ? ", %mask, %alpha" : "") + (casts ? ", %f32, %nb1, %cp1, %mf1" : "") + ", %dim, %sdt"
+           + (casts ? ", %odt, %nb2, %cp2, %mf2" : "") + "):\n";
+}
+
+std::string softmaxPattern(bool masked, bool casts)
+{
+    std::string g = softmaxHead(masked, casts) + "  %s = aten::mul(%x, %scale)\n";
+    if (masked)
+        g += "  %t = aten::add(%s, %mask, %alpha)\n";
+    const std::string scores = masked ? "%t" : "%s";
+    if (!casts)
+        return g + "  %y = aten::softmax(" + scores + ", %dim, %sdt)\n  return (%y)";
+    return g + "  %u = aten::to(" + scores + ", %f32, %nb1, %cp1, %mf1)\n  %p = aten::softmax(%u, %dim, %sdt)\n"
+           + "  %y = aten::to(%p, %odt, %nb2, %cp2, %mf2)\n  return (%y)";
+}
+
+// `op` is the operator's name without its namespace.
+std::string softmaxReplacement(bool masked, bool casts, const std::string &op)
+{
+    const bool tensorScale = op.find("_traced") != std::string::npos;
+    return softmaxHead(masked, casts) + (tensorScale ? "  %f = aten::Float(%scale)\n" : "") + "  %y = kforge::" + op + "(%x, "
+           + (tensorScale ? "%f" : "%scale") + (masked ? ", %mask" : "") + ")\n  return (%y)";
+}
+
 // silu(gate) * up, either order of the product (IEEE multiplication commutes, and so do type promotion and
 // broadcasting).
 const char *kSiluMulPattern = R"(
@@ -179,19 +204,35 @@ bool dtypeOf(const torch::jit::Value *dtype, const torch::jit::Value *x)
     return dtype && x && dtype->node()->kind() == c10::Symbol::fromQualString("prim::dtype") && dtype->node()->input(0) == x;
 }
 
-// A match is the fused operator's meaning only when: the scale is a constant number, the first cast is
-// to float32 and the softmax is over the last dimension with no dtype of its own, the add's alpha is 1,
-// the final cast is to x's own dtype (prim::dtype of x, or a constant equal to it), and no cast copies
-// or changes the memory format. Anything else stays as the model wrote it.
-bool softmaxFusable(const torch::jit::Match &m, const Vars &vars)
+// Which scale the operator takes as its `float scale`, exactly: for the chains with casts a constant number;
+// for the native ones a constant double (an int times an integer x stays integer, times the operator's
+// float it would not) or, for the `_traced` ones, a constant 0-dim float64 tensor on the CPU, as tracing
+// keeps `* 0.125` (the operator multiplies by the same tensor).
+enum class Scale { Number, Double, Float64Tensor };
+
+bool scaleFits(const torch::jit::Value *scale, Scale kind)
+{
+    const auto c = constantOf(scale);
+    if (!c)
+        return false;
+    switch (kind) {
+    case Scale::Number: return c->isDouble() || c->isInt();
+    case Scale::Double: return c->isDouble();
+    case Scale::Float64Tensor: {
+        if (!c->isTensor())
+            return false;
+        const auto &t = c->toTensor();
+        return t.defined() && t.dim() == 0 && t.is_cpu() && t.scalar_type() == at::kDouble;
+    }
+    }
+    return false;
+}
+
+// The softmax is over the last dimension with no dtype of its own, the add's alpha is 1 and its other
+// operand a tensor (aten::add also matches a sum with a number, add.Scalar).
+bool softmaxOfScores(const torch::jit::Match &m, const Vars &vars)
 {
     const auto get = [&](const char *name) { return matched(m, vars, name); };
-    const auto scale = constantOf(get("scale"));
-    if (!scale || !(scale->isDouble() || scale->isInt()))
-        return false;
-    const auto f32 = constantOf(get("f32"));
-    if (!f32 || !f32->isInt() || f32->toInt() != int64_t(at::kFloat))
-        return false;
     const auto dim = constantOf(get("dim"));
     if (!dim || !dim->isInt() || dim->toInt() != -1)
         return false;
@@ -200,8 +241,16 @@ bool softmaxFusable(const torch::jit::Match &m, const Vars &vars)
         return false;
     if (vars.count("alpha") && !isConstInt(get("alpha"), 1))
         return false;
-    // aten::add also matches a sum with a number (add.Scalar): only a tensor is a mask.
-    if (vars.count("mask") && !isTensor(get("mask")))
+    return !vars.count("mask") || isTensor(get("mask"));
+}
+
+// The casts are the fused operator's: the first to float32, the final one to x's own dtype (prim::dtype of
+// x, or of an input of the matmul that made x), and no cast copies or changes the memory format.
+bool castsFit(const torch::jit::Match &m, const Vars &vars)
+{
+    const auto get = [&](const char *name) { return matched(m, vars, name); };
+    const auto f32 = constantOf(get("f32"));
+    if (!f32 || !f32->isInt() || f32->toInt() != int64_t(at::kFloat))
         return false;
     if (!plainCasts(m, vars))
         return false;
@@ -222,6 +271,14 @@ bool softmaxFusable(const torch::jit::Match &m, const Vars &vars)
             if (in == src)
                 return true;
     return false;
+}
+
+// A match is the fused operator's meaning only when the scale, the softmax and (with casts) the casts are
+// as above. Anything else stays as the model wrote it.
+template <Scale Kind, bool Casts>
+bool softmaxFusable(const torch::jit::Match &m, const Vars &vars)
+{
+    return scaleFits(matched(m, vars, "scale"), Kind) && softmaxOfScores(m, vars) && (!Casts || castsFit(m, vars));
 }
 
 // aten::mul also matches a product with a number (mul.Scalar): only a tensor `up` is the fused operator.
@@ -320,10 +377,20 @@ struct FusedPattern {
     bool (*fusable)(const torch::jit::Match &, const Vars &);
 };
 
-// In order: the masked softmax before the plain one, whose pattern is its tail.
+// In order: the masked softmax before the plain one, whose pattern is its tail; the chains with casts before
+// the native ones.
 const FusedPattern kPatterns[] = {
-    {"kforge::scaled_masked_softmax", kMaskedPattern, kMaskedReplacement, softmaxFusable},
-    {"kforge::scaled_softmax", kPlainPattern, kPlainReplacement, softmaxFusable},
+    {"kforge::scaled_masked_softmax", softmaxPattern(true, true), softmaxReplacement(true, true, "scaled_masked_softmax"),
+     softmaxFusable<Scale::Number, true>},
+    {"kforge::scaled_softmax", softmaxPattern(false, true), softmaxReplacement(false, true, "scaled_softmax"), softmaxFusable<Scale::Number, true>},
+    {"kforge::scaled_masked_softmax_native", softmaxPattern(true, false), softmaxReplacement(true, false, "scaled_masked_softmax_native"),
+     softmaxFusable<Scale::Double, false>},
+    {"kforge::scaled_masked_softmax_native_traced", softmaxPattern(true, false),
+     softmaxReplacement(true, false, "scaled_masked_softmax_native_traced"), softmaxFusable<Scale::Float64Tensor, false>},
+    {"kforge::scaled_softmax_native", softmaxPattern(false, false), softmaxReplacement(false, false, "scaled_softmax_native"),
+     softmaxFusable<Scale::Double, false>},
+    {"kforge::scaled_softmax_native_traced", softmaxPattern(false, false), softmaxReplacement(false, false, "scaled_softmax_native_traced"),
+     softmaxFusable<Scale::Float64Tensor, false>},
     {"kforge::silu_mul", kSiluMulPattern, kSiluMulReplacement, siluMulFusable},
     {"kforge::silu_mul", kMulSiluPattern, kSiluMulReplacement, siluMulFusable},
     {"kforge::rms_norm_cast", kWeightFirstRmsPattern, kRmsReplacement, rmsNormFusable},

@@ -8,6 +8,13 @@
 //       softmax((x * scale).float(), -1).to(x.dtype)           (attention without a mask)
 //   kforge::scaled_masked_softmax(Tensor x, float scale, Tensor mask) -> Tensor
 //       softmax((x * scale + mask).float(), -1).to(x.dtype)    (mask broadcast over x's leading dims)
+//   kforge::scaled_softmax_native(Tensor x, float scale) -> Tensor
+//   kforge::scaled_masked_softmax_native(Tensor x, float scale, Tensor mask) -> Tensor
+//       softmax(x * scale [+ mask], -1), in x's own dtype      (a model that computes in one dtype, as most
+//                                                               float32 models do)
+//   kforge::scaled_softmax_native_traced(Tensor x, float scale) -> Tensor
+//   kforge::scaled_masked_softmax_native_traced(Tensor x, float scale, Tensor mask) -> Tensor
+//       the same with the scale a 0-dim float64 tensor, as a traced model keeps `* 0.125`
 //   kforge::silu_mul(Tensor gate, Tensor up) -> Tensor
 //       silu(gate) * up                                         (the gated MLP's SiLU gate)
 //   kforge::rms_norm_cast(Tensor x, Tensor weight, float eps) -> Tensor
@@ -32,6 +39,13 @@ namespace kforge::runtime {
 // `compute` is the type of the upcast: float32 as the models write it, float64 for the guard's reference.
 at::Tensor scaledSoftmaxChain(const at::Tensor &x, double scale, at::ScalarType compute = at::kFloat);
 at::Tensor scaledMaskedSoftmaxChain(const at::Tensor &x, double scale, const at::Tensor &mask, at::ScalarType compute = at::kFloat);
+// softmax(x * scale [+ mask], -1) as written: the product's dtype is what promotion makes it, the scale a
+// number (Native) or a 0-dim float64 tensor (Traced: a floating x keeps its dtype either way, an integer x
+// becomes float32 times a number and float64 times the tensor).
+at::Tensor scaledSoftmaxNativeChain(const at::Tensor &x, double scale);
+at::Tensor scaledMaskedSoftmaxNativeChain(const at::Tensor &x, double scale, const at::Tensor &mask);
+at::Tensor scaledSoftmaxTracedChain(const at::Tensor &x, double scale);
+at::Tensor scaledMaskedSoftmaxTracedChain(const at::Tensor &x, double scale, const at::Tensor &mask);
 at::Tensor siluMulChain(const at::Tensor &gate, const at::Tensor &up);
 at::Tensor rmsNormCastChain(const at::Tensor &x, const at::Tensor &weight, double eps, at::ScalarType compute = at::kFloat);
 // (h, y): h = x + residual, y = rmsNormCastChain(h, weight, eps, compute).

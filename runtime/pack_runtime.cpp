@@ -347,6 +347,10 @@ TORCH_LIBRARY(kforge, m)
     // rewritten program computes the same without a pack, and a pack's kernel stands in front of it.
     m.def("scaled_softmax(Tensor x, float scale) -> Tensor");
     m.def("scaled_masked_softmax(Tensor x, float scale, Tensor mask) -> Tensor");
+    m.def("scaled_softmax_native(Tensor x, float scale) -> Tensor");
+    m.def("scaled_masked_softmax_native(Tensor x, float scale, Tensor mask) -> Tensor");
+    m.def("scaled_softmax_native_traced(Tensor x, float scale) -> Tensor");
+    m.def("scaled_masked_softmax_native_traced(Tensor x, float scale, Tensor mask) -> Tensor");
     m.def("silu_mul(Tensor gate, Tensor up) -> Tensor");
     m.def("rms_norm_cast(Tensor x, Tensor weight, float eps) -> Tensor");
     m.def("add_rms_norm_cast(Tensor x, Tensor residual, Tensor weight, float eps) -> (Tensor, Tensor)");
@@ -358,6 +362,12 @@ TORCH_LIBRARY_IMPL(kforge, CompositeExplicitAutograd, m)
     m.impl("scaled_softmax", [](const at::Tensor &x, double scale) { return kforge::runtime::scaledSoftmaxChain(x, scale); });
     m.impl("scaled_masked_softmax",
            [](const at::Tensor &x, double scale, const at::Tensor &mask) { return kforge::runtime::scaledMaskedSoftmaxChain(x, scale, mask); });
+    m.impl("scaled_softmax_native", [](const at::Tensor &x, double scale) { return kforge::runtime::scaledSoftmaxNativeChain(x, scale); });
+    m.impl("scaled_masked_softmax_native",
+           [](const at::Tensor &x, double scale, const at::Tensor &mask) { return kforge::runtime::scaledMaskedSoftmaxNativeChain(x, scale, mask); });
+    m.impl("scaled_softmax_native_traced", [](const at::Tensor &x, double scale) { return kforge::runtime::scaledSoftmaxTracedChain(x, scale); });
+    m.impl("scaled_masked_softmax_native_traced",
+           [](const at::Tensor &x, double scale, const at::Tensor &mask) { return kforge::runtime::scaledMaskedSoftmaxTracedChain(x, scale, mask); });
     m.impl("silu_mul", [](const at::Tensor &gate, const at::Tensor &up) { return kforge::runtime::siluMulChain(gate, up); });
     m.impl("rms_norm_cast",
            [](const at::Tensor &x, const at::Tensor &weight, double eps) { return kforge::runtime::rmsNormCastChain(x, weight, eps); });

@@ -97,6 +97,18 @@ BODIES = {
     "log_softmax": lambda m, q, k: torch.log_softmax((mm(q, k) * 0.25 + m.mask).float(), -1).to(q.dtype),
     "scores_used_twice": lambda m, q, k: (lambda s: torch.softmax((s + m.mask).float(), -1).to(q.dtype) + s)(mm(q, k) * 0.25),
     "probabilities_used_twice": lambda m, q, k: (lambda p: p.to(q.dtype) * p.sum())(torch.softmax((mm(q, k) * 0.25 + m.mask).float(), -1)),
+    # --- the chains with no casts (the native operators): spellings, then near misses -------------------
+    "native_float32": lambda m, q, k: torch.softmax(mm(q, k) * 0.25 + m.mask, -1),
+    "native_method_no_mask": lambda m, q, k: (mm(q, k) * 0.125).softmax(dim=-1),
+    "native_module_mask_first": lambda m, q, k: m.softmax_last(m.mask + 0.5 * q.matmul(k.transpose(2, 3))),
+    "native_int_scale": lambda m, q, k: F.softmax(mm(q, k) * 2, dim=-1),
+    "native_integer_scores": lambda m, q, k: torch.softmax(q.round().long() * 0.5, -1),
+    "native_divided": lambda m, q, k: torch.softmax(mm(q, k) / 4, -1),
+    "native_dim_1": lambda m, q, k: torch.softmax(mm(q, k) * 0.25, 1),
+    "native_scores_used_twice": lambda m, q, k: (lambda s: torch.softmax(s, -1) + s)(mm(q, k) * 0.25),
+    "native_tensor_scale": lambda m, q, k: torch.softmax(mm(q, k) * m.scale_tensor, -1),
+    "native_mask_subtracted": lambda m, q, k: torch.softmax(mm(q, k) * 0.25 - m.mask, -1),
+    "native_dtype_argument": lambda m, q, k: torch.softmax(mm(q, k) * 0.25, -1, dtype=torch.float64),
 }
 
 # The pointwise chains, rewritten where the runtime registers their operators: name -> (operator, body).
@@ -186,6 +198,7 @@ def main():
             cases[name] = case_result(Chain(body), [(q, k)])
         hq, hk = q.to(torch.bfloat16), k.to(torch.bfloat16)
         cases["decoder_block_bfloat16"] = case_result(Chain(BODIES["decoder_block"], dtype=torch.bfloat16), [(hq, hk)])
+        cases["native_bfloat16"] = case_result(Chain(BODIES["native_float32"], dtype=torch.bfloat16), [(hq, hk)])
         cases["cast_to_constant_bfloat16"] = case_result(
             Chain(lambda m, q, k: torch.softmax((mm(q, k) * 0.25 + m.mask).float(), -1).to(torch.bfloat16), dtype=torch.bfloat16), [(hq, hk)])
         # A forward-argument mask: a tensor takes the operator, a Python number the chain as written.

@@ -123,6 +123,26 @@ class A(torch.nn.Module):
 torch.jit.script(A()).save(sys.argv[1])
 )";
 
+// The same attention as a float32 model written with no casts (as ViT and BERT-style models are), its scale
+// an attribute, traced as kforge's import traces models: the trace keeps the scale as a 0-dim tensor
+// constant, and the chain is the native operator's.
+const char *kAttentionTraced = R"(import sys
+import torch
+
+class A(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.scale = 16 ** -0.5
+        self.register_buffer("mask", torch.full((64, 64), torch.finfo(torch.float32).min).triu(1))
+
+    def forward(self, q, k):
+        s = torch.matmul(q, k.transpose(2, 3)) * self.scale + self.mask
+        return s.softmax(dim=-1)
+
+q = torch.randn(2, 2, 64, 16)
+torch.jit.trace(A(), (q, q)).save(sys.argv[1])
+)";
+
 // A row sum written for the test: it checks kforge_symbol against its sizes (the runtime answers it
 // from the call's shape symbols) and refuses rows of 40, so a kernel's refusal is seen to fall back.
 const char *kRowSum = R"(
@@ -787,24 +807,39 @@ extern "C" int kforge_entry(const kf_tensor *in, int n_in, kf_tensor *out, int n
 
     // Attention's softmax chain in a real TorchScript model: profiled into one fused card, searched on the
     // CPU, exported, and run with the model rewritten to the fused operator: the outputs match and the
-    // pack's kernel takes the call.
+    // pack's kernel takes the call. Mixed precision written with casts (scripted), and a float32 model with
+    // none (traced, the scale a tensor constant): the native operator.
+    void fusedAttentionSoftmax_data()
+    {
+        QTest::addColumn<QString>("name");
+        QTest::addColumn<QString>("script");
+        QTest::addColumn<QString>("op");
+        QTest::newRow("scripted, cast to float32 and back") << "attn" << QString::fromLatin1(kAttention) << "kforge::scaled_masked_softmax";
+        QTest::newRow("traced float32, no casts") << "attn-native" << QString::fromLatin1(kAttentionTraced)
+                                                  << "kforge::scaled_masked_softmax_native_traced";
+    }
+
     void fusedAttentionSoftmax()
     {
+        QFETCH(QString, name);
+        QFETCH(QString, script);
+        QFETCH(QString, op);
+        const auto file = [&](const char *suffix) { return path((name.toStdString() + suffix).c_str()); };
         const auto py = python();
         if (py.isEmpty())
             QSKIP("no Python with torch to make the TorchScript model (install python3-torch)");
-        writeText(path("attn.py"), kAttention);
-        const auto made = run(py, {QString::fromStdString(path("attn.py")), QString::fromStdString(path("attn.pt"))}, 120000);
+        writeText(file(".py"), script.toStdString());
+        const auto made = run(py, {QString::fromStdString(file(".py")), QString::fromStdString(file(".pt"))}, 120000);
         QVERIFY2(made.code == 0, qPrintable(made.err));
         const nlohmann::json qk = {{"shape", {2, 2, 64, 16}}, {"dtype", "float32"}};
-        writeText(path("attn.json"), nlohmann::json{{"kforge_workload", 1}, {"name", "attn"}, {"model", {{"kind", "torchscript"}, {"path", "attn.pt"}}},
+        writeText(file(".json"), nlohmann::json{{"kforge_workload", 1}, {"name", name.toStdString()}, {"model", {{"kind", "torchscript"}, {"path", name.toStdString() + ".pt"}}},
                                                     {"inputs", {{"seed", 1}, {"tensors", {qk, qk}}}}}
                                          .dump());
         const auto worker = QStringLiteral(KFORGE_WORKER_PATH);
-        const auto prof = cli({QStringLiteral("profile"), QString::fromStdString(path("attn.json")), QStringLiteral("--device"), QStringLiteral("cpu"),
+        const auto prof = cli({QStringLiteral("profile"), QString::fromStdString(file(".json")), QStringLiteral("--device"), QStringLiteral("cpu"),
                                QStringLiteral("--worker"), worker});
         QVERIFY2(prof.code == 0, qPrintable(prof.out + prof.err));
-        const auto w = loadWorkloadFile(path("attn.json"));
+        const auto w = loadWorkloadFile(file(".json"));
         const OperatorCard *fused = nullptr;
         for (const auto &c : w.cards)
             if (c.family == "scaled_masked_softmax")
@@ -815,10 +850,11 @@ extern "C" int kforge_entry(const kf_tensor *in, int n_in, kf_tensor *out, int n
         QCOMPARE(fused->shape.at("mrows"), int64_t(64));
         QCOMPARE(fused->referenceArgs.at(1).at("double").get<double>(), 0.25);
         QCOMPARE(fused->calls, int64_t(1));
+        QCOMPARE(QString::fromStdString(fused->atenOp), op);
 
         // The rewrite: the chain in the model's graph becomes the fused operator, in a clone only, and
         // without a pack the clone computes exactly what the model does.
-        auto module = torch::jit::load(path("attn.pt"));
+        auto module = torch::jit::load(file(".pt"));
         auto clone = module.clone();
         QCOMPARE(runtime::rewriteFusedPatterns(clone), 1);
         const auto graphText = [](torch::jit::Module &m) {
@@ -826,16 +862,16 @@ extern "C" int kforge_entry(const kf_tensor *in, int n_in, kf_tensor *out, int n
             os << *m.get_method("forward").graph();
             return os.str();
         };
-        QVERIFY(graphText(clone).find("kforge::scaled_masked_softmax") != std::string::npos);
-        QVERIFY(graphText(module).find("kforge::scaled_masked_softmax") == std::string::npos);
+        QVERIFY(graphText(clone).find(op.toStdString() + "(") != std::string::npos);
+        QVERIFY(graphText(module).find("kforge::") == std::string::npos);
         {
             torch::NoGradGuard noGrad;
             const auto q = at::randn({2, 2, 64, 16}), k = at::randn({2, 2, 64, 16});
             QVERIFY(at::equal(module.forward({q, k}).toTensor(), clone.forward({q, k}).toTensor()));
         }
 
-        const auto session = QString::fromStdString(path("attn.kforge"));
-        const auto camp = cli({QStringLiteral("campaign"), QStringLiteral("--workload"), QString::fromStdString(path("attn.json")), QStringLiteral("--nodes"),
+        const auto session = QString::fromStdString(file(".kforge"));
+        const auto camp = cli({QStringLiteral("campaign"), QStringLiteral("--workload"), QString::fromStdString(file(".json")), QStringLiteral("--nodes"),
                                QStringLiteral("6"), QStringLiteral("--session"), session, QStringLiteral("--no-lessons"), QStringLiteral("--worker"), worker});
         QVERIFY2(camp.code == 0, qPrintable(camp.out + camp.err));
         QVERIFY2(camp.out.contains(QString::fromStdString(fused->key)), qPrintable(camp.out));
@@ -856,16 +892,16 @@ extern "C" int kforge_entry(const kf_tensor *in, int n_in, kf_tensor *out, int n
                                 QStringLiteral("--accept"), QStringLiteral("--reason"), QStringLiteral("correct; the test needs the fused kernel")});
             QVERIFY2(d.code == 0, qPrintable(d.err));
         }
-        const auto exp = cli({QStringLiteral("export"), session, QStringLiteral("--out"), QString::fromStdString(path("attn-pack"))});
+        const auto exp = cli({QStringLiteral("export"), session, QStringLiteral("--out"), QString::fromStdString(file("-pack"))});
         QVERIFY2(exp.code == 0, qPrintable(exp.out + exp.err));
-        const auto r = cli({QStringLiteral("run"), QString::fromStdString(path("attn.json")), QStringLiteral("--pack"), QString::fromStdString(path("attn-pack")),
+        const auto r = cli({QStringLiteral("run"), QString::fromStdString(file(".json")), QStringLiteral("--pack"), QString::fromStdString(file("-pack")),
                             QStringLiteral("--compare"), QStringLiteral("--iters"), QStringLiteral("3"), QStringLiteral("--json"),
-                            QString::fromStdString(path("attn-run.json")), QStringLiteral("--worker"), worker});
+                            QString::fromStdString(file("-run.json")), QStringLiteral("--worker"), worker});
         QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
-        const auto report = nlohmann::json::parse(readText(path("attn-run.json")));
+        const auto report = nlohmann::json::parse(readText(file("-run.json")));
         QVERIFY2(report.at("outputs_match").get<bool>(), report.dump().c_str());
         QCOMPARE(report.at("fused_chains").get<int>(), 1);
-        QCOMPARE(report.at("counters").at("kforge::scaled_masked_softmax").at("taken").get<int64_t>(), int64_t(3));
+        QCOMPARE(report.at("counters").at(op.toStdString()).at("taken").get<int64_t>(), int64_t(3));
     }
 
     // python/kforge_fx.py, the FX pass: each eager module of tests/fx_pass_test.py rewritten as many times as
@@ -885,6 +921,11 @@ extern "C" int kforge_entry(const kf_tensor *in, int n_in, kf_tensor *out, int n
             {"alpha_2", 0}, {"upcast_to_double", 0}, {"upcast_copies", 0}, {"no_cast_back", 0}, {"cast_to_constant_dtype", 0},
             {"cast_to_constant_bfloat16", 0}, {"cast_to_another_tensors_dtype", 0}, {"cast_to_scaled_scores_dtype", 0},
             {"log_softmax", 0}, {"scores_used_twice", 0}, {"probabilities_used_twice", 0},
+            // the chains with no casts, computed in the scores' dtype (the native operators); an integer x is
+            // rewritten and runs the chain as written
+            {"native_float32", 1}, {"native_method_no_mask", 1}, {"native_module_mask_first", 1}, {"native_int_scale", 1},
+            {"native_integer_scores", 1}, {"native_bfloat16", 1}, {"native_divided", 0}, {"native_dim_1", 0}, {"native_scores_used_twice", 0},
+            {"native_tensor_scale", 0}, {"native_mask_subtracted", 0}, {"native_dtype_argument", 0},
             // the pointwise chains, where the runtime registers their operators
             {"silu_mul_functional", 1}, {"silu_mul_module_swapped", 1}, {"silu_mul_torch_mul", 1}, {"silu_in_place", 0},
             {"silu_times_number", 0}, {"silu_used_twice", 0}, {"sigmoid_mul", 0}, {"rms_norm_decoder", 1}, {"rms_norm_other_spellings", 1},
@@ -994,6 +1035,13 @@ extern "C" int kforge_entry(const kf_tensor *in, int n_in, kf_tensor *out, int n
         // The attention softmax's filter in the same table: a mask is a tensor, never a number.
         QTest::newRow("softmax chain with a mask") << "torch.softmax((a * 0.5 + b).float(), -1).to(a.dtype)" << 1;
         QTest::newRow("softmax chain plus a number") << "torch.softmax((a * 0.5 + 1.0).float(), -1).to(a.dtype)" << 0;
+        // With no casts, the native operator: a double scale; an int one only where the graph says a is
+        // floating (a scripted graph does not).
+        QTest::newRow("native softmax chain") << "torch.softmax(a * 0.5 + b, -1)" << 1;
+        QTest::newRow("native softmax, no mask") << "torch.softmax(a * 0.5, dim=-1)" << 1;
+        QTest::newRow("native softmax plus a number") << "torch.softmax(a * 0.5 + 1.0, -1)" << 0;
+        QTest::newRow("native softmax, int scale") << "torch.softmax(a * 2, -1)" << 0;
+        QTest::newRow("native softmax over dim 0") << "torch.softmax(a * 0.5, 0)" << 0;
     }
 
     void rewriteSiluGate()

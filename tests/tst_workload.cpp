@@ -463,6 +463,98 @@ private slots:
         QVERIFY(!TemplateLibrary::builtin().forFamily(c.family, "cuda").empty());
     }
 
+    // Attention's softmax among the top-level calls: x * scale [+ mask], then either the upcast, softmax and
+    // cast back (the family's operator) or softmax directly in x's dtype (the native operator). The scale is
+    // a number, or a 0-dim tensor whose value the profile recorded (as a traced model has it).
+    void fusedSoftmaxCards_data()
+    {
+        QTest::addColumn<QString>("chain");
+        QTest::addColumn<QString>("dtype");
+        QTest::addColumn<QString>("op"); // "" for no card
+        QTest::newRow("casts, bf16") << "mul add up softmax.f32 down" << "bfloat16" << "kforge::scaled_masked_softmax";
+        QTest::newRow("casts, no mask") << "mul up softmax.f32 down" << "float16" << "kforge::scaled_softmax";
+        QTest::newRow("native f32") << "mul add softmax" << "float32" << "kforge::scaled_masked_softmax_native";
+        QTest::newRow("native bf16, no mask") << "mul softmax" << "bfloat16" << "kforge::scaled_softmax_native";
+        QTest::newRow("native, traced scale") << "mul.tensor softmax" << "float32" << "kforge::scaled_softmax_native_traced";
+        QTest::newRow("native, traced scale, a mask") << "mul.tensor add softmax" << "float16" << "kforge::scaled_masked_softmax_native_traced";
+        // What the pack's rewrite could not replace gets no card: a traced scale before casts (a trace's casts
+        // read no dtype from x), an int scale with no casts (an integer x times it would stay integer).
+        QTest::newRow("casts, traced scale") << "mul.tensor add up softmax.f32 down" << "bfloat16" << "";
+        QTest::newRow("native, int scale") << "mul.int softmax" << "float32" << "";
+        QTest::newRow("a float32 0-dim scale") << "mul.f32tensor softmax" << "float32" << "";
+        QTest::newRow("a tensor scale of unknown value") << "mul.unknown softmax" << "float32" << "";
+        QTest::newRow("a scale of one element, not 0-dim") << "mul.row softmax" << "float32" << "";
+        QTest::newRow("softmax over dim 1") << "mul softmax.dim1" << "float32" << "";
+        QTest::newRow("softmax with a dtype") << "mul softmax.dtype" << "float32" << "";
+        QTest::newRow("an upcast, no softmax after") << "mul add up" << "bfloat16" << "";
+        QTest::newRow("float64 scores") << "mul softmax" << "float64" << "";
+    }
+
+    void fusedSoftmaxCards()
+    {
+        QFETCH(QString, chain);
+        QFETCH(QString, dtype);
+        QFETCH(QString, op);
+        const std::string dt = dtype.toStdString();
+        const Shape x = {2, 4, 16, 16};
+        std::vector<CapturedCall> captured;
+        for (const auto &word : chain.split(QLatin1Char(' '))) {
+            const auto w = word.toStdString();
+            auto scale = tensor({}, "float64", "other");
+            scale.tensors[0].min = scale.tensors[0].max = 0.125;
+            if (w == "mul")
+                captured.push_back(call("aten::mul", "Scalar", {tensor(x, dt), scalar("double", 0.125, "other")}, 2));
+            else if (w == "mul.tensor")
+                captured.push_back(call("aten::mul", "Tensor", {tensor(x, dt), scale}, 2));
+            else if (w == "mul.int")
+                captured.push_back(call("aten::mul", "Scalar", {tensor(x, dt), scalar("int", 2, "other")}, 2));
+            else if (w == "mul.f32tensor") {
+                auto f = tensor({}, "float32", "other");
+                f.tensors[0].min = f.tensors[0].max = 0.125;
+                captured.push_back(call("aten::mul", "Tensor", {tensor(x, dt), f}, 2));
+            } else if (w == "mul.unknown")
+                captured.push_back(call("aten::mul", "Tensor", {tensor(x, dt), tensor({}, "float64", "other")}, 2));
+            else if (w == "mul.row") {
+                auto row = tensor({1}, "float64", "other");
+                row.tensors[0].min = row.tensors[0].max = 0.125;
+                captured.push_back(call("aten::mul", "Tensor", {tensor(x, dt), row}, 2));
+            } else if (w == "add")
+                captured.push_back(call("aten::add", "Tensor", {tensor(x, dt), tensor({16, 16}, dt, "other"), scalar("int", 1, "alpha")}, 2));
+            else if (w == "up" || w == "down") {
+                const auto from = w == "up" ? dt : std::string("float32"), to = w == "up" ? std::string("float32") : dt;
+                captured.push_back(call("aten::to", "dtype",
+                                        {tensor(x, from), scalar("int", to == "float32" ? 6 : to == "bfloat16" ? 15 : 5, "dtype"),
+                                         scalar("bool", false, "non_blocking"), scalar("bool", false, "copy"), scalar("none", nullptr, "memory_format")},
+                                        1));
+            } else if (w.rfind("softmax", 0) == 0) {
+                const auto in = w == "softmax.f32" ? std::string("float32") : dt;
+                captured.push_back(call("aten::softmax", "int",
+                                        {tensor(x, in), scalar("int", w == "softmax.dim1" ? 1 : -1, "dim"),
+                                         w == "softmax.dtype" ? scalar("int", 6, "dtype") : scalar("none", nullptr, "dtype")},
+                                        5));
+            } else
+                QFAIL(("unknown call " + w).c_str());
+        }
+        const auto got = fusedPatternCards(captured, 0);
+        if (op.isEmpty()) {
+            QCOMPARE(int(got.size()), 0);
+            return;
+        }
+        QCOMPARE(int(got.size()), 1);
+        const auto &c = got.front();
+        QCOMPARE(QString::fromStdString(c.atenOp), op);
+        QVERIFY(QString::fromStdString(c.atenSchema).startsWith(op + QLatin1Char('(')));
+        QCOMPARE(c.family, std::string(chain.contains(QLatin1String("add")) ? "scaled_masked_softmax" : "scaled_softmax"));
+        QCOMPARE(c.shape.at("rows"), int64_t(2 * 4 * 16));
+        QCOMPARE(c.shape.at("cols"), int64_t(16));
+        QCOMPARE(c.referenceArgs.at(1).at("double").get<double>(), 0.125);
+        QCOMPARE(c.calls, int64_t(1));
+        double us = 0;
+        for (const auto &k : captured)
+            us += k.durUs;
+        QCOMPARE(c.workloadMs, us / 1000.0);
+    }
+
     // RMSNorm written out (the decoder's rms_norm) among the top-level calls: eight adjacent calls are one
     // rms_norm_cast card with the model's eps; a chain that means something else gives none.
     void fusedRmsNormCards_data()

@@ -519,4 +519,13 @@ OperatorCard makeSoftmaxCard(int64_t rows, int64_t cols, DType dtype)
     return makeCard("softmax", {{"rows", rows}, {"cols", cols}}, dtype);
 }
 
+void useNativeOperator(OperatorCard &card, bool tracedScale)
+{
+    if (card.family != "scaled_softmax" && card.family != "scaled_masked_softmax")
+        throw Error("only the attention softmax chains have a native operator, not " + card.family);
+    const std::string op = "kforge::" + card.family + (tracedScale ? "_native_traced" : "_native");
+    card.atenOp = op;
+    card.atenSchema = op + (card.family == "scaled_softmax" ? "(Tensor x, float scale) -> Tensor" : "(Tensor x, float scale, Tensor mask) -> Tensor");
+}
+
 } // namespace kforge

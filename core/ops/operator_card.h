@@ -123,5 +123,11 @@ ShapeBindings parseShape(const std::string &text);
 // bindings -> "cols=1024,rows=4096" (parseShape's form; `separator` ", " for prose)
 std::string shapeText(const ShapeBindings &shape, const std::string &separator = ",");
 OperatorCard makeSoftmaxCard(int64_t rows, int64_t cols, DType dtype = DType::F32);
+// A scaled_softmax or scaled_masked_softmax card for the chain without its casts, `softmax(x * scale [+ mask],
+// -1)` in x's own dtype (a model that computes in one dtype): the operator kforge::<family>_native, or with
+// `tracedScale` (the scale a 0-dim float64 tensor, as a trace keeps it) kforge::<family>_native_traced
+// (runtime/fused_ops.h). The family, its templates and its checks stay; only what the pack stands in front
+// of changes. Refuses another family.
+void useNativeOperator(OperatorCard &card, bool tracedScale = false);
 
 } // namespace kforge

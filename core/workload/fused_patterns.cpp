@@ -65,6 +65,8 @@ struct Chain {
     std::map<size_t, nlohmann::json> args;
     std::vector<size_t> calls;
     double us = 0;
+    bool nativeOp = false;    // the family's operator in x's own dtype (kforge::<family>_native), not its default
+    bool tracedScale = false; // with the scale a 0-dim float64 tensor (kforge::<family>_native_traced)
 };
 
 ShapeBindings rowsCols(const std::vector<int64_t> &shape)
@@ -81,20 +83,48 @@ void take(Chain &c, const std::vector<const CapturedCall *> &top, size_t i)
     c.us += top[i]->durUs;
 }
 
-// Attention's softmax chain starting at top-level call `i`: mul.Scalar [add.Tensor] to.dtype softmax.int to.dtype.
+// The number a product scales by: `x * c` with c a number (aten::mul.Scalar; `traced` false), or a 0-dim
+// float64 tensor whose value the profile recorded (`traced` true: a traced model keeps `* 0.125` so). A
+// floating x times either is the same product: the 0-dim operand does not promote x's dtype and is read in
+// x's compute type, as the number is.
+struct ScaleOf {
+    double value = 0;
+    bool traced = false;
+    bool integer = false; // an int number (`x * 2`)
+};
+
+std::optional<ScaleOf> scaleOf(const CapturedCall &mul)
+{
+    const auto *scale = arg(mul, "other");
+    if (!scale)
+        return std::nullopt;
+    if (mul.qualifiedName() == "aten::mul.Scalar" && (scale->kind == "double" || scale->kind == "int") && scale->value.is_number())
+        return ScaleOf{scale->value.get<double>(), false, scale->kind == "int"};
+    if (mul.qualifiedName() == "aten::mul.Tensor" && scale->kind == "tensor" && scale->tensors.size() == 1) {
+        const auto &t = scale->tensors[0];
+        if (t.shape.empty() && t.dtype == "float64" && t.min && t.max && *t.min == *t.max)
+            return ScaleOf{*t.min, true, false};
+    }
+    return std::nullopt;
+}
+
+// Attention's softmax chain starting at top-level call `i`: x * scale [+ mask], then either the upcast,
+// softmax.int over the last dimension and the cast back (mixed precision, the scale a number), or softmax.int
+// on the scores directly, in x's own dtype (a model that computes in one dtype): the `native` operators,
+// the scale a double or a traced tensor. These are the chains the pack's rewrite can replace
+// (runtime/fused_ops.h): a card for any other could never be served.
 std::optional<Chain> softmaxChainAt(const std::vector<const CapturedCall *> &top, size_t i)
 {
     const auto &mul = *top[i];
     const auto *x = tensorArg(mul, "self");
-    const auto *scale = arg(mul, "other");
-    if (mul.qualifiedName() != "aten::mul.Scalar" || !x || !x->contiguous() || x->shape.size() < 2 || !scale || scale->kind != "double"
-        || scalarTypeCode(x->dtype) < 0)
+    const auto scale = scaleOf(mul);
+    if (!scale || !x || !x->contiguous() || x->shape.size() < 2 || scalarTypeCode(x->dtype) < 0)
         return std::nullopt;
     Chain c;
     c.family = "scaled_softmax";
     c.shape = rowsCols(x->shape);
     c.dtype = x->dtype;
-    c.args[1] = {{"double", scale->value.get<double>()}};
+    c.args[1] = {{"double", scale->value}};
     take(c, top, i);
     size_t j = i + 1;
     const int64_t cols = x->shape.back(), qrows = x->shape[x->shape.size() - 2];
@@ -107,15 +137,23 @@ std::optional<Chain> softmaxChainAt(const std::vector<const CapturedCall *> &top
         c.shape["mrows"] = mask->shape[0];
         take(c, top, j++);
     }
-    if (j + 3 > top.size() || !plainCast(*top[j], x->shape, x->dtype, "float32"))
-        return std::nullopt;
-    const auto &sm = *top[j + 1];
-    const auto *sx = tensorArg(sm, "self");
-    const auto *sdt = arg(sm, "dtype");
-    if (sm.qualifiedName() != "aten::softmax.int" || !sx || sx->shape != x->shape || sx->dtype != "float32"
-        || !(intArg(sm, "dim", -1) || intArg(sm, "dim", int64_t(x->shape.size()) - 1)) || !sdt || sdt->kind != "none")
-        return std::nullopt;
-    if (!plainCast(*top[j + 2], x->shape, "float32", x->dtype))
+    const auto softmaxOfLastDim = [&](size_t k, const std::string &dtype) {
+        const auto &sm = *top[k];
+        const auto *sx = tensorArg(sm, "self");
+        const auto *sdt = arg(sm, "dtype");
+        return sm.qualifiedName() == "aten::softmax.int" && sx && sx->shape == x->shape && sx->dtype == dtype
+               && (intArg(sm, "dim", -1) || intArg(sm, "dim", int64_t(x->shape.size()) - 1)) && sdt && sdt->kind == "none";
+    };
+    if (j < top.size() && softmaxOfLastDim(j, x->dtype)) {
+        if (scale->integer)
+            return std::nullopt;
+        c.nativeOp = true;
+        c.tracedScale = scale->traced;
+        take(c, top, j);
+        return c;
+    }
+    if (scale->traced || j + 3 > top.size() || !plainCast(*top[j], x->shape, x->dtype, "float32") || !softmaxOfLastDim(j + 1, "float32")
+        || !plainCast(*top[j + 2], x->shape, "float32", x->dtype))
         return std::nullopt;
     for (size_t k = j; k < j + 3; ++k)
         take(c, top, k);
@@ -328,12 +366,15 @@ std::vector<OperatorCard> fusedPatternCards(const std::vector<CapturedCall> &cal
         nlohmann::json args = nlohmann::json::object();
         for (const auto &[k, v] : chain->args)
             args[std::to_string(k)] = v;
-        const std::string pattern = chain->family + nlohmann::json(chain->shape).dump() + chain->dtype + args.dump();
+        const std::string pattern = chain->family + (chain->nativeOp ? "_native" : "") + (chain->tracedScale ? "_traced" : "")
+                                    + nlohmann::json(chain->shape).dump() + chain->dtype + args.dump();
         auto [it, fresh] = byPattern.try_emplace(pattern, out.size());
         if (fresh) {
             auto card = makeCard(chain->family, chain->shape, dtypeFromName(chain->dtype));
             for (const auto &[k, v] : chain->args)
                 card.referenceArgs[k] = v;
+            if (chain->nativeOp)
+                useNativeOperator(card, chain->tracedScale);
             card.key = chain->family + "." + chain->dtype + "." + std::to_string(keyIndex++);
             card.calls = 0;
             card.workloadMs = 0;

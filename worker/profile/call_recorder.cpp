@@ -53,6 +53,12 @@ TensorMeta metaOf(const at::Tensor &t)
         at::RecordFunctionGuard off(false);
         m.min = t.min().item<double>();
         m.max = t.max().item<double>();
+    } else if (t.layout() == at::kStrided && t.dim() == 0 && t.is_cpu() && at::isFloatingType(t.scalar_type())) {
+        // A number the model computes with as a tensor (a traced `scores * 0.125` holds the 0.125 as one):
+        // its value, for the chains that take it as a constant (core/workload/fused_patterns.h). Reading a
+        // CPU value waits on no device.
+        at::RecordFunctionGuard off(false);
+        m.min = m.max = t.item<double>();
     }
     return m;
 }

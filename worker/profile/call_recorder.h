@@ -1,7 +1,8 @@
 #pragma once
 // Records every ATen call made on this thread while it is alive, through RecordFunction callbacks on
 // the dispatcher (libtorch 1.13 and 2.x): operator, overload, schema, every argument (tensors as shape,
-// dtype and strides; integer tensors also with their value range), nesting depth and time. Time is CPU
+// dtype and strides; integer tensors also with their value range,
+// a 0-dim floating tensor on the CPU with its value), nesting depth and time. Time is CPU
 // time from a steady clock taken when the start callback is done and again when the end callback begins,
 // so the recorder's own work stays out of the call it measures.
 //

@@ -166,16 +166,23 @@ std::vector<at::Tensor> callComposite(const OperatorCard &card, const std::vecto
         const int64_t half = card.referenceArgs.size() > 3 ? card.referenceArgs[3].value("int", in.at(0).size(-1) / 2) : in.at(0).size(-1) / 2;
         return {runtime::rotaryChain(in.at(0), in.at(1), in.at(2), half)};
     }
-    if (name == "scaled_softmax" || name == "scaled_masked_softmax") {
-        // The chain as the model makes it (runtime/fused_ops.h), its upcast in float64 for a float64 reference.
+    if (name == "scaled_softmax" || name == "scaled_masked_softmax" || name == "scaled_softmax_native" || name == "scaled_masked_softmax_native"
+        || name == "scaled_softmax_native_traced" || name == "scaled_masked_softmax_native_traced") {
+        // The chain as the model makes it (runtime/fused_ops.h), its upcast in float64 for a float64 reference;
+        // the native chain has no upcast and computes in the inputs' own dtype (float64 for that reference).
         const double scale = card.referenceArgs.size() > 1 ? card.referenceArgs[1].value("double", 1.0) : 1.0;
+        // A card's x is floating: the traced operator's float64 scale tensor computes what the number does.
+        const bool native = name.find("_native") != std::string::npos;
         const auto compute = in.at(0).scalar_type() == at::kDouble ? at::kDouble : at::kFloat;
         if (name == "scaled_softmax")
             return {runtime::scaledSoftmaxChain(in.at(0), scale, compute)};
+        if (name == "scaled_softmax_native" || name == "scaled_softmax_native_traced")
+            return {runtime::scaledSoftmaxNativeChain(in.at(0), scale)};
         const auto &x = in.at(0), &mask = in.at(1);
         if (mask.dim() != 2 || x.dim() != 2 || x.size(0) % mask.size(0) != 0)
             throw Error("scaled_masked_softmax: x [rows, cols] and mask [mrows, cols] with rows a multiple of mrows");
-        const auto y = runtime::scaledMaskedSoftmaxChain(x.view({-1, mask.size(0), x.size(1)}), scale, mask, compute);
+        const auto rows = x.view({-1, mask.size(0), x.size(1)});
+        const auto y = native ? runtime::scaledMaskedSoftmaxNativeChain(rows, scale, mask) : runtime::scaledMaskedSoftmaxChain(rows, scale, mask, compute);
         return {y.view(x.sizes())};
     }
     if (name == "rms_norm_dim" || name == "l2_norm_dim") {
