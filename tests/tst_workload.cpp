@@ -805,6 +805,12 @@ private slots:
             QVERIFY2(!empty.card, op.c_str());
             QCOMPARE(QString::fromStdString(empty.why), QStringLiteral("has an empty tensor: there is nothing to compute"));
         }
+        // Arithmetic on 0-dim tensors only (a traced `c // heads`) has nothing to speed up; a 0-dim operand
+        // beside a real tensor (a traced `scores * 0.125`) keeps its card.
+        const auto sizes = cardForCall(call("aten::floor_divide", "", {tensor({}, "int64"), tensor({}, "int64", "other")}, 1), 1, 0);
+        QVERIFY(!sizes.card);
+        QVERIFY2(sizes.why.find("0-dim tensors only") != std::string::npos, sizes.why.c_str());
+        QVERIFY(cardForCall(call("aten::mul", "Tensor", {tensor({4, 8}), tensor({}, "float64", "other")}, 1), 1, 0).card);
     }
 
     void profileTorchScript()
@@ -1364,6 +1370,9 @@ def get_init_inputs():
                                                  << QByteArray("rms_norm_dim softmax l2_norm_dim") << QByteArray("relu silu cumsum pointwise");
         QTest::newRow("x / norm(x)") << QByteArray("aten::linalg_vector_norm aten::div.Tensor") << QByteArray("l2_norm_dim")
                                      << QByteArray("tanh cumsum");
+        QTest::newRow("a linear layer, then softmax") << QByteArray("aten::linear aten::softmax.int") << QByteArray("")
+                                                      << QByteArray("softmax relu rms_norm_dim scaled_softmax pointwise");
+        QTest::newRow("a convolution and a ReLU") << QByteArray("aten::_convolution aten::relu") << QByteArray("") << QByteArray("relu pointwise");
         QTest::newRow("unreadable") << QByteArray("") << QByteArray("relu softmax cumsum") << QByteArray("");
     }
 

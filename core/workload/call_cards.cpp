@@ -294,6 +294,11 @@ CardOrReason cardForCall(const CapturedCall &c, int tensorReturns, int keyIndex)
         }
     }
 
+    // Arithmetic on 0-dim tensors only (a traced model's sizes and constants, `c // heads`): one element,
+    // nothing a kernel could do faster than the call's own launch.
+    if (std::all_of(tensors.begin(), tensors.end(), [](const CallArg *a) { return a->tensors[0].shape.empty(); }))
+        return {std::nullopt, "computes on 0-dim tensors only (one value, as a model's arithmetic on sizes and constants): nothing to speed up"};
+
     OperatorCard card;
     const auto &x = tensors.front()->tensors[0];
     const DType dt = dtypeFromName(x.dtype);

@@ -149,8 +149,10 @@ std::vector<InputView> inputViews(const TensorMeta &x)
 // What a traced forward does to its elements, from its operators' names: a family whose elements each
 // depend only on themselves cannot compute a forward that reduces or scans, nor a reducing family a
 // forward of pointwise calls alone. Without this every one-input problem met every family's card, an
-// evaluation each before the guard said no (29 cards for x * sigmoid(x)).
-enum class ElementFlow { Unknown, Pointwise, Reducing, Scan };
+// evaluation each before the guard said no (29 cards for x * sigmoid(x)). A forward that contracts with
+// weights or another operand (a linear layer, a matmul, a convolution: a model's block, not one operator)
+// meets no family: none computes a contraction, and a ViT block met 22 cards the guard could only refuse.
+enum class ElementFlow { Unknown, Pointwise, Reducing, Scan, Contracting };
 
 ElementFlow forwardFlow(const TracedGraph &g)
 {
@@ -160,12 +162,17 @@ ElementFlow forwardFlow(const TracedGraph &g)
                                                 "var_mean", "std_mean", "softmax", "log_softmax", "_softmax", "_log_softmax",
                                                 "logsumexp", "kl_div", "cross_entropy", "nll_loss", "nll_loss_nd", "pairwise_distance",
                                                 "cosine_similarity", "frobenius_norm", "nuclear_norm", "renorm"};
+    static const std::set<std::string> contracting{"linear", "matmul", "mm", "bmm", "addmm", "addbmm", "baddbmm", "einsum", "conv1d",
+                                                   "conv2d", "conv3d", "convolution", "_convolution", "conv_transpose1d", "conv_transpose2d",
+                                                   "conv_transpose3d", "bilinear", "tensordot", "scaled_dot_product_attention"};
     bool scan = false, reduce = false;
     for (const auto &n : g.nodes) {
         auto name = n.op.substr(n.op.find("::") == std::string::npos ? 0 : n.op.find("::") + 2);
         const auto dot = name.find('.');
         const auto overload = dot == std::string::npos ? std::string() : name.substr(dot + 1);
         name = name.substr(0, dot);
+        if (contracting.count(name))
+            return ElementFlow::Contracting;
         if (name.rfind("cum", 0) == 0 || name == "logcumsumexp")
             scan = true;
         else if (reducing.count(name) || name.find("norm") != std::string::npos || name.find("loss") != std::string::npos

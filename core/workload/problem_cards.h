@@ -12,7 +12,8 @@
 // forward, so `x * sigmoid(x)` meets the SiLU, GELU, ReLU, ... templates and the guard decides
 // which compute the same function. Only families of the forward's element flow are offered, read from
 // its operators' names: pointwise families to a forward of pointwise calls, scan families to one with a
-// cumulative operator, the others (reductions, norms, softmax, losses) to one that reduces. A generic
+// cumulative operator, the others (reductions, norms, softmax, losses) to one that reduces, none to one
+// that contracts (a linear layer, a matmul, a convolution: a model's block). A generic
 // card (one shape symbol per dimension, no family) is there for the LLM proposer.
 //
 // The reference is "kforge::module" with arguments [{"module": "/abs/problem.pt"}, {"shapes": [[..], ..]}]:
