@@ -273,6 +273,17 @@ if asked workloads; then
   K=$build/app/kforge-cli
   (
     cd "$w" || exit 1
+    # KFORGE_IMPORT_MODELS: models written as KernelBench-style problems under bench/problems/models (names
+    # without .py), imported and profiled as the built-in ones are; name them in KFORGE_CAMPAIGNS to search them.
+    if [[ -n ${KFORGE_IMPORT_MODELS:-} ]]; then
+      mkdir -p imported
+      for m in $KFORGE_IMPORT_MODELS; do cp "$root/bench/problems/models/$m.py" imported/; done
+      timeout 150 "$K" import imported --out . --python python3 > import-models.log 2>&1; echo "== import models: rc=$?"; tail -3 import-models.log
+      for m in $KFORGE_IMPORT_MODELS; do
+        timeout 120 "$K" profile $m.json --device cuda --worker "$worker" > profile-$m.log 2>&1
+        echo "== profile $m: rc=$?"; grep -E "profiled on|^ +[0-9]+ |fused|native" profile-$m.log | head -24 | cut -c1-220
+      done
+    fi
     for m in ${KFORGE_MODELS-decoder diffusion}; do
       "$K" model $m --preset=h200 --out $m.json --worker "$worker" > model-$m.log 2>&1 || tail -5 model-$m.log
       s0=$(date +%s)
