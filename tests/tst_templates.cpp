@@ -363,6 +363,47 @@ private slots:
         QVERIFY(rendered > 0);
     }
 
+    // A norm's eps is its card's, never a constant of the kernel (the CPU layer and group norms once added
+    // 1e-5 whatever the model said; a ViT's 1e-6 failed the guard): every CPU norm template verifies against
+    // a reference whose eps is 0.1, where a constant 1e-5 would be far outside the bound.
+    void cpuNormsTakeTheCardsEps_data()
+    {
+        QTest::addColumn<QString>("family");
+        QTest::addColumn<QString>("templateId");
+        for (const auto &f : cardFamilies()) {
+            if (f.find("norm") == std::string::npos)
+                continue;
+            const auto card = makeCard(f, smallShape(f));
+            if (std::none_of(card.referenceArgs.begin(), card.referenceArgs.end(), [](const auto &a) { return a.contains("double"); }))
+                continue; // no eps (frobenius_norm, l1_norm_dim)
+            for (const auto *t : TemplateLibrary::builtin().forFamily(f, "cpu"))
+                QTest::newRow(t->id.c_str()) << QString::fromStdString(f) << QString::fromStdString(t->id);
+        }
+    }
+
+    void cpuNormsTakeTheCardsEps()
+    {
+        QFETCH(QString, family);
+        QFETCH(QString, templateId);
+        auto card = makeCard(family.toStdString(), smallShape(family.toStdString()));
+        for (auto it = card.referenceArgs.rbegin(); it != card.referenceArgs.rend(); ++it)
+            if (it->contains("double")) { // the last floating argument: batch norm's momentum comes before its eps
+                (*it)["double"] = 0.1;
+                break;
+            }
+        const auto *t = TemplateLibrary::builtin().find(templateId.toStdString());
+        QVERIFY(t);
+        TemplateProposer proposer("cpu");
+        const auto proposal = proposer.render(*t, test::firstPoint(*t), card);
+        EvalOptions o;
+        o.benchmark = false;
+        const Verdict v = m_pool->evaluate(card, proposal.candidate, o);
+        std::string why = v.summaryLine();
+        for (const auto &r : v.reasons)
+            why += "\n" + r.message;
+        QVERIFY2(v.correct(), why.c_str());
+    }
+
     // A template search starts with the kernels that read the input once: a row held in registers, or
     // a long row held on chip across blocks, before a row streamed twice.
     void firstStartReadsOnce_data()

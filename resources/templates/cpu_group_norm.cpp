@@ -21,7 +21,7 @@ extern "C" int kforge_entry(const kf_tensor *inputs, int n_inputs, kf_tensor *ou
                 const ACC d = xg[i] - mean;
                 var += d * d;
             }
-            const float rstd = (float)(1.0 / std::sqrt((double)(var / (ACC)per) + 1e-5));
+            const float rstd = (float)(1.0 / std::sqrt((double)(var / (ACC)per) + EPS));
             for (int64_t c = 0; c < ch / groups; ++c) {
                 const int64_t chan = g * (ch / groups) + c;
                 for (int64_t i = 0; i < hw; ++i)

@@ -22,7 +22,7 @@ extern "C" int kforge_entry(const kf_tensor *inputs, int n_inputs, kf_tensor *ou
         ACC var = 0;
         for (int a = 0; a < ACCUMULATORS; ++a)
             var += part[a];
-        const float rstd = (float)(1.0 / std::sqrt((double)(var / (ACC)cols) + 1e-5));
+        const float rstd = (float)(1.0 / std::sqrt((double)(var / (ACC)cols) + EPS));
         for (c = 0; c < cols; ++c)
             yr[c] = (xr[c] - mean) * rstd * w[c] + b[c];
     }

@@ -43,12 +43,12 @@ void addCpuRowwiseTemplates(TemplateLibrary &lib)
     lib.add(rowTemplate("log_softmax", "max, log-sum-exp with partial sums, then x - max - log(sum)",
                         {{"acc", kAcc}, {"accumulators", kAccumulators}}, "cpu_row_logsumexp.h", "cpu_log_softmax.cpp"));
     lib.add(rowTemplate("layer_norm", "two-pass mean and variance per row with partial sums, then scale and shift",
-                        {{"acc", kAcc}, {"accumulators", kAccumulators}}, "cpu_row_sum.h", "cpu_layer_norm.cpp"));
+                        {{"acc", kAcc}, {"accumulators", kAccumulators}}, "cpu_row_sum.h", "cpu_layer_norm.cpp", true));
     for (const char *f : {"rms_norm", "rms_norm_cast"})
         lib.add(rowTemplate(f, "sum of squares with partial sums, then x * rsqrt(mean + eps) * weight",
                             {{"acc", kAcc}, {"accumulators", kAccumulators}}, "", "cpu_rms_norm.cpp", true));
     lib.add(rowTemplate("group_norm", "per (sample, group): mean and variance over channels x spatial, then per-channel affine",
-                        {{"acc", kAcc}, {"accumulators", kAccumulators}}, "cpu_row_sum.h", "cpu_group_norm.cpp"));
+                        {{"acc", kAcc}, {"accumulators", kAccumulators}}, "cpu_row_sum.h", "cpu_group_norm.cpp", true));
     lib.add(rowTemplate("sum", "row sums with independent partial sums", {{"acc", kAcc}, {"accumulators", kAccumulators}}, "cpu_row_sum.h",
                         "cpu_sum.cpp"));
     lib.add(rowTemplate("mean", "row means with independent partial sums", {{"acc", kAcc}, {"accumulators", kAccumulators}}, "cpu_row_sum.h",
