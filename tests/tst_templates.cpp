@@ -497,8 +497,8 @@ private slots:
                 QCOMPARE(k.at("block")[0].get<int>(), 256);
     }
 
-    // The training batch norms cut a row into pieces only where it is long (above 32K elements), never to
-    // fill the device; eval mode, with no combine, still fills it.
+    // The training batch norms keep a row shorter than 32K elements whole; a longer one is cut to its length
+    // and to fill the device; eval mode, with no combine, fills it at any length.
     void batchNormPiecesCutOnlyLongRows_data()
     {
         QTest::addColumn<QString>("family");
@@ -507,7 +507,9 @@ private slots:
         QTest::newRow("KernelBench 033: long rows") << "batch_norm" << "n=64,c=64,hw=262144" << 8;
         QTest::newRow("few short rows") << "batch_norm" << "n=2,c=128,hw=9216" << 1;
         QTest::newRow("affine, few rows") << "batch_norm_affine" << "n=8,c=32,hw=16384" << 1;
-        QTest::newRow("rows of 64K") << "batch_norm" << "n=4,c=64,hw=65536" << 2;
+        QTest::newRow("rows of 64K") << "batch_norm" << "n=4,c=64,hw=65536" << 8;
+        QTest::newRow("rows of 32K") << "batch_norm" << "n=16,c=32,hw=32768" << 4;
+        QTest::newRow("ResNet-50 stage 1, batch 8") << "batch_norm_affine" << "n=8,c=128,hw=3136" << 1;
         QTest::newRow("one image of a megapixel") << "batch_norm_affine" << "n=1,c=64,hw=1048576" << 32;
         QTest::newRow("eval mode fills the device") << "batch_norm_eval" << "n=8,c=64,hw=50176" << 4;
     }
