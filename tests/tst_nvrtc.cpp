@@ -276,6 +276,8 @@ extern "C" __global__ void local_array(const float *x, float *y, int k)
             {"batch_norm", "n=4096,c=16,hw=1"}, {"frobenius_norm", "rows=7168,cols=262144"}, {"frobenius_norm", "rows=33,cols=1001"},
             {"layer_norm", "rows=16,cols=4194304"}, {"rms_norm", "rows=64,cols=262147"}, {"group_norm", "n=1,c=64,hw=262144,groups=8"},
             {"scaled_masked_softmax", "rows=524288,cols=2048,mrows=2048"},
+            // Attention over few tokens, a warp a row: ViT's 197 and CLIP's 77.
+            {"scaled_softmax", "rows=151296,cols=197"}, {"scaled_masked_softmax", "rows=39424,cols=77,mrows=77"},
             {"add_rms_norm_cast", "rows=16384,cols=4096"}, {"add_rms_norm_cast", "rows=64,cols=262147"},
             {"rotary_embedding", "b=8,s=2048,h=32,d=128"}, {"rotary_embedding", "b=1,s=4097,h=40,d=80"},
             {"rotary_embedding_batched", "b=4,s=4096,h=32,d=128"},

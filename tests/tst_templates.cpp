@@ -241,12 +241,13 @@ private slots:
                 const auto p = t->seed(card);
                 const bool mayDecline = t->id.find(".split") != std::string::npos || t->id.find(".cluster") != std::string::npos
                                         || t->id.find(".pipe") != std::string::npos || t->id.find(".rowgroup") != std::string::npos
-                                        || dimFamily(card.family);
+                                        || t->id.find(".warp") != std::string::npos || dimFamily(card.family);
                 if (!t->valid(p, card)) {
                     // Only the split-row and row-group templates (rows too short to split), the cluster
                     // templates (rows too long to keep on chip), the pipelined ones (rows too long for a
-                    // ring of buffers, or not a multiple of 16 bytes) and those over a middle dimension
-                    // (strided for inner > 1, rows for inner 1) may decline a shape.
+                    // ring of buffers, or not a multiple of 16 bytes), the warp-per-row ones (rows longer than
+                    // a warp holds) and those over a middle dimension (strided for inner > 1, rows for inner 1)
+                    // may decline a shape.
                     QVERIFY2(mayDecline, (t->id + " seed " + p.dump() + " is invalid for " + shape.toStdString()).c_str());
                     continue;
                 }

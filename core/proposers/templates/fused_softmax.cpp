@@ -90,12 +90,62 @@ KernelTemplate cudaTemplate(const std::string &family)
     return t;
 }
 
+// Rows up to this long take the lanes of a warp; longer ones a block (cudaTemplate).
+constexpr int64_t kWarpRow = 1024;
+
+// Many short rows (attention over a few hundred tokens): TPR lanes per row, RPB rows a block, REG elements a
+// lane. On the H100 a block a row ran a ViT block's 151296 x 197 float32 scores at 0.63-0.84x of the
+// two ATen calls it replaces (bench/RESULTS-workloads.md).
+KernelTemplate cudaWarpTemplate(const std::string &family)
+{
+    const std::string id = "cuda." + family + ".warp";
+    KernelTemplate t;
+    t.id = id;
+    t.family = family;
+    t.backend = "cuda";
+    t.description = "TPR lanes of a warp per row, RPB rows a block, the row in REG registers a lane (element loads, coalesced across "
+                    "the lanes), scale and mask fused into one read, shuffles for the max and the sum, one write";
+    t.space = {{"tpr", {8, 16, 32}}, {"rpb", {1, 2, 4, 8, 16}}, {"reg", {1, 2, 4, 8, 16, 32}}};
+    t.valid = [](const J &p, const OperatorCard &card) {
+        const int tpr = p.at("tpr"), rpb = p.at("rpb"), reg = p.at("reg");
+        const int64_t cols = card.shape.at("cols");
+        // Whole warps a block, at most 512 threads; the captured row held by the fewest registers of the space
+        // that hold it; only rows a warp can hold.
+        return cols <= kWarpRow && (tpr * rpb) % 32 == 0 && tpr * rpb <= 512 && int64_t(tpr) * reg >= cols
+               && (reg == 1 || int64_t(tpr) * (reg / 2) < cols);
+    };
+    t.render = [id, family](const J &p, const OperatorCard &card) {
+        return paramDefines(id, p) + cudaPrelude(card.inputs.front().dtype) + "#define MASK " + (masked(family) ? "1" : "0") + "\n"
+               + scaleDefine(card) + templateSource("scaled_softmax_warp.cu");
+    };
+    t.launch = [family](const J &p, const OperatorCard &) {
+        const J args = masked(family) ? J{"in:x", "in:mask", "out:y", "sym:rows", "sym:cols", "sym:mrows"}
+                                      : J{"in:x", "in:x", "out:y", "sym:rows", "sym:cols", "sym:rows"};
+        const int tpr = p.at("tpr"), rpb = p.at("rpb");
+        return cudaOneKernelPlan("kf_scaled_softmax_warp", {"ceil_div(rows, " + std::to_string(rpb) + ")", 1, 1}, tpr * rpb, args);
+    };
+    t.seed = [](const OperatorCard &card) {
+        // As ATen's softmax for short rows: lanes to the row's next power of two (at least 8, at most a
+        // warp), the rest in registers, 128 threads a block.
+        const int64_t cols = card.shape.at("cols");
+        int tpr = 8;
+        while (tpr < 32 && tpr < cols)
+            tpr *= 2;
+        int reg = 1;
+        while (int64_t(tpr) * reg < cols)
+            reg *= 2;
+        return J{{"tpr", tpr}, {"rpb", 128 / tpr}, {"reg", reg}};
+    };
+    return t;
+}
+
 } // namespace
 
 void addFusedSoftmaxTemplates(TemplateLibrary &lib)
 {
     for (const char *f : {"scaled_softmax", "scaled_masked_softmax"}) {
         lib.add(cpuTemplate(f));
+        lib.add(cudaWarpTemplate(f)); // first: where a row is short, its seed is the first try
         lib.add(cudaTemplate(f));
     }
 }
