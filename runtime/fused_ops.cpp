@@ -76,7 +76,7 @@ namespace {
 // scale, the mask, the dtypes, the flags) match anything; the replacement keeps the original calls'
 // meaning only when they are what the fused operator assumes, so the rewrite checks them on each match
 // (see the filters below). A scale that tracing kept as a 0-dim float64 tensor constant goes to the
-// `_native_traced` operator as its number (aten::Float of the constant).
+// `_native_traced` operator as its number (aten::Float of the constant, folded once by foldTracedScales).
 std::string softmaxHead(bool masked, bool casts)
 {
     return std::string("graph(%x, %scale") + (masked ? ", %mask, %alpha" : "") + (casts ? ", %f32, %nb1, %cp1, %mf1" : "") + ", %dim, %sdt"
@@ -325,6 +325,30 @@ bool rmsNormFusable(const torch::jit::Match &m, const Vars &vars)
 // Only with alpha 1, two tensors, and every other use of h after the norm (it is the norm's output then).
 const char *kResidualNormOp = "kforge::add_rms_norm_cast";
 
+// The `_traced` softmax operators take their scale through aten::Float of the trace's tensor constant (the
+// replacement graph has no other way to make a number of it): folded here to a number constant once, so a
+// forward does not read the tensor on every call.
+void foldTracedScales(torch::jit::Graph &g)
+{
+    const auto toFloat = c10::Symbol::fromQualString("aten::Float");
+    const std::set<c10::Symbol> traced{c10::Symbol::fromQualString("kforge::scaled_softmax_native_traced"),
+                                       c10::Symbol::fromQualString("kforge::scaled_masked_softmax_native_traced")};
+    for (auto it = g.nodes().begin(); it != g.nodes().end();) {
+        auto *n = *it++;
+        if (n->kind() != toFloat || n->inputs().size() != 1 || n->output()->uses().empty())
+            continue;
+        bool onlyTraced = true;
+        for (const auto &use : n->output()->uses())
+            onlyTraced &= traced.count(use.user->kind()) > 0;
+        const auto c = constantOf(n->input(0));
+        if (!onlyTraced || !c || !c->isTensor() || c->toTensor().dim() != 0)
+            continue;
+        torch::jit::WithInsertPoint at(n);
+        n->output()->replaceAllUsesWith(g.insertConstant(c->toTensor().item<double>()));
+        n->destroy();
+    }
+}
+
 void fuseResidualAdds(torch::jit::Graph &g)
 {
     const auto rms = c10::Symbol::fromQualString("kforge::rms_norm_cast");
@@ -441,7 +465,8 @@ int rewriteFusedPatterns(torch::jit::Module &module)
             rw.runOnGraph(g, p.fusable);
         }
     for (auto &g : graphs) {
-        torch::jit::EliminateDeadCode(g); // what the rewritten chains left unused (a dtype read)
+        foldTracedScales(*g);
+        torch::jit::EliminateDeadCode(g); // what the rewritten chains left unused (a dtype read, a traced scale)
         fuseResidualAdds(*g);
     }
     int after = 0;

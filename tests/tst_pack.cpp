@@ -864,6 +864,7 @@ extern "C" int kforge_entry(const kf_tensor *in, int n_in, kf_tensor *out, int n
         };
         QVERIFY(graphText(clone).find(op.toStdString() + "(") != std::string::npos);
         QVERIFY(graphText(module).find("kforge::") == std::string::npos);
+        QVERIFY(graphText(clone).find("aten::Float") == std::string::npos); // a traced scale folded to its number once
         {
             torch::NoGradGuard noGrad;
             const auto q = at::randn({2, 2, 64, 16}), k = at::randn({2, 2, 64, 16});

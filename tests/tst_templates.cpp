@@ -87,6 +87,19 @@ private slots:
         m_pool->start();
     }
 
+    // The template's first point on the card, verified by the guard (no timing); `why` says what failed.
+    Verdict verifyFirstPoint(const KernelTemplate &t, const OperatorCard &card, std::string &why)
+    {
+        const auto proposal = TemplateProposer("cpu").render(t, test::firstPoint(t), card);
+        EvalOptions o;
+        o.benchmark = false;
+        const Verdict v = m_pool->evaluate(card, proposal.candidate, o);
+        why = v.summaryLine() + "\n" + v.compile.log;
+        for (const auto &r : v.reasons)
+            why += "\n" + r.message;
+        return v;
+    }
+
     void defaultPointsVerify_data()
     {
         QTest::addColumn<QString>("family");
@@ -106,14 +119,8 @@ private slots:
         const auto card = makeCard(family.toStdString(), smallShape(family.toStdString()));
         const auto *t = TemplateLibrary::builtin().find(templateId.toStdString());
         QVERIFY(t);
-        TemplateProposer proposer("cpu");
-        const auto proposal = proposer.render(*t, test::firstPoint(*t), card);
-        EvalOptions o;
-        o.benchmark = false;
-        const Verdict v = m_pool->evaluate(card, proposal.candidate, o);
-        std::string why = v.summaryLine() + "\n" + v.compile.log;
-        for (const auto &r : v.reasons)
-            why += "\n" + r.message;
+        std::string why;
+        const Verdict v = verifyFirstPoint(*t, card, why);
         QVERIFY2(v.correct(), why.c_str());
         QCOMPARE(v.trials.size(), trialPlan(card).size());
     }
@@ -394,15 +401,8 @@ private slots:
             }
         const auto *t = TemplateLibrary::builtin().find(templateId.toStdString());
         QVERIFY(t);
-        TemplateProposer proposer("cpu");
-        const auto proposal = proposer.render(*t, test::firstPoint(*t), card);
-        EvalOptions o;
-        o.benchmark = false;
-        const Verdict v = m_pool->evaluate(card, proposal.candidate, o);
-        std::string why = v.summaryLine();
-        for (const auto &r : v.reasons)
-            why += "\n" + r.message;
-        QVERIFY2(v.correct(), why.c_str());
+        std::string why;
+        QVERIFY2(verifyFirstPoint(*t, card, why).correct(), why.c_str());
     }
 
     // A template search starts with the kernels that read the input once: a row held in registers, or

@@ -29,6 +29,22 @@ std::string scaleDefine(const OperatorCard &card)
     return buf;
 }
 
+// The kernel arguments both CUDA templates take: x, the mask (x again where there is none), y and the
+// shape symbols (rows again for mrows).
+J cudaArgs(const std::string &family)
+{
+    return masked(family) ? J{"in:x", "in:mask", "out:y", "sym:rows", "sym:cols", "sym:mrows"}
+                          : J{"in:x", "in:x", "out:y", "sym:rows", "sym:cols", "sym:rows"};
+}
+
+// A CUDA template's source: its parameters, the dtype's prelude, MASK and SCALE, then the kernel file.
+std::string cudaSource(const std::string &id, const std::string &family, const J &p, const OperatorCard &card, const std::string &helpers,
+                       const char *kernelFile)
+{
+    return paramDefines(id, p) + cudaPrelude(card.inputs.front().dtype) + helpers + "#define MASK " + (masked(family) ? "1" : "0") + "\n"
+           + scaleDefine(card) + templateSource(kernelFile);
+}
+
 KernelTemplate cpuTemplate(const std::string &family)
 {
     const std::string id = "cpu." + family + ".rows";
@@ -69,14 +85,9 @@ KernelTemplate cudaTemplate(const std::string &family)
         return int64_t(block) * vec * reg >= cols && int64_t(block) * vec * (reg - 1) < cols;
     };
     t.render = [id, family](const J &p, const OperatorCard &card) {
-        return paramDefines(id, p) + cudaPrelude(card.inputs.front().dtype) + cudaBlockHelpers() + "#define MASK "
-               + (masked(family) ? "1" : "0") + "\n" + scaleDefine(card) + templateSource("scaled_softmax_rows.cu");
+        return cudaSource(id, family, p, card, cudaBlockHelpers(), "scaled_softmax_rows.cu");
     };
-    t.launch = [family](const J &p, const OperatorCard &) {
-        const J args = masked(family) ? J{"in:x", "in:mask", "out:y", "sym:rows", "sym:cols", "sym:mrows"}
-                                      : J{"in:x", "in:x", "out:y", "sym:rows", "sym:cols", "sym:rows"};
-        return cudaOneKernelPlan("kf_scaled_softmax", {"rows", 1, 1}, p.at("block"), args);
-    };
+    t.launch = [family](const J &p, const OperatorCard &) { return cudaOneKernelPlan("kf_scaled_softmax", {"rows", 1, 1}, p.at("block"), cudaArgs(family)); };
     t.seed = [](const OperatorCard &card) {
         const int vec = cudaVecFor(card);
         const int64_t cols = card.shape.at("cols");
@@ -114,15 +125,10 @@ KernelTemplate cudaWarpTemplate(const std::string &family)
         return cols <= kWarpRow && (tpr * rpb) % 32 == 0 && tpr * rpb <= 512 && int64_t(tpr) * reg >= cols
                && (reg == 1 || int64_t(tpr) * (reg / 2) < cols);
     };
-    t.render = [id, family](const J &p, const OperatorCard &card) {
-        return paramDefines(id, p) + cudaPrelude(card.inputs.front().dtype) + "#define MASK " + (masked(family) ? "1" : "0") + "\n"
-               + scaleDefine(card) + templateSource("scaled_softmax_warp.cu");
-    };
+    t.render = [id, family](const J &p, const OperatorCard &card) { return cudaSource(id, family, p, card, "", "scaled_softmax_warp.cu"); };
     t.launch = [family](const J &p, const OperatorCard &) {
-        const J args = masked(family) ? J{"in:x", "in:mask", "out:y", "sym:rows", "sym:cols", "sym:mrows"}
-                                      : J{"in:x", "in:x", "out:y", "sym:rows", "sym:cols", "sym:rows"};
         const int tpr = p.at("tpr"), rpb = p.at("rpb");
-        return cudaOneKernelPlan("kf_scaled_softmax_warp", {"ceil_div(rows, " + std::to_string(rpb) + ")", 1, 1}, tpr * rpb, args);
+        return cudaOneKernelPlan("kf_scaled_softmax_warp", {"ceil_div(rows, " + std::to_string(rpb) + ")", 1, 1}, tpr * rpb, cudaArgs(family));
     };
     t.seed = [](const OperatorCard &card) {
         // As ATen's softmax for short rows: lanes to the row's next power of two (at least 8, at most a
