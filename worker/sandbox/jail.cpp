@@ -566,8 +566,17 @@ CallOutcome Jail::ended(CallOutcome::Kind kind, const std::string &what)
 {
     CallOutcome c;
     c.kind = kind;
+    std::string words = what;
+    // The runner may have said why before it died, unread yet: a thread the candidate left running can
+    // trap between the check for stray messages and the request, and the request then finds the socket
+    // closed. Its last message is still queued.
+    wire::Reply last;
+    if (words.empty() && receive(last, 0, nullptr) > 0 && (last.type == wire::Type::Violation || last.type == wire::Type::Fatal)) {
+        c.kind = last.type == wire::Type::Violation || last.code == 2 ? CallOutcome::Kind::Violation : CallOutcome::Kind::Crashed;
+        words = last.text;
+    }
     const std::string status = reap(2000);
-    c.detail = what.empty() ? "the candidate's process died (" + status + ")" : what;
+    c.detail = words.empty() ? "the candidate's process died (" + status + ")" : words;
     return c;
 }
 
