@@ -608,6 +608,8 @@ private slots:
         QVERIFY2(r.code == 0, qPrintable(r.err));
         QVERIFY2(r.out.contains(QStringLiteral("3 of 3 nodes planned")), qPrintable(r.out));
         QVERIFY2(r.out.contains(QStringLiteral("no template family")), qPrintable(r.out));
+        // The CPU worker measured its copy rate for the plan's floors.
+        QVERIFY2(r.out.contains(QStringLiteral(" GB/s)")) && !r.out.contains(QStringLiteral("(copy 0 GB/s)")), qPrintable(r.out));
         const QString session = m_dir.filePath(QStringLiteral("camp.campaign.kforge"));
         QVERIFY(!QFile::exists(session)); // a plan writes nothing
         r = cli({QStringLiteral("campaign"), QStringLiteral("--workload"), w, QStringLiteral("--nodes"), QStringLiteral("3"), QStringLiteral("--samples"),

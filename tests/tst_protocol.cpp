@@ -50,6 +50,16 @@ private slots:
         const auto label = deviceLabel(helloDevice(r, "cpu"));
         QVERIFY2(label.rfind("cpu ", 0) == 0 && label.size() > 4, label.c_str());
         QVERIFY(helloDevice(r, "rocm").is_null());
+        // The CPU's copy rate is measured only when the hello asks (a campaign's plan), and then given; a
+        // "measure" that is not a bool is not asking.
+        QVERIFY(!helloDevice(r, "cpu").contains("copy_bandwidth_gbs"));
+        const auto notAsked = roundTrip(R"({"id":2,"type":"hello","protocol":1,"measure":"yes"})");
+        QVERIFY(!helloDevice(notAsked, "cpu").contains("copy_bandwidth_gbs"));
+        auto asked = helloRequest(true);
+        asked["id"] = 3;
+        const auto measured = roundTrip(asked.dump());
+        const double gbs = helloDevice(measured, "cpu").value("copy_bandwidth_gbs", 0.0);
+        QVERIFY2(gbs > 0.1 && gbs < 10000, measured.dump().c_str());
     }
 
     // How a verdict names the device it ran on: one line from the hello's description.

@@ -22,7 +22,9 @@ CampaignPreview prepareCampaign(const QString &workloadPath, const QString &work
             throw Error("workload '" + workloadPath.toStdString() + "' has no operator cards: profile it first (kforge-cli profile "
                         + workloadPath.toStdString() + ")");
         // The copy rate comes from the device that will run the candidates, as kforge-cli campaign asks it.
-        WorkerPool pool(PoolOptions(workerCommand.isEmpty() ? defaultWorkerCommand() : workerCommand.toStdString(), 1));
+        PoolOptions po(workerCommand.isEmpty() ? defaultWorkerCommand() : workerCommand.toStdString(), 1);
+        po.measureDevices = true;
+        WorkerPool pool(po);
         pool.start();
         const auto device = knowledge::targetDevice(pool.hellos(), backend.toStdString());
         p.copyBytesPerSecond = copyBandwidth(pool.hellos(), backend.toStdString());

@@ -91,13 +91,17 @@ void Server::watch(int protoIn)
     }
 }
 
-nlohmann::json Server::hello(const nlohmann::json &id) const
+nlohmann::json Server::hello(const nlohmann::json &id, bool measure) const
 {
     nlohmann::json backends = nlohmann::json::array(), devices = nlohmann::json::array(), prepares = nlohmann::json::array();
     int threads = 0; // the fewest of the devices that compile ahead: the pool hints no more than that
     for (const auto &d : m_devices) {
         backends.push_back(d->backend());
-        devices.push_back(d->describe());
+        auto described = d->describe();
+        // A device that measures its copy rate only when asked (the CPU's) does so now.
+        if (measure && !described.contains("copy_bandwidth_gbs"))
+            described["copy_bandwidth_gbs"] = d->copyBandwidth() / 1e9;
+        devices.push_back(std::move(described));
         if (d->compilesAhead()) {
             prepares.push_back(d->backend());
             threads = threads == 0 ? d->prepareThreads() : std::min(threads, d->prepareThreads());
@@ -124,7 +128,8 @@ nlohmann::json Server::handle(const std::string &line, bool &quit)
         if (req.value("protocol", 0) != kProtocolVersion)
             return errorReply(id, "this worker speaks protocol " + std::to_string(kProtocolVersion) + ", not "
                                       + req.value("protocol", nlohmann::json()).dump());
-        return hello(id);
+        const auto measure = req.find("measure");
+        return hello(id, measure != req.end() && measure->is_boolean() && measure->get<bool>());
     }
     if (type == "profile") {
         Candidate cand;

@@ -37,7 +37,7 @@ public:
     nlohmann::json handle(const std::string &line, bool &quit);
 
 private:
-    nlohmann::json hello(const nlohmann::json &id) const;
+    nlohmann::json hello(const nlohmann::json &id, bool measure) const;
     nlohmann::json evaluateReply(const nlohmann::json &id, Device &device, const OperatorCard &card, const Candidate &cand,
                                  const EvalOptions &opts);
     void watch(int protoIn);

@@ -521,6 +521,7 @@ int campaignCommand(const Args &args)
 
     PoolOptions po;
     po.command = o.get("--worker", defaultWorkerCommand());
+    po.measureDevices = true; // the plan's floors need the copy rate
     WorkerPool pool(po);
     pool.start();
     pool.requireBackend(backend);

@@ -148,7 +148,7 @@ bool WorkerPool::ensureRunning(Slot &slot, std::string &error)
         notify({slot.index, "failed_to_start", error});
         return false;
     }
-    auto hello = helloRequest();
+    auto hello = helloRequest(m_options.measureDevices);
     hello["id"] = 0;
     std::string line;
     const bool sent = slot.process->writeLine(hello.dump());

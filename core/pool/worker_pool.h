@@ -41,6 +41,9 @@ struct PoolOptions {
     // later, so it has K - 1 evaluations of the device's time to compile in (a queue filled at once, as
     // the harness bench fills it, gets K).
     int compileAhead = 3;
+    // The hello asks every device for its copy rate (protocol "measure"), which a CPU worker measures
+    // first: what a campaign's roofline floors need, and a moment's work no search needs.
+    bool measureDevices = false;
 };
 
 struct PoolEvent {

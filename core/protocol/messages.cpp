@@ -47,9 +47,12 @@ void from_json(const nlohmann::json &j, EvalOptions &o)
     o.inputSeed = j.value("input_seed", o.inputSeed);
 }
 
-nlohmann::json helloRequest()
+nlohmann::json helloRequest(bool measure)
 {
-    return {{"type", "hello"}, {"protocol", kProtocolVersion}};
+    nlohmann::json r = {{"type", "hello"}, {"protocol", kProtocolVersion}};
+    if (measure)
+        r["measure"] = true;
+    return r;
 }
 
 nlohmann::json helloDevice(const nlohmann::json &hello, const std::string &backend)

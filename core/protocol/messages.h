@@ -3,6 +3,8 @@
 //
 //   -> {"id":1,"type":"hello","protocol":1}
 //   <- {"id":1,"type":"hello","ok":true,"protocol":1,"worker":"...","backends":[...],"devices":[...]}
+//      (with "measure":true every device has "copy_bandwidth_gbs", a CPU's measured first, which takes it
+//      a fraction of a second: a campaign's plan asks so, a search's pool does not)
 //   -> {"id":2,"type":"evaluate","card":{...},"candidate":{...},"options":{...}}
 //   <- {"id":2,"type":"result","ok":true,"verdict":{...}}
 //   -> {"id":3,"type":"profile","card":{...},"candidate":{...}}        (cuda candidates, where ncu exists)
@@ -53,7 +55,7 @@ void from_json(const nlohmann::json &j, Candidate &c);
 void to_json(nlohmann::json &j, const EvalOptions &o);
 void from_json(const nlohmann::json &j, EvalOptions &o);
 
-nlohmann::json helloRequest();
+nlohmann::json helloRequest(bool measure = false);
 // The hello's device for `backend` (the first element of its "devices" with that backend), or null.
 nlohmann::json helloDevice(const nlohmann::json &hello, const std::string &backend);
 // A device in one line, the way a verdict names where it ran: "cuda:1 NVIDIA H200 (sm_90)", "cpu Intel
