@@ -14,8 +14,9 @@ It replaces, found by data flow in the torch.fx graph and in no other case,
     softmax((x * scale + mask).float(), -1).to(x.dtype)     by torch.ops.kforge.scaled_masked_softmax(x, scale, mask)
     softmax(x * scale, -1)                                  by torch.ops.kforge.scaled_softmax_native(x, scale)
     softmax(x * scale + mask, -1)                           by torch.ops.kforge.scaled_masked_softmax_native(x, scale, mask)
+    softmax(x / divisor [+ mask], -1)                       by torch.ops.kforge.scaled_[masked_]softmax_native_div(x, divisor[, mask])
 
-the last two, a model that computes in one dtype (float32 models, or bfloat16 ones with no upcast), checked
+the last three, a model that computes in one dtype (float32 models, or bfloat16 ones with no upcast), checked
 when they run: a floating x (and a tensor mask) takes the operator, anything else the chain as written.
 
 Each operator's own implementation is that chain, so the rewritten module computes bit for bit what the model
@@ -27,12 +28,15 @@ an add whose alpha is 1, and, for the chains with casts, an upcast to float32 th
 changes the memory format and a cast back to x's own dtype read from the graph: `x.dtype`, or the dtype of
 an input of the matmul that produced x (`torch.matmul(q, k.transpose(-2, -1)) * c ... .to(q.dtype)`; matmul
 does not promote, so q's dtype is x's). The chain's intermediate values must have no other use. Anything
-else, e.g. a softmax over dim 1, a dtype argument, a tensor scale, a division by the scale, a cast to a
+else, e.g. a softmax over dim 1, a dtype argument, a tensor scale, a division in a chain with casts, a cast to a
 constant dtype (torch.bfloat16: the graph does not say it is x's) or an upcast with no cast back, is left
 as the model wrote it.
 
 The spellings accepted are those whose meaning is the chain's:
     scale        x * c, c * x (Python operators), torch.mul(x, c), x.mul(c)
+    divisor      x / c, torch.div(x, c) and x.div(c) with no rounding mode, torch.true_divide(x, c),
+                 x.true_divide(c) (the native chains only; true division promotes an integer x to float in
+                 the operator's chain as in the model's, so an int c is the same divisor)
     mask         s + m, m + s, torch.add(s, m), torch.add(m, s), s.add(m), m.add(s) (alpha absent or 1)
     upcast       t.float(), t.to(torch.float32) (torch.float is torch.float32), t.to(dtype=torch.float32),
                  with non_blocking/copy False and memory_format torch.preserve_format where given
@@ -120,6 +124,22 @@ def _scaled_masked_softmax_native_checked(x, scale, mask):
     if isinstance(x, torch.Tensor) and x.is_floating_point() and isinstance(mask, torch.Tensor):
         return torch.ops.kforge.scaled_masked_softmax_native(x, scale, mask)
     return torch.softmax(x * scale + mask, -1)
+
+
+def _scaled_softmax_native_div_checked(x, divisor):
+    """softmax(x / divisor, -1) in the scores' own dtype: the native operator where x is floating, else the
+    chain as written."""
+    if isinstance(x, torch.Tensor) and x.is_floating_point():
+        return torch.ops.kforge.scaled_softmax_native_div(x, divisor)
+    return torch.softmax(x / divisor, -1)
+
+
+def _scaled_masked_softmax_native_div_checked(x, divisor, mask):
+    """softmax(x / divisor + mask, -1) in the scores' own dtype: the native operator where x is floating and
+    the mask a tensor, else the chain as written."""
+    if isinstance(x, torch.Tensor) and x.is_floating_point() and isinstance(mask, torch.Tensor):
+        return torch.ops.kforge.scaled_masked_softmax_native_div(x, divisor, mask)
+    return torch.softmax(x / divisor + mask, -1)
 
 
 def _silu_mul_checked(gate, up):
@@ -263,6 +283,23 @@ def _scaled(node):
     else:
         return None
     if a is None or "other" not in a:
+        return None
+    x = a.get("input", a.get("self"))
+    return (x, a["other"]) if isinstance(x, torch.fx.Node) and _is_number(a["other"]) else None
+
+
+def _divided(node):
+    """(x, c) when the node is x divided by a number c (true division), else None."""
+    if _is_function(node, operator.truediv):
+        a, b = node.args if len(node.args) == 2 and not node.kwargs else (None, None)
+        return (a, b) if isinstance(a, torch.fx.Node) and _is_number(b) else None
+    if _is_function(node, torch.div, torch.true_divide):
+        a = _call_args(node, ("input", "other", "rounding_mode"))
+    elif _is_method(node, "div") or _is_method(node, "true_divide"):
+        a = _call_args(node, ("self", "other", "rounding_mode"))
+    else:
+        return None
+    if a is None or "other" not in a or a.get("rounding_mode") is not None:
         return None
     x = a.get("input", a.get("self"))
     return (x, a["other"]) if isinstance(x, torch.fx.Node) and _is_number(a["other"]) else None
@@ -613,21 +650,30 @@ def _match(gm, p):
 
 
 def _match_native(gm, p):
-    """The chain softmax(x * scale [+ mask], -1) ending in softmax node p, with no casts (a model that computes
-    in one dtype), as (nodes to remove in order, x, scale, mask or None), or None."""
+    """The chain softmax(x * scale [+ mask], -1) or softmax(x / scale [+ mask], -1) ending in softmax node p,
+    with no casts (a model that computes in one dtype), as (nodes to remove in order, x, scale, mask or None,
+    whether it divides), or None."""
     u = _softmax_input(gm, p)
     if u is None or not _single_use(u, p):
         return None
-    scaled = _scaled(u)
-    if scaled is not None:
-        return [u, p], scaled[0], scaled[1], None
+
+    def scaled(n):
+        got = _scaled(n)
+        if got is not None:
+            return got + (False,)
+        got = _divided(n)
+        return None if got is None else got + (True,)
+
+    found = scaled(u)
+    if found is not None:
+        return [u, p], found[0], found[1], None, found[2]
     operands = _sum_operands(u)
     if operands is None:
         return None
     for s, m in (operands, operands[::-1]):
-        if _single_use(s, u) and _scaled(s) is not None and s is not m:
-            x, scale = _scaled(s)
-            return [s, u, p], x, scale, m
+        found = scaled(s) if _single_use(s, u) and s is not m else None
+        if found is not None:
+            return [s, u, p], found[0], found[1], m, found[2]
     return None
 
 
@@ -646,6 +692,7 @@ def rewrite_fused_patterns(module, concrete_args=None):
     rotary_op = _optional_op("rotary_embedding")
     add_rms_op = _optional_op("add_rms_norm_cast")
     native_ops = _optional_op("scaled_softmax_native") is not None and _optional_op("scaled_masked_softmax_native") is not None
+    div_ops = _optional_op("scaled_softmax_native_div") is not None and _optional_op("scaled_masked_softmax_native_div") is not None
     gm = module if isinstance(module, torch.fx.GraphModule) else torch.fx.symbolic_trace(module, concrete_args=concrete_args)
     graph = gm.graph
     erased = set()
@@ -682,12 +729,12 @@ def rewrite_fused_patterns(module, concrete_args=None):
             count += 1
             continue
         found = _match_native(gm, node) if native_ops else None
-        if found is not None:
-            chain, x, scale, mask = found
+        if found is not None and not (found[4] and not div_ops):
+            chain, x, scale, mask, divide = found
             if mask is None:
-                replace(chain, _scaled_softmax_native_checked, (x, scale))
+                replace(chain, _scaled_softmax_native_div_checked if divide else _scaled_softmax_native_checked, (x, scale))
             else:
-                replace(chain, _scaled_masked_softmax_native_checked, (x, scale, mask))
+                replace(chain, _scaled_masked_softmax_native_div_checked if divide else _scaled_masked_softmax_native_checked, (x, scale, mask))
             count += 1
             continue
         found = _match_rms_norm_cast(gm, node) if rms_op is not None else None
@@ -734,9 +781,11 @@ def fused_calls(gm):
     names = {_scaled_masked_softmax_checked: "kforge::scaled_masked_softmax", _silu_mul_checked: "kforge::silu_mul",
              _rms_norm_cast_checked: "kforge::rms_norm_cast", _rotary_checked: "kforge::rotary_embedding",
              _add_rms_norm_cast_checked: "kforge::add_rms_norm_cast", _scaled_softmax_native_checked: "kforge::scaled_softmax_native",
-             _scaled_masked_softmax_native_checked: "kforge::scaled_masked_softmax_native"}
+             _scaled_masked_softmax_native_checked: "kforge::scaled_masked_softmax_native",
+             _scaled_softmax_native_div_checked: "kforge::scaled_softmax_native_div",
+             _scaled_masked_softmax_native_div_checked: "kforge::scaled_masked_softmax_native_div"}
     for name in ("scaled_softmax", "scaled_masked_softmax", "silu_mul", "rms_norm_cast", "rotary_embedding", "add_rms_norm_cast",
-                 "scaled_softmax_native", "scaled_masked_softmax_native"):
+                 "scaled_softmax_native", "scaled_masked_softmax_native", "scaled_softmax_native_div", "scaled_masked_softmax_native_div"):
         op = _optional_op(name)
         if op is not None:
             names[op] = "kforge::" + name

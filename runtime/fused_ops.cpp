@@ -5,6 +5,7 @@
 
 #include <torch/csrc/jit/ir/constants.h>
 #include <torch/csrc/jit/ir/subgraph_matcher.h>
+#include <torch/csrc/jit/passes/constant_propagation.h>
 #include <torch/csrc/jit/passes/dead_code_elimination.h>
 #include <torch/csrc/jit/passes/inliner.h>
 #include <torch/csrc/jit/passes/subgraph_rewrite.h>
@@ -21,24 +22,38 @@ at::Tensor scaledMaskedSoftmaxChain(const at::Tensor &x, double scale, const at:
     return at::softmax((x * scale + mask).to(compute), -1).to(x.scalar_type());
 }
 
-at::Tensor scaledSoftmaxNativeChain(const at::Tensor &x, double scale)
+namespace {
+
+at::Tensor scaled(const at::Tensor &x, const at::Scalar &scale, ScaleBy by)
 {
-    return at::softmax(x * scale, -1);
+    return by == ScaleBy::Divide ? x / scale : x * scale;
 }
 
-at::Tensor scaledMaskedSoftmaxNativeChain(const at::Tensor &x, double scale, const at::Tensor &mask)
+at::Tensor scaled(const at::Tensor &x, const at::Tensor &scale, ScaleBy by)
 {
-    return at::softmax(x * scale + mask, -1);
+    return by == ScaleBy::Divide ? x / scale : x * scale;
 }
 
-at::Tensor scaledSoftmaxTracedChain(const at::Tensor &x, double scale)
+} // namespace
+
+at::Tensor scaledSoftmaxNativeChain(const at::Tensor &x, double scale, ScaleBy by)
 {
-    return at::softmax(x * at::scalar_tensor(scale, at::kDouble), -1);
+    return at::softmax(scaled(x, scale, by), -1);
 }
 
-at::Tensor scaledMaskedSoftmaxTracedChain(const at::Tensor &x, double scale, const at::Tensor &mask)
+at::Tensor scaledMaskedSoftmaxNativeChain(const at::Tensor &x, double scale, const at::Tensor &mask, ScaleBy by)
 {
-    return at::softmax(x * at::scalar_tensor(scale, at::kDouble) + mask, -1);
+    return at::softmax(scaled(x, scale, by) + mask, -1);
+}
+
+at::Tensor scaledSoftmaxTracedChain(const at::Tensor &x, double scale, ScaleBy by)
+{
+    return at::softmax(scaled(x, at::scalar_tensor(scale, at::kDouble), by), -1);
+}
+
+at::Tensor scaledMaskedSoftmaxTracedChain(const at::Tensor &x, double scale, const at::Tensor &mask, ScaleBy by)
+{
+    return at::softmax(scaled(x, at::scalar_tensor(scale, at::kDouble), by) + mask, -1);
 }
 
 at::Tensor siluMulChain(const at::Tensor &gate, const at::Tensor &up)
@@ -72,20 +87,24 @@ namespace {
 
 // Attention's softmax chains as the TorchScript frontend writes them: `torch.softmax((s * c [+ m]).float(),
 // -1).to(q.dtype)` (the float32 cast aten::to with dtype 6, the final cast aten::to with a dtype value), and
-// without the casts, `torch.softmax(s * c [+ m], -1)`, the native operators. The pattern's free values (the
+// without the casts, `torch.softmax(s * c [+ m], -1)` or `torch.softmax(s / c [+ m], -1)`, the native
+// operators (aten::div with two inputs: a division with a rounding mode has three). The pattern's free values (the
 // scale, the mask, the dtypes, the flags) match anything; the replacement keeps the original calls'
 // meaning only when they are what the fused operator assumes, so the rewrite checks them on each match
 // (see the filters below). A scale that tracing kept as a 0-dim float64 tensor constant goes to the
-// `_native_traced` operator as its number (aten::Float of the constant, folded once by foldTracedScales).
+// `_native_traced` operator as its number. Every replacement passes its scale through aten::Float (an int
+// scale or divisor would not type as the operators' float, a tensor constant is no number), and
+// foldScales folds each such conversion once: a constant to a number constant, a float to itself.
 std::string softmaxHead(bool masked, bool casts)
 {
     return std::string("graph(%x, %scale") + (masked ? ", %mask, %alpha" : "") + (casts ? ", %f32, %nb1, %cp1, %mf1" : "") + ", %dim, %sdt"
            + (casts ? ", %odt, %nb2, %cp2, %mf2" : "") + "):\n";
 }
 
-std::string softmaxPattern(bool masked, bool casts)
+// `divide`: the scores divided by the scale (`x / math.sqrt(d)`), the native `_div` operators.
+std::string softmaxPattern(bool masked, bool casts, bool divide = false)
 {
-    std::string g = softmaxHead(masked, casts) + "  %s = aten::mul(%x, %scale)\n";
+    std::string g = softmaxHead(masked, casts) + (divide ? "  %s = aten::div(%x, %scale)\n" : "  %s = aten::mul(%x, %scale)\n");
     if (masked)
         g += "  %t = aten::add(%s, %mask, %alpha)\n";
     const std::string scores = masked ? "%t" : "%s";
@@ -98,9 +117,8 @@ std::string softmaxPattern(bool masked, bool casts)
 // `op` is the operator's name without its namespace.
 std::string softmaxReplacement(bool masked, bool casts, const std::string &op)
 {
-    const bool tensorScale = op.find("_traced") != std::string::npos;
-    return softmaxHead(masked, casts) + (tensorScale ? "  %f = aten::Float(%scale)\n" : "") + "  %y = kforge::" + op + "(%x, "
-           + (tensorScale ? "%f" : "%scale") + (masked ? ", %mask" : "") + ")\n  return (%y)";
+    return softmaxHead(masked, casts) + "  %f = aten::Float(%scale)\n  %y = kforge::" + op + "(%x, %f" + (masked ? ", %mask" : "")
+           + ")\n  return (%y)";
 }
 
 // silu(gate) * up, either order of the product (IEEE multiplication commutes, and so do type promotion and
@@ -204,22 +222,26 @@ bool dtypeOf(const torch::jit::Value *dtype, const torch::jit::Value *x)
     return dtype && x && dtype->node()->kind() == c10::Symbol::fromQualString("prim::dtype") && dtype->node()->input(0) == x;
 }
 
-// Which scale the operator takes as its `float scale`, exactly: for the chains with casts a constant number;
-// for the native ones a constant double (an int times an integer x stays integer, times the operator's
-// float it would not) or, for the `_traced` ones, a constant 0-dim float64 tensor on the CPU, as tracing
-// keeps `* 0.125` (the operator multiplies by the same tensor).
+// Which scale the operator takes as its `float scale` (or divisor), exactly: for the chains with casts and
+// the dividing ones a number (true division promotes an integer x to float whatever the divisor's type);
+// for the multiplying native ones a double (an int times an integer x stays integer, times the operator's
+// float it would not); for the `_traced` ones a constant 0-dim float64 tensor on the CPU, as tracing keeps
+// `* 0.125` (the operator multiplies by the same tensor). A number may be a constant or a value the model
+// computes (BERT's `/ math.sqrt(self.head_size)`, `q.size(-1) ** -0.5`): the operator gets the value the
+// model made, and the pack's guard checks it against the card's on every call.
 enum class Scale { Number, Double, Float64Tensor };
 
 bool scaleFits(const torch::jit::Value *scale, Scale kind)
 {
-    const auto c = constantOf(scale);
-    if (!c)
+    if (!scale)
         return false;
+    const auto c = constantOf(scale);
+    const auto type = scale->type()->kind();
     switch (kind) {
-    case Scale::Number: return c->isDouble() || c->isInt();
-    case Scale::Double: return c->isDouble();
+    case Scale::Number: return c ? c->isDouble() || c->isInt() : type == c10::TypeKind::FloatType || type == c10::TypeKind::IntType;
+    case Scale::Double: return c ? c->isDouble() : type == c10::TypeKind::FloatType;
     case Scale::Float64Tensor: {
-        if (!c->isTensor())
+        if (!c || !c->isTensor())
             return false;
         const auto &t = c->toTensor();
         return t.defined() && t.dim() == 0 && t.is_cpu() && t.scalar_type() == at::kDouble;
@@ -325,26 +347,39 @@ bool rmsNormFusable(const torch::jit::Match &m, const Vars &vars)
 // Only with alpha 1, two tensors, and every other use of h after the norm (it is the norm's output then).
 const char *kResidualNormOp = "kforge::add_rms_norm_cast";
 
-// The `_traced` softmax operators take their scale through aten::Float of the trace's tensor constant (the
-// replacement graph has no other way to make a number of it): folded here to a number constant once, so a
-// forward does not read the tensor on every call.
-void foldTracedScales(torch::jit::Graph &g)
+// The softmax operators take their scale through aten::Float (softmaxReplacement): folded here once, so
+// a forward neither reads a traced tensor constant nor converts a number on every call. A constant (a
+// number, or a traced 0-dim tensor) becomes a number constant; a float the model computes is passed as it
+// is; an int it computes keeps its conversion.
+void foldScales(torch::jit::Graph &g)
 {
     const auto toFloat = c10::Symbol::fromQualString("aten::Float");
-    const std::set<c10::Symbol> traced{c10::Symbol::fromQualString("kforge::scaled_softmax_native_traced"),
-                                       c10::Symbol::fromQualString("kforge::scaled_masked_softmax_native_traced")};
+    std::set<c10::Symbol> softmaxOps;
+    for (const char *family : {"scaled_softmax", "scaled_masked_softmax"})
+        for (const char *form : {"", "_native", "_native_traced", "_native_div", "_native_div_traced"})
+            softmaxOps.insert(c10::Symbol::fromQualString(std::string("kforge::") + family + form));
     for (auto it = g.nodes().begin(); it != g.nodes().end();) {
         auto *n = *it++;
         if (n->kind() != toFloat || n->inputs().size() != 1 || n->output()->uses().empty())
             continue;
-        bool onlyTraced = true;
+        bool onlySoftmax = true;
         for (const auto &use : n->output()->uses())
-            onlyTraced &= traced.count(use.user->kind()) > 0;
-        const auto c = constantOf(n->input(0));
-        if (!onlyTraced || !c || !c->isTensor() || c->toTensor().dim() != 0)
+            onlySoftmax &= softmaxOps.count(use.user->kind()) > 0;
+        if (!onlySoftmax)
             continue;
-        torch::jit::WithInsertPoint at(n);
-        n->output()->replaceAllUsesWith(g.insertConstant(c->toTensor().item<double>()));
+        auto *in = n->input(0);
+        const auto c = constantOf(in);
+        if (c && c->isTensor() && c->toTensor().dim() == 0) {
+            torch::jit::WithInsertPoint at(n);
+            n->output()->replaceAllUsesWith(g.insertConstant(c->toTensor().item<double>()));
+        } else if (c && (c->isDouble() || c->isInt())) {
+            torch::jit::WithInsertPoint at(n);
+            n->output()->replaceAllUsesWith(g.insertConstant(c->isDouble() ? c->toDouble() : double(c->toInt())));
+        } else if (in->type()->kind() == c10::TypeKind::FloatType) {
+            n->output()->replaceAllUsesWith(in);
+        } else {
+            continue;
+        }
         n->destroy();
     }
 }
@@ -415,6 +450,14 @@ const FusedPattern kPatterns[] = {
      softmaxFusable<Scale::Double, false>},
     {"kforge::scaled_softmax_native_traced", softmaxPattern(false, false), softmaxReplacement(false, false, "scaled_softmax_native_traced"),
      softmaxFusable<Scale::Float64Tensor, false>},
+    {"kforge::scaled_masked_softmax_native_div", softmaxPattern(true, false, true), softmaxReplacement(true, false, "scaled_masked_softmax_native_div"),
+     softmaxFusable<Scale::Number, false>},
+    {"kforge::scaled_masked_softmax_native_div_traced", softmaxPattern(true, false, true),
+     softmaxReplacement(true, false, "scaled_masked_softmax_native_div_traced"), softmaxFusable<Scale::Float64Tensor, false>},
+    {"kforge::scaled_softmax_native_div", softmaxPattern(false, false, true), softmaxReplacement(false, false, "scaled_softmax_native_div"),
+     softmaxFusable<Scale::Number, false>},
+    {"kforge::scaled_softmax_native_div_traced", softmaxPattern(false, false, true),
+     softmaxReplacement(false, false, "scaled_softmax_native_div_traced"), softmaxFusable<Scale::Float64Tensor, false>},
     {"kforge::silu_mul", kSiluMulPattern, kSiluMulReplacement, siluMulFusable},
     {"kforge::silu_mul", kMulSiluPattern, kSiluMulReplacement, siluMulFusable},
     {"kforge::rms_norm_cast", kWeightFirstRmsPattern, kRmsReplacement, rmsNormFusable},
@@ -446,6 +489,10 @@ int rewriteFusedPatterns(torch::jit::Module &module)
         for (auto &method : m.get_methods()) {
             graphs.push_back(method.graph());
             torch::jit::Inline(*graphs.back());
+            // A scripted helper inlines with its branches on constant arguments (F.softmax's `if dim is
+            // None`, `if dtype is None`, the softmax inside a branch): folded, its chain is a chain again.
+            // Only values of immutable types are folded, never a tensor.
+            torch::jit::ConstantPropagationImmutableTypes(graphs.back());
         }
     // What the module runs is its forward, which holds every call it makes once inlined; a module without
     // one counts its own methods.
@@ -465,7 +512,7 @@ int rewriteFusedPatterns(torch::jit::Module &module)
             rw.runOnGraph(g, p.fusable);
         }
     for (auto &g : graphs) {
-        foldTracedScales(*g);
+        foldScales(*g);
         torch::jit::EliminateDeadCode(g); // what the rewritten chains left unused (a dtype read, a traced scale)
         fuseResidualAdds(*g);
     }

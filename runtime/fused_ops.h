@@ -15,6 +15,10 @@
 //   kforge::scaled_softmax_native_traced(Tensor x, float scale) -> Tensor
 //   kforge::scaled_masked_softmax_native_traced(Tensor x, float scale, Tensor mask) -> Tensor
 //       the same with the scale a 0-dim float64 tensor, as a traced model keeps `* 0.125`
+//   kforge::scaled_softmax_native_div[_traced](Tensor x, float divisor) -> Tensor
+//   kforge::scaled_masked_softmax_native_div[_traced](Tensor x, float divisor, Tensor mask) -> Tensor
+//       softmax(x / divisor [+ mask], -1), in x's own dtype (BERT's `/ math.sqrt(head_size)`), the divisor
+//       a number or (traced) a 0-dim float64 tensor
 //   kforge::silu_mul(Tensor gate, Tensor up) -> Tensor
 //       silu(gate) * up                                         (the gated MLP's SiLU gate)
 //   kforge::rms_norm_cast(Tensor x, Tensor weight, float eps) -> Tensor
@@ -39,13 +43,15 @@ namespace kforge::runtime {
 // `compute` is the type of the upcast: float32 as the models write it, float64 for the guard's reference.
 at::Tensor scaledSoftmaxChain(const at::Tensor &x, double scale, at::ScalarType compute = at::kFloat);
 at::Tensor scaledMaskedSoftmaxChain(const at::Tensor &x, double scale, const at::Tensor &mask, at::ScalarType compute = at::kFloat);
-// softmax(x * scale [+ mask], -1) as written: the product's dtype is what promotion makes it, the scale a
-// number (Native) or a 0-dim float64 tensor (Traced: a floating x keeps its dtype either way, an integer x
-// becomes float32 times a number and float64 times the tensor).
-at::Tensor scaledSoftmaxNativeChain(const at::Tensor &x, double scale);
-at::Tensor scaledMaskedSoftmaxNativeChain(const at::Tensor &x, double scale, const at::Tensor &mask);
-at::Tensor scaledSoftmaxTracedChain(const at::Tensor &x, double scale);
-at::Tensor scaledMaskedSoftmaxTracedChain(const at::Tensor &x, double scale, const at::Tensor &mask);
+// How the native chains meet their scale: x * scale, or x / scale.
+enum class ScaleBy { Multiply, Divide };
+// softmax(x * scale [+ mask], -1) as written (x / scale with Divide): the product's dtype is what promotion
+// makes it, the scale a number (Native) or a 0-dim float64 tensor (Traced: a floating x keeps its dtype
+// either way, an integer x becomes float32 times a number and float64 times the tensor).
+at::Tensor scaledSoftmaxNativeChain(const at::Tensor &x, double scale, ScaleBy by = ScaleBy::Multiply);
+at::Tensor scaledMaskedSoftmaxNativeChain(const at::Tensor &x, double scale, const at::Tensor &mask, ScaleBy by = ScaleBy::Multiply);
+at::Tensor scaledSoftmaxTracedChain(const at::Tensor &x, double scale, ScaleBy by = ScaleBy::Multiply);
+at::Tensor scaledMaskedSoftmaxTracedChain(const at::Tensor &x, double scale, const at::Tensor &mask, ScaleBy by = ScaleBy::Multiply);
 at::Tensor siluMulChain(const at::Tensor &gate, const at::Tensor &up);
 at::Tensor rmsNormCastChain(const at::Tensor &x, const at::Tensor &weight, double eps, at::ScalarType compute = at::kFloat);
 // (h, y): h = x + residual, y = rmsNormCastChain(h, weight, eps, compute).

@@ -351,6 +351,10 @@ TORCH_LIBRARY(kforge, m)
     m.def("scaled_masked_softmax_native(Tensor x, float scale, Tensor mask) -> Tensor");
     m.def("scaled_softmax_native_traced(Tensor x, float scale) -> Tensor");
     m.def("scaled_masked_softmax_native_traced(Tensor x, float scale, Tensor mask) -> Tensor");
+    m.def("scaled_softmax_native_div(Tensor x, float divisor) -> Tensor");
+    m.def("scaled_masked_softmax_native_div(Tensor x, float divisor, Tensor mask) -> Tensor");
+    m.def("scaled_softmax_native_div_traced(Tensor x, float divisor) -> Tensor");
+    m.def("scaled_masked_softmax_native_div_traced(Tensor x, float divisor, Tensor mask) -> Tensor");
     m.def("silu_mul(Tensor gate, Tensor up) -> Tensor");
     m.def("rms_norm_cast(Tensor x, Tensor weight, float eps) -> Tensor");
     m.def("add_rms_norm_cast(Tensor x, Tensor residual, Tensor weight, float eps) -> (Tensor, Tensor)");
@@ -368,6 +372,17 @@ TORCH_LIBRARY_IMPL(kforge, CompositeExplicitAutograd, m)
     m.impl("scaled_softmax_native_traced", [](const at::Tensor &x, double scale) { return kforge::runtime::scaledSoftmaxTracedChain(x, scale); });
     m.impl("scaled_masked_softmax_native_traced",
            [](const at::Tensor &x, double scale, const at::Tensor &mask) { return kforge::runtime::scaledMaskedSoftmaxTracedChain(x, scale, mask); });
+    using kforge::runtime::ScaleBy;
+    m.impl("scaled_softmax_native_div",
+           [](const at::Tensor &x, double divisor) { return kforge::runtime::scaledSoftmaxNativeChain(x, divisor, ScaleBy::Divide); });
+    m.impl("scaled_masked_softmax_native_div", [](const at::Tensor &x, double divisor, const at::Tensor &mask) {
+        return kforge::runtime::scaledMaskedSoftmaxNativeChain(x, divisor, mask, ScaleBy::Divide);
+    });
+    m.impl("scaled_softmax_native_div_traced",
+           [](const at::Tensor &x, double divisor) { return kforge::runtime::scaledSoftmaxTracedChain(x, divisor, ScaleBy::Divide); });
+    m.impl("scaled_masked_softmax_native_div_traced", [](const at::Tensor &x, double divisor, const at::Tensor &mask) {
+        return kforge::runtime::scaledMaskedSoftmaxTracedChain(x, divisor, mask, ScaleBy::Divide);
+    });
     m.impl("silu_mul", [](const at::Tensor &gate, const at::Tensor &up) { return kforge::runtime::siluMulChain(gate, up); });
     m.impl("rms_norm_cast",
            [](const at::Tensor &x, const at::Tensor &weight, double eps) { return kforge::runtime::rmsNormCastChain(x, weight, eps); });

@@ -7,6 +7,7 @@
 # 2 x 2 x 64 x 64 with a 64 x 64 mask and scale 0.25), "pack": the runtime's counters and the outputs' distance
 # for rewritten modules run with the pack loaded.
 import json
+import math
 import os
 import sys
 
@@ -104,6 +105,13 @@ BODIES = {
     "native_int_scale": lambda m, q, k: F.softmax(mm(q, k) * 2, dim=-1),
     "native_integer_scores": lambda m, q, k: torch.softmax(q.round().long() * 0.5, -1),
     "native_divided": lambda m, q, k: torch.softmax(mm(q, k) / 4, -1),
+    "native_divided_sqrt_masked": lambda m, q, k: torch.softmax(mm(q, k) / math.sqrt(D + 1) + m.mask, -1),
+    "native_method_div": lambda m, q, k: mm(q, k).div(math.sqrt(D + 1)).softmax(dim=-1),
+    "native_true_divide_mask_first": lambda m, q, k: F.softmax(m.mask + torch.true_divide(mm(q, k), 3.0), dim=-1),
+    "native_integer_scores_divided": lambda m, q, k: torch.softmax(q.round().long() / 2, -1),
+    "native_divided_floor": lambda m, q, k: torch.softmax(torch.div(mm(q, k), 4, rounding_mode="floor"), -1),
+    "native_number_over_scores": lambda m, q, k: torch.softmax(4.0 / mm(q, k), -1),
+    "native_divided_by_tensor": lambda m, q, k: torch.softmax(mm(q, k) / m.scale_tensor, -1),
     "native_dim_1": lambda m, q, k: torch.softmax(mm(q, k) * 0.25, 1),
     "native_scores_used_twice": lambda m, q, k: (lambda s: torch.softmax(s, -1) + s)(mm(q, k) * 0.25),
     "native_tensor_scale": lambda m, q, k: torch.softmax(mm(q, k) * m.scale_tensor, -1),

@@ -143,6 +143,25 @@ q = torch.randn(2, 2, 64, 16)
 torch.jit.trace(A(), (q, q)).save(sys.argv[1])
 )";
 
+// BERT's attention as a float32 model writes it: the scores divided by the square root of the head size,
+// computed from an attribute, the mask added, the functional softmax. The data rows save it scripted (the
+// divisor a float the model computes) or traced (a 0-dim float64 tensor constant).
+const char *kAttentionDivided = R"(import math
+import sys
+import torch
+
+class A(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.head_size = 16
+        self.register_buffer("mask", torch.full((64, 64), torch.finfo(torch.float32).min).triu(1))
+
+    def forward(self, q, k):
+        s = torch.matmul(q, k.transpose(2, 3)) / math.sqrt(self.head_size)
+        return torch.nn.functional.softmax(s + self.mask, dim=-1)
+
+)";
+
 // A row sum written for the test: it checks kforge_symbol against its sizes (the runtime answers it
 // from the call's shape symbols) and refuses rows of 40, so a kernel's refusal is seen to fall back.
 const char *kRowSum = R"(
@@ -814,9 +833,16 @@ extern "C" int kforge_entry(const kf_tensor *in, int n_in, kf_tensor *out, int n
         QTest::addColumn<QString>("name");
         QTest::addColumn<QString>("script");
         QTest::addColumn<QString>("op");
-        QTest::newRow("scripted, cast to float32 and back") << "attn" << QString::fromLatin1(kAttention) << "kforge::scaled_masked_softmax";
+        QTest::addColumn<double>("scale"); // the card's: a scale, or the divisor of a dividing form
+        QTest::newRow("scripted, cast to float32 and back") << "attn" << QString::fromLatin1(kAttention) << "kforge::scaled_masked_softmax" << 0.25;
         QTest::newRow("traced float32, no casts") << "attn-native" << QString::fromLatin1(kAttentionTraced)
-                                                  << "kforge::scaled_masked_softmax_native_traced";
+                                                  << "kforge::scaled_masked_softmax_native_traced" << 0.25;
+        const auto bert = QString::fromLatin1(kAttentionDivided);
+        QTest::newRow("scripted float32, divided by a computed sqrt")
+            << "attn-bert" << bert + QStringLiteral("torch.jit.script(A()).save(sys.argv[1])\n") << "kforge::scaled_masked_softmax_native_div" << 4.0;
+        QTest::newRow("traced float32, divided")
+            << "attn-bert-traced" << bert + QStringLiteral("q = torch.randn(2, 2, 64, 16)\ntorch.jit.trace(A(), (q, q)).save(sys.argv[1])\n")
+            << "kforge::scaled_masked_softmax_native_div_traced" << 4.0;
     }
 
     void fusedAttentionSoftmax()
@@ -824,6 +850,7 @@ extern "C" int kforge_entry(const kf_tensor *in, int n_in, kf_tensor *out, int n
         QFETCH(QString, name);
         QFETCH(QString, script);
         QFETCH(QString, op);
+        QFETCH(double, scale);
         const auto file = [&](const char *suffix) { return path((name.toStdString() + suffix).c_str()); };
         const auto py = python();
         if (py.isEmpty())
@@ -848,7 +875,7 @@ extern "C" int kforge_entry(const kf_tensor *in, int n_in, kf_tensor *out, int n
         QCOMPARE(fused->shape.at("rows"), int64_t(2 * 2 * 64));
         QCOMPARE(fused->shape.at("cols"), int64_t(64));
         QCOMPARE(fused->shape.at("mrows"), int64_t(64));
-        QCOMPARE(fused->referenceArgs.at(1).at("double").get<double>(), 0.25);
+        QCOMPARE(fused->referenceArgs.at(1).at("double").get<double>(), scale);
         QCOMPARE(fused->calls, int64_t(1));
         QCOMPARE(QString::fromStdString(fused->atenOp), op);
 
@@ -925,8 +952,11 @@ extern "C" int kforge_entry(const kf_tensor *in, int n_in, kf_tensor *out, int n
             // the chains with no casts, computed in the scores' dtype (the native operators); an integer x is
             // rewritten and runs the chain as written
             {"native_float32", 1}, {"native_method_no_mask", 1}, {"native_module_mask_first", 1}, {"native_int_scale", 1},
-            {"native_integer_scores", 1}, {"native_bfloat16", 1}, {"native_divided", 0}, {"native_dim_1", 0}, {"native_scores_used_twice", 0},
+            {"native_integer_scores", 1}, {"native_bfloat16", 1}, {"native_dim_1", 0}, {"native_scores_used_twice", 0},
             {"native_tensor_scale", 0}, {"native_mask_subtracted", 0}, {"native_dtype_argument", 0},
+            // divided by a number (BERT's `/ math.sqrt(head_size)`): the `_div` operators, bit for bit the division
+            {"native_divided", 1}, {"native_divided_sqrt_masked", 1}, {"native_method_div", 1}, {"native_true_divide_mask_first", 1},
+            {"native_integer_scores_divided", 1}, {"native_divided_floor", 0}, {"native_number_over_scores", 0}, {"native_divided_by_tensor", 0},
             // the pointwise chains, where the runtime registers their operators
             {"silu_mul_functional", 1}, {"silu_mul_module_swapped", 1}, {"silu_mul_torch_mul", 1}, {"silu_in_place", 0},
             {"silu_times_number", 0}, {"silu_used_twice", 0}, {"sigmoid_mul", 0}, {"rms_norm_decoder", 1}, {"rms_norm_other_spellings", 1},
@@ -1043,6 +1073,20 @@ extern "C" int kforge_entry(const kf_tensor *in, int n_in, kf_tensor *out, int n
         QTest::newRow("native softmax plus a number") << "torch.softmax(a * 0.5 + 1.0, -1)" << 0;
         QTest::newRow("native softmax, int scale") << "torch.softmax(a * 2, -1)" << 0;
         QTest::newRow("native softmax over dim 0") << "torch.softmax(a * 0.5, 0)" << 0;
+        // A scale the model computes (a float value, not a constant): the operator gets it as the model made it.
+        QTest::newRow("native softmax, computed scale") << "torch.softmax(a * b.size(-1) ** -0.5, -1)" << 1;
+        QTest::newRow("native softmax, computed int scale") << "torch.softmax(a * b.size(-1), -1)" << 0;
+        // Divided by the scale (BERT's `/ math.sqrt(head_size)`): the `_div` operators, an int divisor too
+        // (true division makes an integer x float either way); the division exact, not a reciprocal's product.
+        QTest::newRow("native softmax divided, masked") << "torch.softmax(a / 8.0 + b, -1)" << 1;
+        QTest::newRow("native softmax divided by sqrt(8)") << "torch.softmax(a / 2.8284271247461903, dim=-1)" << 1;
+        QTest::newRow("native softmax divided by an int") << "torch.softmax(a / 3, -1)" << 1;
+        QTest::newRow("native softmax divided, computed") << "torch.softmax(a / b.size(-1) ** 0.5 + b, -1)" << 1;
+        QTest::newRow("native softmax, floor division") << "torch.softmax(torch.div(a, 8.0, rounding_mode='floor'), -1)" << 0;
+        // TorchScript writes `8.0 / a` as reciprocal(a) * 8.0: the product is the multiplying chain's.
+        QTest::newRow("native softmax, a number over the scores") << "torch.softmax(8.0 / a, -1)" << 1;
+        QTest::newRow("native softmax, divided by a tensor") << "torch.softmax(a / b, -1)" << 0;
+        QTest::newRow("cast softmax chain divided") << "torch.softmax((a / 8.0).float(), -1).to(a.dtype)" << 0;
     }
 
     void rewriteSiluGate()

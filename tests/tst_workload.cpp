@@ -477,6 +477,14 @@ private slots:
         QTest::newRow("native bf16, no mask") << "mul softmax" << "bfloat16" << "kforge::scaled_softmax_native";
         QTest::newRow("native, traced scale") << "mul.tensor softmax" << "float32" << "kforge::scaled_softmax_native_traced";
         QTest::newRow("native, traced scale, a mask") << "mul.tensor add softmax" << "float16" << "kforge::scaled_masked_softmax_native_traced";
+        // Divided by the scale (BERT's `/ math.sqrt(d)`): the `_div` operators, an int divisor too (true
+        // division makes an integer x float either way).
+        QTest::newRow("native, divided") << "div add softmax" << "float32" << "kforge::scaled_masked_softmax_native_div";
+        QTest::newRow("native, divided by an int") << "div.int softmax" << "bfloat16" << "kforge::scaled_softmax_native_div";
+        QTest::newRow("native, divided by a traced scale") << "div.tensor softmax" << "float32" << "kforge::scaled_softmax_native_div_traced";
+        QTest::newRow("native, divided by zero") << "div.zero softmax" << "float32" << "";
+        QTest::newRow("native, floor division") << "div.mode softmax" << "float32" << "";
+        QTest::newRow("casts, divided") << "div add up softmax.f32 down" << "bfloat16" << "";
         // What the pack's rewrite could not replace gets no card: a traced scale before casts (a trace's casts
         // read no dtype from x), an int scale with no casts (an integer x times it would stay integer).
         QTest::newRow("casts, traced scale") << "mul.tensor add up softmax.f32 down" << "bfloat16" << "";
@@ -504,6 +512,16 @@ private slots:
             scale.tensors[0].min = scale.tensors[0].max = 0.125;
             if (w == "mul")
                 captured.push_back(call("aten::mul", "Scalar", {tensor(x, dt), scalar("double", 0.125, "other")}, 2));
+            else if (w == "div")
+                captured.push_back(call("aten::div", "Scalar", {tensor(x, dt), scalar("double", 0.125, "other")}, 2));
+            else if (w == "div.int")
+                captured.push_back(call("aten::div", "Scalar", {tensor(x, dt), scalar("int", 2, "other")}, 2));
+            else if (w == "div.zero")
+                captured.push_back(call("aten::div", "Scalar", {tensor(x, dt), scalar("double", 0.0, "other")}, 2));
+            else if (w == "div.tensor")
+                captured.push_back(call("aten::div", "Tensor", {tensor(x, dt), scale}, 2));
+            else if (w == "div.mode")
+                captured.push_back(call("aten::div", "Scalar_mode", {tensor(x, dt), scalar("double", 0.125, "other"), scalar("str", "floor", "rounding_mode")}, 2));
             else if (w == "mul.tensor")
                 captured.push_back(call("aten::mul", "Tensor", {tensor(x, dt), scale}, 2));
             else if (w == "mul.int")
@@ -547,7 +565,9 @@ private slots:
         QCOMPARE(c.family, std::string(chain.contains(QLatin1String("add")) ? "scaled_masked_softmax" : "scaled_softmax"));
         QCOMPARE(c.shape.at("rows"), int64_t(2 * 4 * 16));
         QCOMPARE(c.shape.at("cols"), int64_t(16));
-        QCOMPARE(c.referenceArgs.at(1).at("double").get<double>(), 0.125);
+        const double scale = chain.contains(QLatin1String("div.int")) ? 2.0 : 0.125;
+        QCOMPARE(c.referenceArgs.at(1).at("double").get<double>(), scale);
+        QCOMPARE(softmaxMultiplier(c), chain.startsWith(QLatin1String("div")) ? 1.0 / scale : scale); // what the kernels multiply by
         QCOMPARE(c.calls, int64_t(1));
         double us = 0;
         for (const auto &k : captured)

@@ -519,13 +519,46 @@ OperatorCard makeSoftmaxCard(int64_t rows, int64_t cols, DType dtype)
     return makeCard("softmax", {{"rows", rows}, {"cols", cols}}, dtype);
 }
 
-void useNativeOperator(OperatorCard &card, bool tracedScale)
+namespace {
+
+bool attentionSoftmax(const std::string &family) { return family == "scaled_softmax" || family == "scaled_masked_softmax"; }
+
+} // namespace
+
+void useNativeOperator(OperatorCard &card, SoftmaxForm form)
 {
-    if (card.family != "scaled_softmax" && card.family != "scaled_masked_softmax")
+    if (!attentionSoftmax(card.family))
         throw Error("only the attention softmax chains have a native operator, not " + card.family);
-    const std::string op = "kforge::" + card.family + (tracedScale ? "_native_traced" : "_native");
+    if (!form.native)
+        throw Error("useNativeOperator takes a native form of " + card.family);
+    const std::string op = "kforge::" + card.family + "_native" + (form.divide ? "_div" : "") + (form.traced ? "_traced" : "");
+    const std::string scale = form.divide ? "float divisor" : "float scale";
     card.atenOp = op;
-    card.atenSchema = op + (card.family == "scaled_softmax" ? "(Tensor x, float scale) -> Tensor" : "(Tensor x, float scale, Tensor mask) -> Tensor");
+    card.atenSchema = op + (card.family == "scaled_softmax" ? "(Tensor x, " + scale + ") -> Tensor" : "(Tensor x, " + scale + ", Tensor mask) -> Tensor");
+}
+
+std::optional<SoftmaxForm> softmaxForm(const OperatorCard &card)
+{
+    const std::string prefix = "kforge::" + card.family;
+    if (!attentionSoftmax(card.family) || card.atenOp.compare(0, prefix.size(), prefix) != 0)
+        return std::nullopt;
+    const std::string suffix = card.atenOp.substr(prefix.size());
+    for (const SoftmaxForm form : {SoftmaxForm{}, SoftmaxForm{true, false, false}, SoftmaxForm{true, false, true}, SoftmaxForm{true, true, false},
+                                   SoftmaxForm{true, true, true}}) {
+        const std::string name = std::string(form.native ? "_native" : "") + (form.divide ? "_div" : "") + (form.traced ? "_traced" : "");
+        if (suffix == name)
+            return form;
+    }
+    return std::nullopt;
+}
+
+double softmaxMultiplier(const OperatorCard &card)
+{
+    double scale = 1.0;
+    if (card.referenceArgs.size() > 1 && card.referenceArgs[1].contains("double"))
+        scale = card.referenceArgs[1]["double"].get<double>();
+    const auto form = softmaxForm(card);
+    return form && form->divide ? 1.0 / scale : scale;
 }
 
 } // namespace kforge

@@ -5,6 +5,7 @@
 // at least cost, for the roofline.
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -123,11 +124,23 @@ ShapeBindings parseShape(const std::string &text);
 // bindings -> "cols=1024,rows=4096" (parseShape's form; `separator` ", " for prose)
 std::string shapeText(const ShapeBindings &shape, const std::string &separator = ",");
 OperatorCard makeSoftmaxCard(int64_t rows, int64_t cols, DType dtype = DType::F32);
-// A scaled_softmax or scaled_masked_softmax card for the chain without its casts, `softmax(x * scale [+ mask],
-// -1)` in x's own dtype (a model that computes in one dtype): the operator kforge::<family>_native, or with
-// `tracedScale` (the scale a 0-dim float64 tensor, as a trace keeps it) kforge::<family>_native_traced
-// (runtime/fused_ops.h). The family, its templates and its checks stay; only what the pack stands in front
-// of changes. Refuses another family.
-void useNativeOperator(OperatorCard &card, bool tracedScale = false);
+// The forms of the attention softmax chain's operator (runtime/fused_ops.h): kforge::<family> with its
+// casts; `native`, without casts in x's own dtype (a model that computes in one dtype),
+// kforge::<family>_native[_div][_traced]: `divide` for `x / scale` (BERT's `/ math.sqrt(d)`), `traced`
+// for the scale a 0-dim float64 tensor, as a trace keeps it.
+struct SoftmaxForm {
+    bool native = false;
+    bool divide = false;
+    bool traced = false;
+};
+// Makes a scaled_softmax or scaled_masked_softmax card's operator the native `form`: the family, its
+// templates and its checks stay; only what the pack stands in front of changes. Refuses another family
+// or a form that is not native.
+void useNativeOperator(OperatorCard &card, SoftmaxForm form = {true, false, false});
+// The form of an attention softmax card's operator, from its name; nullopt for any other card.
+std::optional<SoftmaxForm> softmaxForm(const OperatorCard &card);
+// What the chain multiplies x by: the card's scale (its second reference argument), or 1 / it where the
+// form divides. The kernels multiply, as the chains with casts do; a quotient differs by one rounding.
+double softmaxMultiplier(const OperatorCard &card);
 
 } // namespace kforge

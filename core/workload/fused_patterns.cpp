@@ -1,6 +1,7 @@
 #include "workload/fused_patterns.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <optional>
 
@@ -65,8 +66,7 @@ struct Chain {
     std::map<size_t, nlohmann::json> args;
     std::vector<size_t> calls;
     double us = 0;
-    bool nativeOp = false;    // the family's operator in x's own dtype (kforge::<family>_native), not its default
-    bool tracedScale = false; // with the scale a 0-dim float64 tensor (kforge::<family>_native_traced)
+    SoftmaxForm form;         // the attention softmax's operator (core/ops/operator_card.h)
 };
 
 ShapeBindings rowsCols(const std::vector<int64_t> &shape)
@@ -83,35 +83,43 @@ void take(Chain &c, const std::vector<const CapturedCall *> &top, size_t i)
     c.us += top[i]->durUs;
 }
 
-// The number a product scales by: `x * c` with c a number (aten::mul.Scalar; `traced` false), or a 0-dim
-// float64 tensor whose value the profile recorded (`traced` true: a traced model keeps `* 0.125` so). A
-// floating x times either is the same product: the 0-dim operand does not promote x's dtype and is read in
-// x's compute type, as the number is.
+// The number the scores are scaled by: `x * c` or `x / c` (`divide`) with c a number (aten::mul.Scalar,
+// aten::div.Scalar; `traced` false), or a 0-dim float64 tensor whose value the profile recorded (`traced`
+// true: a traced model keeps `* 0.125` so). A floating x times or over either is the same: the 0-dim
+// operand does not promote x's dtype and is read in x's compute type, as the number is. A divisor is
+// finite and not zero (the kernels multiply by its reciprocal).
 struct ScaleOf {
     double value = 0;
     bool traced = false;
     bool integer = false; // an int number (`x * 2`)
+    bool divide = false;
 };
 
-std::optional<ScaleOf> scaleOf(const CapturedCall &mul)
+std::optional<ScaleOf> scaleOf(const CapturedCall &call)
 {
-    const auto *scale = arg(mul, "other");
-    if (!scale)
+    const std::string name = call.qualifiedName();
+    const bool divide = name == "aten::div.Scalar" || name == "aten::div.Tensor";
+    const bool number = name == "aten::mul.Scalar" || name == "aten::div.Scalar";
+    const auto *scale = arg(call, "other");
+    if (!scale || (!divide && !number && name != "aten::mul.Tensor"))
         return std::nullopt;
-    if (mul.qualifiedName() == "aten::mul.Scalar" && (scale->kind == "double" || scale->kind == "int") && scale->value.is_number())
-        return ScaleOf{scale->value.get<double>(), false, scale->kind == "int"};
-    if (mul.qualifiedName() == "aten::mul.Tensor" && scale->kind == "tensor" && scale->tensors.size() == 1) {
+    std::optional<ScaleOf> got;
+    if (number && (scale->kind == "double" || scale->kind == "int") && scale->value.is_number())
+        got = ScaleOf{scale->value.get<double>(), false, scale->kind == "int", divide};
+    if (!number && scale->kind == "tensor" && scale->tensors.size() == 1) {
         const auto &t = scale->tensors[0];
         if (t.shape.empty() && t.dtype == "float64" && t.min && t.max && *t.min == *t.max)
-            return ScaleOf{*t.min, true, false};
+            got = ScaleOf{*t.min, true, false, divide};
     }
-    return std::nullopt;
+    if (got && divide && !std::isnormal(got->value))
+        return std::nullopt;
+    return got;
 }
 
 // Attention's softmax chain starting at top-level call `i`: x * scale [+ mask], then either the upcast,
 // softmax.int over the last dimension and the cast back (mixed precision, the scale a number), or softmax.int
 // on the scores directly, in x's own dtype (a model that computes in one dtype): the `native` operators,
-// the scale a double or a traced tensor. These are the chains the pack's rewrite can replace
+// the scale a double or a traced tensor, multiplying or dividing (x / scale). These are the chains the pack's rewrite can replace
 // (runtime/fused_ops.h): a card for any other could never be served.
 std::optional<Chain> softmaxChainAt(const std::vector<const CapturedCall *> &top, size_t i)
 {
@@ -145,14 +153,13 @@ std::optional<Chain> softmaxChainAt(const std::vector<const CapturedCall *> &top
                && (intArg(sm, "dim", -1) || intArg(sm, "dim", int64_t(x->shape.size()) - 1)) && sdt && sdt->kind == "none";
     };
     if (j < top.size() && softmaxOfLastDim(j, x->dtype)) {
-        if (scale->integer)
+        if (scale->integer && !scale->divide) // an integer x times an int stays integer: not the operator's float
             return std::nullopt;
-        c.nativeOp = true;
-        c.tracedScale = scale->traced;
+        c.form = SoftmaxForm{true, scale->divide, scale->traced};
         take(c, top, j);
         return c;
     }
-    if (scale->traced || j + 3 > top.size() || !plainCast(*top[j], x->shape, x->dtype, "float32") || !softmaxOfLastDim(j + 1, "float32")
+    if (scale->traced || scale->divide || j + 3 > top.size() || !plainCast(*top[j], x->shape, x->dtype, "float32") || !softmaxOfLastDim(j + 1, "float32")
         || !plainCast(*top[j + 2], x->shape, "float32", x->dtype))
         return std::nullopt;
     for (size_t k = j; k < j + 3; ++k)
@@ -366,15 +373,16 @@ std::vector<OperatorCard> fusedPatternCards(const std::vector<CapturedCall> &cal
         nlohmann::json args = nlohmann::json::object();
         for (const auto &[k, v] : chain->args)
             args[std::to_string(k)] = v;
-        const std::string pattern = chain->family + (chain->nativeOp ? "_native" : "") + (chain->tracedScale ? "_traced" : "")
+        const auto &form = chain->form;
+        const std::string pattern = chain->family + (form.native ? "_native" : "") + (form.divide ? "_div" : "") + (form.traced ? "_traced" : "")
                                     + nlohmann::json(chain->shape).dump() + chain->dtype + args.dump();
         auto [it, fresh] = byPattern.try_emplace(pattern, out.size());
         if (fresh) {
             auto card = makeCard(chain->family, chain->shape, dtypeFromName(chain->dtype));
             for (const auto &[k, v] : chain->args)
                 card.referenceArgs[k] = v;
-            if (chain->nativeOp)
-                useNativeOperator(card, chain->tracedScale);
+            if (form.native)
+                useNativeOperator(card, form);
             card.key = chain->family + "." + chain->dtype + "." + std::to_string(keyIndex++);
             card.calls = 0;
             card.workloadMs = 0;

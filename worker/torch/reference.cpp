@@ -166,23 +166,22 @@ std::vector<at::Tensor> callComposite(const OperatorCard &card, const std::vecto
         const int64_t half = card.referenceArgs.size() > 3 ? card.referenceArgs[3].value("int", in.at(0).size(-1) / 2) : in.at(0).size(-1) / 2;
         return {runtime::rotaryChain(in.at(0), in.at(1), in.at(2), half)};
     }
-    // The attention softmax's operators, the native forms (`_native`, `_native_traced`) by the family's name.
-    const auto nativeAt = name.find("_native");
-    const std::string softmaxFamily = name.substr(0, nativeAt), form = nativeAt == std::string::npos ? "" : name.substr(nativeAt);
-    if ((softmaxFamily == "scaled_softmax" || softmaxFamily == "scaled_masked_softmax") && (form.empty() || form == "_native" || form == "_native_traced")) {
+    // The attention softmax's operators, their form read from the operator's name (core/ops/operator_card.h).
+    if (const auto form = softmaxForm(card)) {
         // The chain as the model makes it (runtime/fused_ops.h), its upcast in float64 for a float64 reference;
         // the native chain has no upcast and computes in the inputs' own dtype (float64 for that reference).
         // A card's x is floating: the traced operator's float64 scale tensor computes what the number does.
         const double scale = card.referenceArgs.size() > 1 ? card.referenceArgs[1].value("double", 1.0) : 1.0;
-        const bool native = nativeAt != std::string::npos;
+        const auto by = form->divide ? runtime::ScaleBy::Divide : runtime::ScaleBy::Multiply;
         const auto compute = in.at(0).scalar_type() == at::kDouble ? at::kDouble : at::kFloat;
-        if (softmaxFamily == "scaled_softmax")
-            return {native ? runtime::scaledSoftmaxNativeChain(in.at(0), scale) : runtime::scaledSoftmaxChain(in.at(0), scale, compute)};
+        if (card.family == "scaled_softmax")
+            return {form->native ? runtime::scaledSoftmaxNativeChain(in.at(0), scale, by) : runtime::scaledSoftmaxChain(in.at(0), scale, compute)};
         const auto &x = in.at(0), &mask = in.at(1);
         if (mask.dim() != 2 || x.dim() != 2 || x.size(0) % mask.size(0) != 0)
             throw Error("scaled_masked_softmax: x [rows, cols] and mask [mrows, cols] with rows a multiple of mrows");
         const auto rows = x.view({-1, mask.size(0), x.size(1)});
-        const auto y = native ? runtime::scaledMaskedSoftmaxNativeChain(rows, scale, mask) : runtime::scaledMaskedSoftmaxChain(rows, scale, mask, compute);
+        const auto y = form->native ? runtime::scaledMaskedSoftmaxNativeChain(rows, scale, mask, by)
+                                    : runtime::scaledMaskedSoftmaxChain(rows, scale, mask, compute);
         return {y.view(x.sizes())};
     }
     if (name == "rms_norm_dim" || name == "l2_norm_dim") {

@@ -1,7 +1,7 @@
 // Templates for the fused attention-softmax chains (runtime/fused_ops.h): scaled_softmax and
 // scaled_masked_softmax, softmax(x * scale [+ mask]) in float32 with x, the mask and y in the card's
-// dtype. The scale is the card's (its second reference argument), compiled in as SCALE; the pack's
-// guard checks every call's scale against it.
+// dtype. The scale is the card's (its second reference argument; for a dividing form its reciprocal),
+// compiled in as SCALE; the pack's guard checks every call's scale against the card's.
 #include <algorithm>
 #include <cstdio>
 #include <string>
@@ -18,14 +18,12 @@ using J = nlohmann::json;
 
 bool masked(const std::string &family) { return family == "scaled_masked_softmax"; }
 
-// The scale as a float literal that reads back to the same float.
+// What x is multiplied by (the scale, or the reciprocal of a divisor) as a float literal that reads back
+// to the same float.
 std::string scaleDefine(const OperatorCard &card)
 {
-    double scale = 1.0;
-    if (card.referenceArgs.size() > 1 && card.referenceArgs[1].contains("double"))
-        scale = card.referenceArgs[1]["double"].get<double>();
     char buf[64];
-    std::snprintf(buf, sizeof buf, "#define SCALE %.9gf\n", scale);
+    std::snprintf(buf, sizeof buf, "#define SCALE %.9gf\n", softmaxMultiplier(card));
     return buf;
 }
 
