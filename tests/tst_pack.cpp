@@ -1066,6 +1066,7 @@ extern "C" int kforge_entry(const kf_tensor *in, int n_in, kf_tensor *out, int n
         // The attention softmax's filter in the same table: a mask is a tensor, never a number.
         QTest::newRow("softmax chain with a mask") << "torch.softmax((a * 0.5 + b).float(), -1).to(a.dtype)" << 1;
         QTest::newRow("softmax chain plus a number") << "torch.softmax((a * 0.5 + 1.0).float(), -1).to(a.dtype)" << 0;
+        QTest::newRow("softmax chain, int scale") << "torch.softmax((a * 2).float(), -1).to(a.dtype)" << 1;
         // With no casts, the native operator: a double scale; an int one only where the graph says a is
         // floating (a scripted graph does not).
         QTest::newRow("native softmax chain") << "torch.softmax(a * 0.5 + b, -1)" << 1;
