@@ -523,6 +523,12 @@ namespace {
 
 bool attentionSoftmax(const std::string &family) { return family == "scaled_softmax" || family == "scaled_masked_softmax"; }
 
+// What a form adds to kforge::<family>: the one place its operator names are spelled.
+std::string formSuffix(SoftmaxForm form)
+{
+    return std::string(form.native ? "_native" : "") + (form.divide ? "_div" : "") + (form.traced ? "_traced" : "");
+}
+
 } // namespace
 
 void useNativeOperator(OperatorCard &card, SoftmaxForm form)
@@ -531,7 +537,7 @@ void useNativeOperator(OperatorCard &card, SoftmaxForm form)
         throw Error("only the attention softmax chains have a native operator, not " + card.family);
     if (!form.native)
         throw Error("useNativeOperator takes a native form of " + card.family);
-    const std::string op = "kforge::" + card.family + "_native" + (form.divide ? "_div" : "") + (form.traced ? "_traced" : "");
+    const std::string op = "kforge::" + card.family + formSuffix(form);
     const std::string scale = form.divide ? "float divisor" : "float scale";
     card.atenOp = op;
     card.atenSchema = op + (card.family == "scaled_softmax" ? "(Tensor x, " + scale + ") -> Tensor" : "(Tensor x, " + scale + ", Tensor mask) -> Tensor");
@@ -544,11 +550,9 @@ std::optional<SoftmaxForm> softmaxForm(const OperatorCard &card)
         return std::nullopt;
     const std::string suffix = card.atenOp.substr(prefix.size());
     for (const SoftmaxForm form : {SoftmaxForm{}, SoftmaxForm{true, false, false}, SoftmaxForm{true, false, true}, SoftmaxForm{true, true, false},
-                                   SoftmaxForm{true, true, true}}) {
-        const std::string name = std::string(form.native ? "_native" : "") + (form.divide ? "_div" : "") + (form.traced ? "_traced" : "");
-        if (suffix == name)
+                                   SoftmaxForm{true, true, true}})
+        if (suffix == formSuffix(form))
             return form;
-    }
     return std::nullopt;
 }
 

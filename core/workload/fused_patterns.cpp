@@ -119,8 +119,8 @@ std::optional<ScaleOf> scaleOf(const CapturedCall &call)
 // Attention's softmax chain starting at top-level call `i`: x * scale [+ mask], then either the upcast,
 // softmax.int over the last dimension and the cast back (mixed precision, the scale a number), or softmax.int
 // on the scores directly, in x's own dtype (a model that computes in one dtype): the `native` operators,
-// the scale a double or a traced tensor, multiplying or dividing (x / scale). These are the chains the pack's rewrite can replace
-// (runtime/fused_ops.h): a card for any other could never be served.
+// the scale a double or a traced tensor, multiplying or dividing (x / scale). These are the chains the
+// pack's rewrite can replace (runtime/fused_ops.h): a card for any other could never be served.
 std::optional<Chain> softmaxChainAt(const std::vector<const CapturedCall *> &top, size_t i)
 {
     const auto &mul = *top[i];
@@ -374,7 +374,7 @@ std::vector<OperatorCard> fusedPatternCards(const std::vector<CapturedCall> &cal
         for (const auto &[k, v] : chain->args)
             args[std::to_string(k)] = v;
         const auto &form = chain->form;
-        const std::string pattern = chain->family + (form.native ? "_native" : "") + (form.divide ? "_div" : "") + (form.traced ? "_traced" : "")
+        const std::string pattern = chain->family + char('0' + form.native) + char('0' + form.divide) + char('0' + form.traced)
                                     + nlohmann::json(chain->shape).dump() + chain->dtype + args.dump();
         auto [it, fresh] = byPattern.try_emplace(pattern, out.size());
         if (fresh) {
