@@ -17,6 +17,7 @@
 #include "llm/prompt.h"
 #include "llm/reply.h"
 #include "llm/sse.h"
+#include "ops/operator_meaning.h"
 #include "pool/worker_pool.h"
 #include "proposers/llm_proposer.h"
 #include "search/search_engine.h"
@@ -432,6 +433,67 @@ private slots:
                               "kforge_entry", "struct kf_tensor"})
             QVERIFY2(u.find(s) != std::string::npos, s);
         QVERIFY(llm::capCompileLog(std::string(10000, 'x'), 100).find("more bytes of the log left out") != std::string::npos);
+    }
+
+    // The prompt says what an operator computes where its name does not: kforge's fused and composite
+    // operators in each form, a pointwise or loss card's expression; an ATen operator's name suffices.
+    void promptSaysWhatTheOperatorComputes_data()
+    {
+        QTest::addColumn<QString>("which");
+        QTest::addColumn<QString>("says"); // "" for no such line
+        QTest::newRow("attention, casts") << "scaled_softmax" << "torch.softmax((x * scale).float(), dim=-1).to(x.dtype)";
+        QTest::newRow("attention, native, divided, traced, masked")
+            << "scaled_masked_softmax div traced" << "torch.softmax(x / divisor + mask, dim=-1) with x, the scores and y in x's dtype";
+        QTest::newRow("RMSNorm with its casts") << "rms_norm_cast" << "y = weight * (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + eps)).to(x.dtype)";
+        QTest::newRow("residual add and RMSNorm") << "add_rms_norm_cast" << "h = x + residual";
+        QTest::newRow("rotary embedding") << "rotary_embedding" << "torch.cat([-q[..., half:], q[..., :half]], dim=-1) * sin";
+        QTest::newRow("SiLU gate") << "silu_mul" << "elementwise, y = gate * sigmoid(gate) * up";
+        QTest::newRow("a loss") << "mse_loss" << "the mean over every element of";
+        QTest::newRow("ATen softmax") << "softmax" << "";
+    }
+
+    void promptSaysWhatTheOperatorComputes()
+    {
+        QFETCH(QString, which);
+        QFETCH(QString, says);
+        const auto words = which.split(QLatin1Char(' '));
+        const auto family = words.front().toStdString();
+        const ShapeBindings shape = family == "rotary_embedding" ? ShapeBindings{{"b", 2}, {"s", 16}, {"h", 4}, {"d", 64}}
+                                                                 : ShapeBindings{{"rows", 64}, {"cols", 256}, {"mrows", 16}};
+        auto card = makeCard(family, shape);
+        if (words.size() > 1)
+            useNativeOperator(card, SoftmaxForm{true, words.contains(QStringLiteral("div")), words.contains(QStringLiteral("traced"))});
+        llm::PromptInput in;
+        in.card = &card;
+        const auto u = llm::buildPrompt(in).messages.at(0).content;
+        if (says.isEmpty()) {
+            QVERIFY2(u.find("It computes:") == std::string::npos, u.c_str());
+            return;
+        }
+        QVERIFY2(u.find("It computes: ") != std::string::npos && u.find(says.toStdString()) != std::string::npos, u.c_str());
+    }
+
+    // Every card family whose operator is kforge's own says what it computes, in the prompt's line or in
+    // its schema's parenthesis (the scans, the dim norms).
+    void everyKforgeOperatorIsDefined()
+    {
+        ShapeBindings all = {{"rows", 64}, {"cols", 256}, {"mrows", 16}, {"n", 2}, {"c", 8}, {"hw", 64}, {"groups", 4}, {"outer", 4},
+                             {"dim", 32}, {"inner", 16}, {"b", 2}, {"s", 16}, {"h", 4}, {"d", 64}, {"t", 1}, {"vocab", 1000}};
+        int kforgeCards = 0;
+        for (const auto &family : cardFamilies()) {
+            OperatorCard card;
+            try {
+                card = makeCard(family, all);
+            } catch (const Error &) {
+                continue; // a family needing symbols this test does not give
+            }
+            if (card.atenOp.rfind("kforge::", 0) != 0)
+                continue;
+            ++kforgeCards;
+            const bool described = !operatorMeaning(card).empty() || card.atenSchema.find("  (") != std::string::npos;
+            QVERIFY2(described, (family + ": " + card.atenOp + " has no definition for a reader").c_str());
+        }
+        QVERIFY2(kforgeCards >= 10, qPrintable(QString::number(kforgeCards)));
     }
 
     // A wrong kernel comes back with its compile error; the repair request carries the error; the

@@ -4,10 +4,11 @@
 #include <cstdio>
 #include <sstream>
 
-#include "util/text.h"
+#include "ops/operator_meaning.h"
 #include "proposers/templates/cuda_prelude.h"
 #include "protocol/cpu_abi.h"
 #include "protocol/ptxas_log.h"
+#include "util/text.h"
 
 namespace kforge::llm {
 
@@ -183,6 +184,8 @@ std::string describeCard(const OperatorCard &card)
     std::ostringstream o;
     o << "Operator: " << card.atenOp << (card.atenOverload.empty() ? "" : "." + card.atenOverload) << " (card " << card.key << ")\n";
     o << "Schema: " << card.atenSchema << "\n";
+    if (const auto meaning = operatorMeaning(card); !meaning.empty())
+        o << "It computes: " << meaning << "\n";
     o << "Reference call arguments, in schema order: " << card.referenceArgs.dump() << "\n";
     o << "Inputs, in the order the kernel receives them:\n";
     for (size_t i = 0; i < card.inputs.size(); ++i) {
