@@ -37,6 +37,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 FORMAT = 1
+MAX_SOURCE_BYTES = 64 * 1024  # a problem file above this is not copied into its workload
 
 _DTYPES = {
     torch.float32: "float32", torch.float16: "float16", torch.bfloat16: "bfloat16", torch.float64: "float64",
@@ -256,6 +257,11 @@ def import_problem(path, out, device="cpu", max_input_mib=1024):
                   % (path, type(e).__name__, str(e).splitlines()[0] if str(e) else ""), file=sys.stderr)
     w = workload_json(name, kind, model_path, calls, captured, specs)
     w["problem"] = os.path.basename(path)
+    # The problem's text defines its whole-forward cards (an LLM proposer reads it); a huge file is left out.
+    with open(path, encoding="utf-8", errors="replace") as f:
+        source = f.read(MAX_SOURCE_BYTES + 1)
+    if len(source) <= MAX_SOURCE_BYTES:
+        w["problem_source"] = source
     with open(out, "w") as f:
         json.dump(w, f, indent=1)
     return w

@@ -471,6 +471,30 @@ private slots:
             return;
         }
         QVERIFY2(u.find("It computes: ") != std::string::npos && u.find(says.toStdString()) != std::string::npos, u.c_str());
+        // The inspector's baseline node says the same, as comments over the reference.
+        const auto comment = baselineComment(card);
+        QVERIFY2(comment.rfind("// The baseline: kforge's reference for " + card.atenOp, 0) == 0 || card.atenOp.rfind("aten::", 0) == 0,
+                 comment.c_str());
+        QVERIFY2(comment.find("// It computes: ") != std::string::npos && comment.find(says.toStdString()) != std::string::npos, comment.c_str());
+    }
+
+    // A problem's card (its reference the whole forward) is defined by the problem's program, quoted whole
+    // up to a cap.
+    void promptQuotesAProblemsProgram()
+    {
+        auto card = makeCard("softmax", {{"rows", 64}, {"cols", 256}});
+        card.atenOp = "kforge::module";
+        card.definition = "import torch\nclass Model(torch.nn.Module):\n    def forward(self, x):\n        return torch.softmax(x * 3, 1)\n";
+        llm::PromptInput in;
+        in.card = &card;
+        auto u = llm::buildPrompt(in).messages.at(0).content;
+        QVERIFY2(u.find("Defined by this PyTorch program") != std::string::npos && u.find(card.definition + "```") != std::string::npos, u.c_str());
+        const auto comment = baselineComment(card);
+        QVERIFY2(comment.rfind("// The baseline: the problem's whole forward", 0) == 0, comment.c_str());
+        QVERIFY2(comment.find("//     def forward(self, x):\n//         return torch.softmax(x * 3, 1)\n") != std::string::npos, comment.c_str());
+        card.definition = std::string(20000, '#');
+        u = llm::buildPrompt(in).messages.at(0).content;
+        QVERIFY2(u.find("(8000 more bytes of it left out)") != std::string::npos, u.c_str());
     }
 
     // Every card family whose operator is kforge's own says what it computes, in the prompt's line or in

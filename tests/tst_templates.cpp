@@ -752,6 +752,11 @@ def get_init_inputs():
         QVERIFY2(card, reply.at("workload").dump().substr(0, 3000).c_str());
         QCOMPARE(card->family, std::string("pointwise"));
         QCOMPARE(card->expression, std::string("(x0 + x1) * 0.5 * (tanh((x0 + x1 + pow(x0 + x1, 3) * 0.044715) * 0.7978845608028654) + 1)"));
+        // The problem's text came with the import and defines each of its whole-forward cards.
+        QVERIFY2(w.problemSource.find("0.044715 * torch.pow(x, 3.0)") != std::string::npos, w.problemSource.c_str());
+        for (const auto &c : profiled.cards)
+            if (isProblemCard(c))
+                QCOMPARE(c.definition, w.problemSource);
         QVERIFY(isProblemCard(*card));
         const auto templates = TemplateLibrary::builtin().forFamily("pointwise", "cpu");
         QCOMPARE(templates.size(), size_t(1));

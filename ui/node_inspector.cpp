@@ -18,6 +18,7 @@
 #include <QtConcurrent/QtConcurrentRun>
 #include <algorithm>
 
+#include "ops/operator_meaning.h"
 #include "store/llm_calls.h"
 #include "search/selection_scores.h"
 #include "store/session_store.h"
@@ -447,8 +448,7 @@ void NodeInspector::showNode(qint64 id)
         const auto &ops = snap->operators();
         auto op = std::find_if(ops.begin(), ops.end(), [&](const OperatorRecord &o) { return o.id == rec->operatorId; });
         if (rec->status == "baseline" && op != ops.end())
-            m_code->setText(QStringLiteral("// The baseline: the ATen operator itself, called through the dispatcher.\n// %1\n")
-                                .arg(QString::fromStdString(op->card.atenSchema)));
+            m_code->setText(QString::fromStdString(baselineComment(op->card)));
         else
             m_code->setText(QString());
         const QString none = rec->status == "baseline" ? QStringLiteral("The baseline is ATen's own kernel: nothing to show here.")

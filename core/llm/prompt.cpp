@@ -186,6 +186,15 @@ std::string describeCard(const OperatorCard &card)
     o << "Schema: " << card.atenSchema << "\n";
     if (const auto meaning = operatorMeaning(card); !meaning.empty())
         o << "It computes: " << meaning << "\n";
+    if (!card.definition.empty()) {
+        // A problem's program: its Model's forward is the operator, get_inputs made the captured inputs.
+        constexpr size_t kDefinitionCap = 12000;
+        const auto text = card.definition.substr(0, kDefinitionCap);
+        o << "Defined by this PyTorch program (the operator is Model.forward; get_inputs made the captured inputs):\n```python\n" << text
+          << (text.empty() || text.back() == '\n' ? "" : "\n") << "```\n";
+        if (card.definition.size() > kDefinitionCap)
+            o << "(" << card.definition.size() - kDefinitionCap << " more bytes of it left out)\n";
+    }
     o << "Reference call arguments, in schema order: " << card.referenceArgs.dump() << "\n";
     o << "Inputs, in the order the kernel receives them:\n";
     for (size_t i = 0; i < card.inputs.size(); ++i) {

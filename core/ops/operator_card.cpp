@@ -147,6 +147,8 @@ void to_json(nlohmann::json &j, const OperatorCard &c)
         j["captured_inputs"] = {{"file", c.capturedFile}, {"prefix", c.capturedPrefix}};
     if (!c.expression.empty())
         j["expression"] = c.expression;
+    if (!c.definition.empty())
+        j["definition"] = c.definition;
     if (!c.multiples.empty())
         j["multiples"] = c.multiples;
 }
@@ -196,6 +198,7 @@ void from_json(const nlohmann::json &j, OperatorCard &c)
         throw Error(std::string("malformed ") + e.what());
     }
     c.expression = j.value("expression", std::string());
+    c.definition = j.value("definition", std::string());
     if (!c.expression.empty()) {
         std::vector<std::string> names;
         for (const auto &t : c.inputs)

@@ -87,6 +87,9 @@ struct OperatorCard {
     // What a pointwise card computes per element, over its input names (core/ops/expression.h, e.g.
     // "x * sigmoid(x)"); the pointwise templates render it. "" for other cards.
     std::string expression;
+    // The program that defines the operator where no name can (a KernelBench-style problem's Python
+    // source, for its cards whose reference is the whole forward); shown to an LLM proposer. "" otherwise.
+    std::string definition;
 
     int64_t numel(const TensorSpec &t, const ShapeBindings &s) const;
     std::vector<int64_t> sizes(const TensorSpec &t, const ShapeBindings &s) const;

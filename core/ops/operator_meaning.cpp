@@ -56,4 +56,30 @@ std::string operatorMeaning(const OperatorCard &card)
     return "";
 }
 
+std::string baselineComment(const OperatorCard &card)
+{
+    std::string out;
+    const auto line = [&](const std::string &text) {
+        size_t from = 0;
+        for (size_t to; (to = text.find('\n', from)) != std::string::npos; from = to + 1)
+            out += "// " + text.substr(from, to - from) + "\n";
+        if (from < text.size())
+            out += "// " + text.substr(from) + "\n";
+    };
+    if (card.atenOp.rfind("kforge::", 0) != 0)
+        line("The baseline: the ATen operator itself, called through the dispatcher.");
+    else if (!card.definition.empty() || card.atenOp == "kforge::module")
+        line("The baseline: the problem's whole forward, its TorchScript module run as the model runs it.");
+    else
+        line("The baseline: kforge's reference for " + card.atenOp + ", the ATen calls the model makes for it, in its dtypes.");
+    line(card.atenSchema);
+    if (const auto meaning = operatorMeaning(card); !meaning.empty())
+        line("It computes: " + meaning);
+    if (!card.definition.empty()) {
+        out += "//\n";
+        line(card.definition);
+    }
+    return out;
+}
+
 } // namespace kforge

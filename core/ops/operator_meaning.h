@@ -13,4 +13,9 @@ namespace kforge {
 // schema carries its definition (core/ops/scan_ops.cpp).
 std::string operatorMeaning(const OperatorCard &card);
 
+// What a search's baseline runs, as comment lines for a code view: ATen's operator through the
+// dispatcher, kforge's reference chain of ATen calls with its meaning, or a problem's whole forward with
+// its program.
+std::string baselineComment(const OperatorCard &card);
+
 } // namespace kforge

@@ -42,6 +42,7 @@ void makeModuleReference(OperatorCard &c, const ProblemSignature &sig)
     c.atenOverload.clear();
     c.atenSchema = "forward of the problem " + sig.name + " (" + sig.modulePath + ")";
     c.referenceArgs = J::array({{{"module", sig.modulePath}}, {{"shapes", shapesOf(sig.inputs)}}});
+    c.definition = sig.source;
     // What the family's operator guarantees (rows summing to one) is not known of the problem: the guard's
     // numerics against the forward decide.
     c.invariants.clear();

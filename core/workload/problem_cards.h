@@ -34,6 +34,7 @@ inline constexpr const char *kModuleReference = "kforge::module";
 struct ProblemSignature {
     std::string name;       // the problem's name ("silu_mul")
     std::string modulePath; // absolute path of its TorchScript module
+    std::string source;     // the problem file's text ("" when unknown): its cards' definition
     std::vector<TensorMeta> inputs, outputs;
     // The traced forward (empty when unknown): a chain of pointwise calls on inputs of the output's shape
     // also gets one "pointwise" card whose expression is the chain (core/workload/pointwise_fusion.h).

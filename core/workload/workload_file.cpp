@@ -240,6 +240,7 @@ WorkloadFile parseWorkload(const J &j, const std::string &where)
     WorkloadFile w;
     w.name = text(j, "name", where, false);
     w.problem = text(j, "problem", where, false);
+    w.problemSource = text(j, "problem_source", where, false);
     const auto &model = field(j, "model", where);
     if (!model.is_object())
         fail(where + ": model", "must be an object with \"kind\" and \"path\"");
@@ -379,6 +380,8 @@ J workloadToJson(const WorkloadFile &w)
     j["inputs"] = inputs;
     if (!w.problem.empty())
         j["problem"] = w.problem;
+    if (!w.problemSource.empty())
+        j["problem_source"] = w.problemSource;
     J calls = J::array(), cards = J::array(), skipped = J::array(), samples = J::object();
     for (const auto &c : w.calls)
         calls.push_back(callToJson(c));

@@ -12,7 +12,8 @@
 //               "start_us": 12.5, "dur_us": 3.1, "depth": 0, "tid": 0}],
 //    "cards": [<operator cards>], "skipped": [{"op": "aten::t", "why": "..."}],
 //    "samples": {"<card key>": {"file": "mlp.samples.pt", "prefix": "c3_"}},
-//    "problem": "silu.py"}   (imported from a KernelBench-style problem: it also gets problem cards)
+//    "problem": "silu.py",   (imported from a KernelBench-style problem: it also gets problem cards)
+//    "problem_source": "<the problem file's text>"}   (as imported: its cards' definition)
 //
 // Paths are relative to the file's folder. An argument is one of {"tensor": meta}, {"int"}, {"double"},
 // {"bool"}, {"str"}, {"int_list"}, {"double_list"}, {"bool_list"}, {"tensor_list": [meta..]}, {"none": true}
@@ -88,6 +89,7 @@ struct WorkloadFile {
     std::string name;
     ModelSource model;
     std::string problem; // the KernelBench-style problem file it was imported from ("" for a model)
+    std::string problemSource; // that file's text, as imported ("" when unknown): what its cards are defined by
     uint64_t seed = 0;
     std::vector<InputSpec> inputs;
     std::string capturedInputs; // a container file of real inputs, instead of `inputs`

@@ -144,6 +144,7 @@ void addProblemCards(WorkloadFile &w, const std::vector<c10::IValue> &inputs, co
     sig.graph = graph;
     sig.name = w.name.empty() ? "problem" : w.name;
     sig.modulePath = w.resolve(w.model.path);
+    sig.source = w.problemSource;
     for (const auto &v : inputs)
         if (v.isTensor()) {
             sig.inputs.push_back(metaOfTensor(v.toTensor()));
