@@ -473,9 +473,14 @@ private slots:
         QVERIFY2(u.find("It computes: ") != std::string::npos && u.find(says.toStdString()) != std::string::npos, u.c_str());
         // The inspector's baseline node says the same, as comments over the reference.
         const auto comment = baselineComment(card);
-        QVERIFY2(comment.rfind("// The baseline: kforge's reference for " + card.atenOp, 0) == 0 || card.atenOp.rfind("aten::", 0) == 0,
+        auto unwrapped = comment; // the comment wraps its prose at about 75 columns
+        for (size_t at; (at = unwrapped.find("\n// ")) != std::string::npos;)
+            unwrapped.replace(at, 4, " ");
+        QVERIFY2(unwrapped.rfind("// The baseline: kforge's reference for " + card.atenOp, 0) == 0 || card.atenOp.rfind("aten::", 0) == 0,
                  comment.c_str());
-        QVERIFY2(comment.find("// It computes: ") != std::string::npos && comment.find(says.toStdString()) != std::string::npos, comment.c_str());
+        QVERIFY2(comment.find("// It computes: ") != std::string::npos && unwrapped.find(says.toStdString()) != std::string::npos, comment.c_str());
+        for (size_t from = 0, to; (to = comment.find('\n', from)) != std::string::npos; from = to + 1)
+            QVERIFY2(to - from <= 76, comment.c_str());
     }
 
     // A problem's card (its reference the whole forward) is defined by the problem's program, quoted whole

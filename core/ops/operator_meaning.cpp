@@ -59,7 +59,21 @@ std::string operatorMeaning(const OperatorCard &card)
 std::string baselineComment(const OperatorCard &card)
 {
     std::string out;
-    const auto line = [&](const std::string &text) {
+    // Prose wrapped at about 75 columns (the code view's width beside the tree), at spaces; a
+    // program's lines kept as they are.
+    const auto prose = [&](const std::string &text) {
+        constexpr size_t kWidth = 72;
+        size_t from = 0;
+        while (text.size() - from > kWidth) {
+            size_t cut = text.rfind(' ', from + kWidth);
+            if (cut == std::string::npos || cut <= from)
+                cut = from + kWidth;
+            out += "// " + text.substr(from, cut - from) + "\n";
+            from = text[cut] == ' ' ? cut + 1 : cut;
+        }
+        out += "// " + text.substr(from) + "\n";
+    };
+    const auto program = [&](const std::string &text) {
         size_t from = 0;
         for (size_t to; (to = text.find('\n', from)) != std::string::npos; from = to + 1)
             out += "// " + text.substr(from, to - from) + "\n";
@@ -67,17 +81,17 @@ std::string baselineComment(const OperatorCard &card)
             out += "// " + text.substr(from) + "\n";
     };
     if (card.atenOp.rfind("kforge::", 0) != 0)
-        line("The baseline: the ATen operator itself, called through the dispatcher.");
+        prose("The baseline: the ATen operator itself, called through the dispatcher.");
     else if (!card.definition.empty() || card.atenOp == "kforge::module")
-        line("The baseline: the problem's whole forward, its TorchScript module run as the model runs it.");
+        prose("The baseline: the problem's whole forward, its TorchScript module run as the model runs it.");
     else
-        line("The baseline: kforge's reference for " + card.atenOp + ", the ATen calls the model makes for it, in its dtypes.");
-    line(card.atenSchema);
+        prose("The baseline: kforge's reference for " + card.atenOp + ", the ATen calls the model makes for it, in its dtypes.");
+    prose(card.atenSchema);
     if (const auto meaning = operatorMeaning(card); !meaning.empty())
-        line("It computes: " + meaning);
+        prose("It computes: " + meaning);
     if (!card.definition.empty()) {
         out += "//\n";
-        line(card.definition);
+        program(card.definition);
     }
     return out;
 }
