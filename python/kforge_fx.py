@@ -22,8 +22,9 @@ when they run: a floating x (and a tensor mask) takes the operator, anything els
 Each operator's own implementation is that chain, so the rewritten module computes bit for bit what the model
 did; with a pack loaded, a kernel for the operator takes the call where its guard covers it.
 
-A match must be, as in the C++ filter: a scale that is a number written in the model (not a tensor, not a
-value computed while tracing; a bool is not a number here), a softmax over dim -1 with no dtype of its own,
+A match must be, as in the C++ filter: a scale that is a number, written in the model or computed from
+tensor sizes (`q.shape[-1] ** -0.5`: arithmetic on extents and numbers; not a tensor, not a value read
+from a tensor; a bool is not a number here), a softmax over dim -1 with no dtype of its own,
 an add whose alpha is 1, and, for the chains with casts, an upcast to float32 that neither copies nor
 changes the memory format and a cast back to x's own dtype read from the graph: `x.dtype`, or the dtype of
 an input of the matmul that produced x (`torch.matmul(q, k.transpose(-2, -1)) * c ... .to(q.dtype)`; matmul
@@ -205,6 +206,29 @@ def _is_number(v):
     return type(v) in (int, float)  # not bool, not a numpy scalar, not a tensor
 
 
+# Arithmetic that keeps a number a number: what a scale computed from sizes is made of.
+_ARITHMETIC = (operator.pow, operator.mul, operator.truediv, operator.floordiv, operator.add, operator.sub, operator.neg)
+
+
+def _size_number(v):
+    """Whether v is a number when the graph runs: a Python number written in the model (not a bool), or
+    arithmetic whose every leaf is one or an extent of a tensor (q.shape[-1] ** -0.5, q.size(-1) ** 0.5),
+    as symbolic tracing records a scale the model computes from its sizes."""
+    if _is_number(v):
+        return True
+    if not isinstance(v, torch.fx.Node) or v.kwargs:
+        return False
+    if _is_method(v, "size"):
+        return len(v.args) == 2 and type(v.args[1]) is int
+    if _is_function(v, operator.getitem) and len(v.args) == 2 and type(v.args[1]) is int:
+        seq = v.args[0]
+        return isinstance(seq, torch.fx.Node) and not seq.kwargs and (
+            (_is_function(seq, getattr) and len(seq.args) == 2 and seq.args[1] == "shape") or (_is_method(seq, "size") and len(seq.args) == 1))
+    if _is_function(v, *_ARITHMETIC):
+        return all(_size_number(a) for a in v.args)
+    return False
+
+
 def _is_one(v):
     return _is_number(v) and v == 1
 
@@ -268,12 +292,12 @@ def _softmax_input(gm, node):
 
 
 def _scaled(node):
-    """(x, scale) when the node is x times a number, else None."""
+    """(x, scale) when the node is x times a number (written, or computed from sizes), else None."""
     if _is_function(node, operator.mul):
         a, b = node.args if len(node.args) == 2 and not node.kwargs else (None, None)
-        if isinstance(a, torch.fx.Node) and _is_number(b):
+        if isinstance(a, torch.fx.Node) and not _size_number(a) and _size_number(b):
             return a, b
-        if isinstance(b, torch.fx.Node) and _is_number(a):
+        if isinstance(b, torch.fx.Node) and not _size_number(b) and _size_number(a):
             return b, a
         return None
     if _is_function(node, torch.mul):
@@ -285,14 +309,15 @@ def _scaled(node):
     if a is None or "other" not in a:
         return None
     x = a.get("input", a.get("self"))
-    return (x, a["other"]) if isinstance(x, torch.fx.Node) and _is_number(a["other"]) else None
+    return (x, a["other"]) if isinstance(x, torch.fx.Node) and _size_number(a["other"]) else None
 
 
 def _divided(node):
-    """(x, c) when the node is x divided by a number c (true division), else None."""
+    """(x, c) when the node is x divided by a number c (true division; written, or computed from sizes),
+    else None."""
     if _is_function(node, operator.truediv):
         a, b = node.args if len(node.args) == 2 and not node.kwargs else (None, None)
-        return (a, b) if isinstance(a, torch.fx.Node) and _is_number(b) else None
+        return (a, b) if isinstance(a, torch.fx.Node) and not _size_number(a) and _size_number(b) else None
     if _is_function(node, torch.div, torch.true_divide):
         a = _call_args(node, ("input", "other", "rounding_mode"))
     elif _is_method(node, "div") or _is_method(node, "true_divide"):
@@ -302,7 +327,7 @@ def _divided(node):
     if a is None or "other" not in a or a.get("rounding_mode") is not None:
         return None
     x = a.get("input", a.get("self"))
-    return (x, a["other"]) if isinstance(x, torch.fx.Node) and _is_number(a["other"]) else None
+    return (x, a["other"]) if isinstance(x, torch.fx.Node) and _size_number(a["other"]) else None
 
 
 def _sum_operands(node):

@@ -942,10 +942,10 @@ extern "C" int kforge_entry(const kf_tensor *in, int n_in, kf_tensor *out, int n
         const std::pair<const char *, int> rows[] = {
             {"decoder_block", 1}, {"diffusion_block", 1}, {"functional_type_as", 1}, {"method_softmax_scores_dtype", 1},
             {"swapped_operands_module_softmax", 1}, {"torch_mul_add_alpha_flags", 1}, {"keyword_flags", 1}, {"method_add_mask_first", 1},
-            {"int_scale", 1}, {"two_layers", 2}, {"decoder_block_bfloat16", 1}, {"mask_argument", 1}, {"submodule", 1},
+            {"int_scale", 1}, {"size_scale", 1}, {"two_layers", 2}, {"decoder_block_bfloat16", 1}, {"mask_argument", 1}, {"submodule", 1},
             // near misses: another meaning, or one the graph cannot prove
             {"softmax_dim_1", 0}, {"softmax_dim_3_of_4", 0}, {"module_softmax_dim_1", 0}, {"softmax_dtype_argument", 0},
-            {"tensor_scale", 0}, {"traced_scale", 0}, {"bool_scale", 0}, {"divided_by_scale", 0}, {"mask_subtracted", 0},
+            {"tensor_scale", 0}, {"bool_scale", 0}, {"divided_by_scale", 0}, {"mask_subtracted", 0},
             {"alpha_2", 0}, {"upcast_to_double", 0}, {"upcast_copies", 0}, {"no_cast_back", 0}, {"cast_to_constant_dtype", 0},
             {"cast_to_constant_bfloat16", 0}, {"cast_to_another_tensors_dtype", 0}, {"cast_to_scaled_scores_dtype", 0},
             {"log_softmax", 0}, {"scores_used_twice", 0}, {"probabilities_used_twice", 0},
@@ -957,6 +957,9 @@ extern "C" int kforge_entry(const kf_tensor *in, int n_in, kf_tensor *out, int n
             // divided by a number (BERT's `/ math.sqrt(head_size)`): the `_div` operators, bit for bit the division
             {"native_divided", 1}, {"native_divided_sqrt_masked", 1}, {"native_method_div", 1}, {"native_true_divide_mask_first", 1},
             {"native_integer_scores_divided", 1}, {"native_divided_floor", 0}, {"native_number_over_scores", 0}, {"native_divided_by_tensor", 0},
+            // a scale computed from sizes (`q.shape[-1] ** -0.5`) is a number when the graph runs; one read
+            // from a tensor's values is not taken
+            {"native_size_scale", 1}, {"native_size_divided_masked", 1}, {"native_scale_read_from_tensor", 0},
             // the pointwise chains, where the runtime registers their operators
             {"silu_mul_functional", 1}, {"silu_mul_module_swapped", 1}, {"silu_mul_torch_mul", 1}, {"silu_in_place", 0},
             {"silu_times_number", 0}, {"silu_used_twice", 0}, {"sigmoid_mul", 0}, {"rms_norm_decoder", 1}, {"rms_norm_other_spellings", 1},
