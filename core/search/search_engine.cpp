@@ -21,7 +21,7 @@ SearchEngine::SearchEngine(SessionStore &store, WorkerPool &pool, Proposer &prop
 void SearchEngine::requestStop(bool now)
 {
     requestStopFromSignal(now);
-    m_cv.notify_all();
+    m_inbox->cv.notify_all();
 }
 
 void SearchEngine::requestStopFromSignal(bool now)
@@ -60,10 +60,10 @@ SearchProgress SearchEngine::run(int64_t sessionId, int64_t operatorId, const Op
     MctsTree tree;
     std::map<int, NodeRecord> records; // tree index -> stored node
 
-    m_pool.setEventSink([this](const PoolEvent &e) {
-        std::lock_guard lock(m_mutex);
-        m_events.push_back(e);
-        m_cv.notify_all();
+    m_pool.setEventSink([inbox = m_inbox](const PoolEvent &e) {
+        std::lock_guard lock(inbox->mutex);
+        inbox->events.push_back(e);
+        inbox->cv.notify_all();
     });
 
     SearchValue value(ranksByCandidateTime(m_options.backend)); // what the reward and the proposer rank by
@@ -209,10 +209,10 @@ SearchProgress SearchEngine::run(int64_t sessionId, int64_t operatorId, const Op
     std::string backend; // of the proposals so far: workers that compile ahead get K more queued
     auto submit = [&](int t, int64_t id, const Candidate &candidate) {
         ++prog.running;
-        m_pool.submit(card, candidate, m_options.eval, [this, t, id](Verdict v) {
-            std::lock_guard lock(m_mutex);
-            m_done.push_back({t, id, std::move(v)});
-            m_cv.notify_all();
+        m_pool.submit(card, candidate, m_options.eval, [inbox = m_inbox, t, id](Verdict v) {
+            std::lock_guard lock(inbox->mutex);
+            inbox->done.push_back({t, id, std::move(v)});
+            inbox->cv.notify_all();
         });
     };
     for (const auto &[t, id] : unfinished) {
@@ -297,10 +297,11 @@ SearchProgress SearchEngine::run(int64_t sessionId, int64_t operatorId, const Op
         std::deque<Completion> done;
         std::deque<PoolEvent> events;
         {
-            std::unique_lock lock(m_mutex);
-            m_cv.wait_for(lock, std::chrono::milliseconds(250), [this] { return !m_done.empty() || !m_events.empty(); });
-            done.swap(m_done);
-            events.swap(m_events);
+            auto &in = *m_inbox;
+            std::unique_lock lock(in.mutex);
+            in.cv.wait_for(lock, std::chrono::milliseconds(250), [&in] { return !in.done.empty() || !in.events.empty(); });
+            done.swap(in.done);
+            events.swap(in.events);
         }
         for (const auto &e : events) {
             m_store.addWorkerEvent(sessionId, e.slot, e.kind, e.detail);

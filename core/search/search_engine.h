@@ -7,6 +7,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <random>
 
@@ -95,12 +96,18 @@ private:
     WorkerPool &m_pool;
     Proposer &m_proposer;
     SearchOptions m_options;
+    // Where the pool's threads leave verdicts and events. Their callbacks share it, never the engine: a
+    // stop `now` returns with evaluations in flight, and their verdicts may come after the engine is gone
+    // (a campaign destroys each operator's engine before it shuts the pool down).
+    struct Inbox {
+        std::mutex mutex;
+        std::condition_variable cv;
+        std::deque<Completion> done;
+        std::deque<PoolEvent> events;
+    };
     std::atomic<bool> m_stop{false};
     std::atomic<bool> m_stopNow{false};
-    std::mutex m_mutex;
-    std::condition_variable m_cv;
-    std::deque<Completion> m_done;
-    std::deque<PoolEvent> m_events;
+    std::shared_ptr<Inbox> m_inbox = std::make_shared<Inbox>();
 };
 
 } // namespace kforge
