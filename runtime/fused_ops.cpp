@@ -2,6 +2,7 @@
 
 #include <optional>
 #include <set>
+#include <string_view>
 
 #include <torch/csrc/jit/ir/constants.h>
 #include <torch/csrc/jit/ir/subgraph_matcher.h>
@@ -347,43 +348,6 @@ bool rmsNormFusable(const torch::jit::Match &m, const Vars &vars)
 // Only with alpha 1, two tensors, and every other use of h after the norm (it is the norm's output then).
 const char *kResidualNormOp = "kforge::add_rms_norm_cast";
 
-// The softmax operators take their scale through aten::Float (softmaxReplacement): folded here once, so
-// a forward neither reads a traced tensor constant nor converts a number on every call. A constant (a
-// number, or a traced 0-dim tensor) becomes a number constant; a float the model computes is passed as it
-// is; an int it computes keeps its conversion.
-void foldScales(torch::jit::Graph &g)
-{
-    const auto toFloat = c10::Symbol::fromQualString("aten::Float");
-    std::set<c10::Symbol> softmaxOps;
-    for (const char *family : {"scaled_softmax", "scaled_masked_softmax"})
-        for (const char *form : {"", "_native", "_native_traced", "_native_div", "_native_div_traced"})
-            softmaxOps.insert(c10::Symbol::fromQualString(std::string("kforge::") + family + form));
-    for (auto it = g.nodes().begin(); it != g.nodes().end();) {
-        auto *n = *it++;
-        if (n->kind() != toFloat || n->inputs().size() != 1 || n->output()->uses().empty())
-            continue;
-        bool onlySoftmax = true;
-        for (const auto &use : n->output()->uses())
-            onlySoftmax &= softmaxOps.count(use.user->kind()) > 0;
-        if (!onlySoftmax)
-            continue;
-        auto *in = n->input(0);
-        const auto c = constantOf(in);
-        if (c && c->isTensor() && c->toTensor().dim() == 0) {
-            torch::jit::WithInsertPoint at(n);
-            n->output()->replaceAllUsesWith(g.insertConstant(c->toTensor().item<double>()));
-        } else if (c && (c->isDouble() || c->isInt())) {
-            torch::jit::WithInsertPoint at(n);
-            n->output()->replaceAllUsesWith(g.insertConstant(c->isDouble() ? c->toDouble() : double(c->toInt())));
-        } else if (in->type()->kind() == c10::TypeKind::FloatType) {
-            n->output()->replaceAllUsesWith(in);
-        } else {
-            continue;
-        }
-        n->destroy();
-    }
-}
-
 void fuseResidualAdds(torch::jit::Graph &g)
 {
     const auto rms = c10::Symbol::fromQualString("kforge::rms_norm_cast");
@@ -465,6 +429,43 @@ const FusedPattern kPatterns[] = {
     {"kforge::rotary_embedding", kRotaryPattern, kRotaryReplacement, rotaryFusable},
     {"kforge::rotary_embedding", kRotarySwappedPattern, kRotaryReplacement, rotaryFusable},
 };
+
+// The softmax operators take their scale through aten::Float (softmaxReplacement): folded here once, so
+// a forward neither reads a traced tensor constant nor converts a number on every call. A constant (a
+// number, or a traced 0-dim tensor) becomes a number constant; a float the model computes is passed as it
+// is; an int it computes keeps its conversion.
+void foldScales(torch::jit::Graph &g)
+{
+    const auto toFloat = c10::Symbol::fromQualString("aten::Float");
+    std::set<c10::Symbol> softmaxOps; // the operators the softmax patterns call
+    for (const auto &p : kPatterns)
+        if (std::string_view(p.op).rfind("kforge::scaled_", 0) == 0)
+            softmaxOps.insert(c10::Symbol::fromQualString(p.op));
+    for (auto it = g.nodes().begin(); it != g.nodes().end();) {
+        auto *n = *it++;
+        if (n->kind() != toFloat || n->inputs().size() != 1 || n->output()->uses().empty())
+            continue;
+        bool onlySoftmax = true;
+        for (const auto &use : n->output()->uses())
+            onlySoftmax &= softmaxOps.count(use.user->kind()) > 0;
+        if (!onlySoftmax)
+            continue;
+        auto *in = n->input(0);
+        const auto c = constantOf(in);
+        if (c && c->isTensor() && c->toTensor().dim() == 0) {
+            torch::jit::WithInsertPoint at(n);
+            n->output()->replaceAllUsesWith(g.insertConstant(c->toTensor().item<double>()));
+        } else if (c && (c->isDouble() || c->isInt())) {
+            torch::jit::WithInsertPoint at(n);
+            n->output()->replaceAllUsesWith(g.insertConstant(c->isDouble() ? c->toDouble() : double(c->toInt())));
+        } else if (in->type()->kind() == c10::TypeKind::FloatType) {
+            n->output()->replaceAllUsesWith(in);
+        } else {
+            continue;
+        }
+        n->destroy();
+    }
+}
 
 int fusedCalls(const std::shared_ptr<torch::jit::Graph> &g)
 {

@@ -151,6 +151,27 @@ QString seedOf(const QString &listing, const QString &templateId)
     return {};
 }
 
+// Waits while `p` runs until the session file holds `want` finished candidates (not the baseline, not
+// running) or `ms` pass; returns how many it saw.
+int waitForFinishedNodes(const QString &file, const QProcess &p, int want, int ms)
+{
+    QElapsedTimer timer;
+    timer.start();
+    int finished = 0;
+    while (finished < want && timer.elapsed() < ms && p.state() == QProcess::Running) {
+        QThread::msleep(50);
+        try {
+            kforge::SessionStore reader(file.toStdString(), kforge::SessionStore::Mode::ReadOnly);
+            finished = 0;
+            for (const auto &s : reader.sessions())
+                for (const auto &n : reader.nodes(s.id))
+                    finished += n.parentId && n.status != "running";
+        } catch (const std::exception &) {
+        }
+    }
+    return finished;
+}
+
 } // namespace
 
 class TestCli : public QObject {
@@ -649,20 +670,7 @@ private slots:
                                                       QStringLiteral("60"), QStringLiteral("--samples"), QStringLiteral("5"), QStringLiteral("--no-lessons"),
                                                       QStringLiteral("--session"), file});
             QVERIFY(p.waitForStarted());
-            QElapsedTimer timer;
-            timer.start();
-            int finished = 0;
-            while (finished < 1 + round && timer.elapsed() < 90000 && p.state() == QProcess::Running) {
-                QThread::msleep(50);
-                try {
-                    kforge::SessionStore reader(file.toStdString(), kforge::SessionStore::Mode::ReadOnly);
-                    finished = 0;
-                    for (const auto &s : reader.sessions())
-                        for (const auto &n : reader.nodes(s.id))
-                            finished += n.parentId && n.status != "running";
-                } catch (const std::exception &) {
-                }
-            }
+            waitForFinishedNodes(file, p, 1 + round, 90000);
             QVERIFY2(p.state() == QProcess::Running, "the campaign ended before the signal");
             ::kill(pid_t(p.processId()), SIGTERM);
             QVERIFY(p.waitForFinished(60000));
@@ -697,20 +705,7 @@ private slots:
                                                              QStringLiteral("--nodes"), QStringLiteral("6")} + common);
         QVERIFY(p.waitForStarted());
         // Stop it once a node is finished and another is in flight.
-        QElapsedTimer timer;
-        timer.start();
-        int finished = 0;
-        while (finished < 1 && timer.elapsed() < 90000 && p.state() == QProcess::Running) {
-            QThread::msleep(100);
-            try {
-                kforge::SessionStore reader(file.toStdString(), kforge::SessionStore::Mode::ReadOnly);
-                finished = 0;
-                for (const auto &s : reader.sessions())
-                    for (const auto &n : reader.nodes(s.id))
-                        finished += n.parentId && n.status != "running";
-            } catch (const std::exception &) {
-            }
-        }
+        const int finished = waitForFinishedNodes(file, p, 1, 90000);
         QVERIFY2(finished >= 1 && p.state() == QProcess::Running, "the search finished no node, or all of them, before the signal");
         ::kill(pid_t(p.processId()), sig);
         QVERIFY(p.waitForFinished(30000));
