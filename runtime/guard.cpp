@@ -5,6 +5,7 @@
 #include <c10/core/GradMode.h>
 #include <c10/core/ScalarType.h>
 
+#include "ops/mask_rows.h"
 #include "util/error.h"
 
 namespace kforge::runtime {
@@ -94,6 +95,12 @@ Guard::Guard(const pack::PackKernel &k, const c10::FunctionSchema &schema, c10::
             t.name = spec.name;
             for (size_t d = 0; d < spec.dims.size(); ++d)
                 t.sym[d] = int8_t(symbol(spec.dims[d]));
+            if (spec.broadcastRows) {
+                if (m_rankArg < 0 || !m_tensors.front().flatten || spec.dims.size() != 2)
+                    throw Error(where + ": a mask broadcast over the rows needs a rows x cols tensor before it");
+                t.over = m_rankArg;
+                t.runSym = {int8_t(symbol("minner")), int8_t(symbol("mstep")), int8_t(symbol("mblock"))};
+            }
             if (m_rankArg < 0)
                 m_rankArg = int(i);
             m_tensors.push_back(std::move(t));
@@ -179,7 +186,19 @@ Guard::Guard(const pack::PackKernel &k, const c10::FunctionSchema &schema, c10::
             r.likeInput = argOfInput[size_t(r.likeInput)];
 }
 
-Mismatch Guard::checkTensor(const TensorCheck &t, const at::Tensor &x, Binding &b, bool first) const
+Mismatch Guard::bindExtent(int s, int64_t extent, Binding &b) const
+{
+    const uint32_t bit = 1u << s;
+    if (b.bound & bit)
+        return b.value[size_t(s)] == extent ? Mismatch::None : Mismatch::Shape;
+    if (extent < m_ranges[size_t(s)].min || extent > m_ranges[size_t(s)].max)
+        return Mismatch::Shape;
+    b.value[size_t(s)] = extent;
+    b.bound |= bit;
+    return Mismatch::None;
+}
+
+Mismatch Guard::checkTensor(const TensorCheck &t, const at::Tensor &x, const c10::IValue *args, Binding &b, bool first) const
 {
     if (!x.defined())
         return Mismatch::Argument;
@@ -195,7 +214,15 @@ Mismatch Guard::checkTensor(const TensorCheck &t, const at::Tensor &x, Binding &
     const int64_t rank = int64_t(sizes.size());
     int64_t ext[8];
     int n = t.rank;
-    if (t.flatten) {
+    std::optional<MaskRows> runs;
+    if (t.over >= 0) { // the mask as it broadcasts over x's leading dimensions; x was checked before it
+        const auto xs = args[t.over].toTensor().sizes();
+        runs = maskRows(xs.data(), xs.size(), sizes.data(), sizes.size());
+        if (!runs)
+            return Mismatch::Shape;
+        ext[0] = runs->mrows;
+        ext[1] = sizes[size_t(rank - 1)];
+    } else if (t.flatten) {
         if (rank < 1)
             return Mismatch::Rank;
         int64_t rows = 1;
@@ -213,18 +240,14 @@ Mismatch Guard::checkTensor(const TensorCheck &t, const at::Tensor &x, Binding &
         return Mismatch::Layout;
     if (reinterpret_cast<uintptr_t>(x.data_ptr()) % m_alignment != 0)
         return Mismatch::Alignment;
-    for (int d = 0; d < n; ++d) {
-        const int s = t.sym[size_t(d)];
-        const uint32_t bit = 1u << s;
-        if (b.bound & bit) {
-            if (b.value[size_t(s)] != ext[d])
-                return Mismatch::Shape;
-        } else {
-            if (ext[d] < m_ranges[size_t(s)].min || ext[d] > m_ranges[size_t(s)].max)
-                return Mismatch::Shape;
-            b.value[size_t(s)] = ext[d];
-            b.bound |= bit;
-        }
+    for (int d = 0; d < n; ++d)
+        if (const auto m = bindExtent(t.sym[size_t(d)], ext[d], b); m != Mismatch::None)
+            return m;
+    if (runs) {
+        const int64_t values[3] = {runs->minner, runs->mstep, runs->mblock};
+        for (size_t i = 0; i < 3; ++i)
+            if (const auto m = bindExtent(t.runSym[i], values[i], b); m != Mismatch::None)
+                return m;
     }
     return Mismatch::None;
 }
@@ -276,15 +299,11 @@ Mismatch Guard::checkValue(const ValueCheck &v, const c10::IValue &iv, int64_t r
         for (size_t i = 0; i < v.syms.size(); ++i) {
             const int64_t got = v.kind == K::Sym ? one : list[i].toInt();
             const int s = v.syms[i];
-            const uint32_t bit = 1u << s;
-            if (b.bound & bit) {
+            if (b.bound & (1u << s)) {
                 if (b.value[size_t(s)] != got)
                     return Mismatch::Argument;
-            } else {
-                if (got < m_ranges[size_t(s)].min || got > m_ranges[size_t(s)].max)
-                    return Mismatch::Shape;
-                b.value[size_t(s)] = got;
-                b.bound |= bit;
+            } else if (const auto m = bindExtent(s, got, b); m != Mismatch::None) {
+                return m;
             }
         }
         return Mismatch::None;
@@ -303,7 +322,7 @@ Mismatch Guard::check(const c10::IValue *args, Binding &b, bool recordsGrad) con
         const auto &iv = args[t.arg];
         if (!iv.isTensor())
             return Mismatch::Argument;
-        if (const auto m = checkTensor(t, iv.toTensor(), b, first); m != Mismatch::None)
+        if (const auto m = checkTensor(t, iv.toTensor(), args, b, first); m != Mismatch::None)
             return m;
         if (grad && iv.toTensor().requires_grad())
             return Mismatch::Autograd;
@@ -337,7 +356,7 @@ std::string Guard::describe(const c10::IValue *args) const
         if (!iv.isTensor())
             return t.name + ": not a tensor (" + iv.tagKind() + ")";
         const auto &x = iv.toTensor();
-        const auto m = checkTensor(t, x, b, first);
+        const auto m = checkTensor(t, x, args, b, first);
         first = false;
         if (m == Mismatch::None)
             continue;

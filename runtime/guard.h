@@ -64,6 +64,10 @@ private:
         int rank = 0;
         std::array<int8_t, 8> sym{};
         std::string name;
+        // A mask [mrows, cols] broadcast over the rows of the tensor at argument `over`: its runs (minner,
+        // mstep, mblock, ops/mask_rows.h) bind these symbols.
+        int over = -1;
+        std::array<int8_t, 3> runSym{};
     };
     struct ValueCheck {
         enum class Kind { Int, Bool, Double, Str, IntList, None, Sym, SymList } kind = Kind::Int;
@@ -82,7 +86,8 @@ private:
         std::vector<int8_t> sym;
     };
 
-    Mismatch checkTensor(const TensorCheck &t, const at::Tensor &x, Binding &b, bool first) const;
+    Mismatch checkTensor(const TensorCheck &t, const at::Tensor &x, const c10::IValue *args, Binding &b, bool first) const;
+    Mismatch bindExtent(int s, int64_t extent, Binding &b) const;
     Mismatch checkValue(const ValueCheck &v, const c10::IValue &iv, int64_t rank, Binding &b) const;
     // The first of m_multiples the bound extents break, or null.
     const std::pair<int8_t, int8_t> *brokenMultiple(const Binding &b) const;

@@ -162,6 +162,33 @@ class A(torch.nn.Module):
 
 )";
 
+// Hugging Face's BERT attention with a padding mask: the model's 0/1 attention mask [b, s] made into an
+// additive mask per sample, [b, 1, 1, s] as get_extended_attention_mask makes it, or expanded to
+// [b, 1, q, s] and filled as _prepare_4d_attention_mask does; traced with the mask an input.
+const char *kAttentionPadded = R"(import math
+import sys
+import torch
+
+class A(torch.nn.Module):
+    def __init__(self, expanded):
+        super().__init__()
+        self.head_size = 16
+        self.expanded = expanded
+
+    def forward(self, q, k, am):
+        if self.expanded:
+            m = 1.0 - am[:, None, None, :].expand(am.size(0), 1, q.size(2), am.size(1)).to(q.dtype)
+            ext = m.masked_fill(m.to(torch.bool), torch.finfo(q.dtype).min)
+        else:
+            ext = (1.0 - am[:, None, None, :].to(q.dtype)) * torch.finfo(q.dtype).min
+        s = torch.matmul(q, k.transpose(2, 3)) / math.sqrt(self.head_size)
+        return torch.nn.functional.softmax(s + ext, dim=-1)
+
+q = torch.randn(2, 2, 64, 16)
+am = torch.randint(0, 2, (2, 64))
+torch.jit.trace(A(sys.argv[2] == "expanded"), (q, q, am)).save(sys.argv[1])
+)";
+
 // A row sum written for the test: it checks kforge_symbol against its sizes (the runtime answers it
 // from the call's shape symbols) and refuses rows of 40, so a kernel's refusal is seen to fall back.
 const char *kRowSum = R"(
@@ -690,6 +717,52 @@ extern "C" int kforge_entry(const kf_tensor *in, int n_in, kf_tensor *out, int n
         }
     }
 
+    // The fused attention softmax's CPU template in a pack, called with masks as models broadcast them over
+    // scores [2, 2, 5, 48] (ops/mask_rows.h): each call either runs the kernel with the mask's runs the
+    // guard found, or falls back, and every output is the chain's.
+    void runtimeMaskBroadcasts()
+    {
+        const auto card = makeCard("scaled_masked_softmax", {{"rows", 256}, {"cols", 48}, {"mrows", 2}, {"minner", 2}, {"mstep", 128}});
+        const auto templates = TemplateLibrary::builtin().forFamily(card.family, "cpu");
+        QVERIFY(!templates.empty());
+        const auto &t = *templates.front();
+        const auto source = TemplateProposer("cpu").render(t, t.seed(card), card).candidate.source;
+        worker::CpuCompiler compiler;
+        const auto build = compiler.compile(source);
+        QVERIFY2(build.report.ok, build.report.log.c_str());
+        const auto dir = path("mask-broadcasts");
+        writeCpuPack(dir, card, source, readText(build.sharedObject));
+
+        const auto op = c10::Dispatcher::singleton().findSchemaOrThrow("kforge::scaled_masked_softmax", "")
+                            .typed<at::Tensor(const at::Tensor &, double, const at::Tensor &)>();
+        at::manual_seed(3);
+        const auto mask = [](std::vector<int64_t> sizes) { return at::randn(sizes) * 4 - 2; };
+        const std::vector<int64_t> scores = {2, 2, 5, 48};
+        const std::vector<std::tuple<const char *, at::Tensor, at::Tensor>> calls = {
+            {"causal [q, k]", at::randn(scores), mask({5, 48})},
+            {"padding [b, 1, 1, k]", at::randn(scores), mask({2, 1, 1, 48})},
+            {"per sample [b, 1, q, k]", at::randn(scores), mask({2, 1, 5, 48})},
+            {"a bias [1, h, q, k]", at::randn(scores), mask({1, 2, 5, 48})},
+            {"three runs", at::randn({2, 2, 2, 2, 3, 48}), mask({2, 1, 2, 1, 3, 48})},
+            {"the mask wider than the scores", at::randn({1, 2, 5, 48}), mask({2, 1, 5, 48})},
+            {"an expanded mask (not contiguous)", at::randn(scores), mask({2, 1, 1, 48}).expand({2, 1, 5, 48})}};
+        runtime::loadPack(dir);
+        std::vector<at::Tensor> outs;
+        for (const auto &[name, x, m] : calls)
+            outs.push_back(op.call(x, 0.125, m));
+        const auto c = runtime::counters();
+        const auto json = runtime::countersJson();
+        runtime::unloadPacks();
+        for (size_t i = 0; i < calls.size(); ++i) {
+            const auto &[name, x, m] = calls[i];
+            const auto chain = at::softmax((x * 0.125 + m).to(at::kFloat), -1);
+            QVERIFY2(outs[i].sizes() == chain.sizes() && at::allclose(outs[i], chain, 1e-5, 1e-6), name);
+        }
+        QCOMPARE(c.size(), size_t(1));
+        QVERIFY2(c[0].taken == 4 && c[0].fellBack == 3, json.c_str());
+        QCOMPARE(c[0].why, (std::map<std::string, int64_t>{{"shape", 2}, {"layout", 1}}));
+    }
+
     // A language model's loss through a pack: the CPU cross entropy template in front of
     // aten::cross_entropy_loss, on labels padded with the ignore index (-100), which the kernel leaves
     // out of the mean as ATen does; label smoothing is another contract and falls back.
@@ -834,15 +907,27 @@ extern "C" int kforge_entry(const kf_tensor *in, int n_in, kf_tensor *out, int n
         QTest::addColumn<QString>("script");
         QTest::addColumn<QString>("op");
         QTest::addColumn<double>("scale"); // the card's: a scale, or the divisor of a dividing form
-        QTest::newRow("scripted, cast to float32 and back") << "attn" << QString::fromLatin1(kAttention) << "kforge::scaled_masked_softmax" << 0.25;
+        QTest::addColumn<QString>("padding"); // "" (the mask a [64, 64] buffer), or the model's 0/1 mask made "per sample" or "expanded"
+        QTest::addColumn<QList<qint64>>("runs"); // the card's mrows, minner, mstep, mblock (ops/mask_rows.h)
+        const QList<qint64> causal = {64, 64, 1, 1};
+        QTest::newRow("scripted, cast to float32 and back")
+            << "attn" << QString::fromLatin1(kAttention) << "kforge::scaled_masked_softmax" << 0.25 << QString() << causal;
         QTest::newRow("traced float32, no casts") << "attn-native" << QString::fromLatin1(kAttentionTraced)
-                                                  << "kforge::scaled_masked_softmax_native_traced" << 0.25;
+                                                  << "kforge::scaled_masked_softmax_native_traced" << 0.25 << QString() << causal;
         const auto bert = QString::fromLatin1(kAttentionDivided);
-        QTest::newRow("scripted float32, divided by a computed sqrt")
-            << "attn-bert" << bert + QStringLiteral("torch.jit.script(A()).save(sys.argv[1])\n") << "kforge::scaled_masked_softmax_native_div" << 4.0;
+        QTest::newRow("scripted float32, divided by a computed sqrt") << "attn-bert" << bert + QStringLiteral("torch.jit.script(A()).save(sys.argv[1])\n")
+                                                                      << "kforge::scaled_masked_softmax_native_div" << 4.0 << QString() << causal;
         QTest::newRow("traced float32, divided")
             << "attn-bert-traced" << bert + QStringLiteral("q = torch.randn(2, 2, 64, 16)\ntorch.jit.trace(A(), (q, q)).save(sys.argv[1])\n")
-            << "kforge::scaled_masked_softmax_native_div_traced" << 4.0;
+            << "kforge::scaled_masked_softmax_native_div_traced" << 4.0 << QString() << causal;
+        // Scores [2, 2, 64, 64]: a mask [2, 1, 1, 64] steps a row every 2 x 64 rows of the scores; one
+        // [2, 1, 64, 64] steps its 64 rows each row and its samples every 128.
+        QTest::newRow("traced, a padding mask per sample [b, 1, 1, s]")
+            << "attn-bert-padded" << QString::fromLatin1(kAttentionPadded) << "kforge::scaled_masked_softmax_native_div_traced" << 4.0
+            << QStringLiteral("per sample") << QList<qint64>{2, 2, 128, 1};
+        QTest::newRow("traced, the padding mask expanded [b, 1, q, s]")
+            << "attn-bert-expanded" << QString::fromLatin1(kAttentionPadded) << "kforge::scaled_masked_softmax_native_div_traced" << 4.0
+            << QStringLiteral("expanded") << QList<qint64>{128, 64, 1, 128};
     }
 
     void fusedAttentionSoftmax()
@@ -851,16 +936,21 @@ extern "C" int kforge_entry(const kf_tensor *in, int n_in, kf_tensor *out, int n
         QFETCH(QString, script);
         QFETCH(QString, op);
         QFETCH(double, scale);
+        QFETCH(QString, padding);
+        QFETCH(QList<qint64>, runs);
         const auto file = [&](const char *suffix) { return path((name.toStdString() + suffix).c_str()); };
         const auto py = python();
         if (py.isEmpty())
             QSKIP("no Python with torch to make the TorchScript model (install python3-torch)");
         writeText(file(".py"), script.toStdString());
-        const auto made = run(py, {QString::fromStdString(file(".py")), QString::fromStdString(file(".pt"))}, 120000);
+        const auto made = run(py, {QString::fromStdString(file(".py")), QString::fromStdString(file(".pt")), padding}, 120000);
         QVERIFY2(made.code == 0, qPrintable(made.err));
         const nlohmann::json qk = {{"shape", {2, 2, 64, 16}}, {"dtype", "float32"}};
+        auto inputs = nlohmann::json::array({qk, qk});
+        if (!padding.isEmpty())
+            inputs.push_back({{"shape", {2, 64}}, {"dtype", "int64"}, {"init", "randint:0:2"}});
         writeText(file(".json"), nlohmann::json{{"kforge_workload", 1}, {"name", name.toStdString()}, {"model", {{"kind", "torchscript"}, {"path", name.toStdString() + ".pt"}}},
-                                                    {"inputs", {{"seed", 1}, {"tensors", {qk, qk}}}}}
+                                                    {"inputs", {{"seed", 1}, {"tensors", inputs}}}}
                                          .dump());
         const auto worker = QStringLiteral(KFORGE_WORKER_PATH);
         const auto prof = cli({QStringLiteral("profile"), QString::fromStdString(file(".json")), QStringLiteral("--device"), QStringLiteral("cpu"),
@@ -874,7 +964,8 @@ extern "C" int kforge_entry(const kf_tensor *in, int n_in, kf_tensor *out, int n
         QVERIFY2(fused, qPrintable(prof.out));
         QCOMPARE(fused->shape.at("rows"), int64_t(2 * 2 * 64));
         QCOMPARE(fused->shape.at("cols"), int64_t(64));
-        QCOMPARE(fused->shape.at("mrows"), int64_t(64));
+        const QList<qint64> got = {fused->shape.at("mrows"), fused->shape.at("minner"), fused->shape.at("mstep"), fused->shape.at("mblock")};
+        QCOMPARE(got, runs);
         QCOMPARE(fused->referenceArgs.at(1).at("double").get<double>(), scale);
         QCOMPARE(fused->calls, int64_t(1));
         QCOMPARE(QString::fromStdString(fused->atenOp), op);
@@ -895,7 +986,10 @@ extern "C" int kforge_entry(const kf_tensor *in, int n_in, kf_tensor *out, int n
         {
             torch::NoGradGuard noGrad;
             const auto q = at::randn({2, 2, 64, 16}), k = at::randn({2, 2, 64, 16});
-            QVERIFY(at::equal(module.forward({q, k}).toTensor(), clone.forward({q, k}).toTensor()));
+            std::vector<c10::IValue> args = {q, k};
+            if (!padding.isEmpty())
+                args.emplace_back(at::randint(0, 2, {2, 64}, at::kLong));
+            QVERIFY(at::equal(module.forward(args).toTensor(), clone.forward(args).toTensor()));
         }
 
         const auto session = QString::fromStdString(file(".kforge"));

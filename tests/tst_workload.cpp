@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <set>
 
+#include "ops/mask_rows.h"
 #include "pool/worker_pool.h"
 #include "proposers/template_library.h"
 #include "proposers/template_proposer.h"
@@ -466,6 +467,60 @@ private slots:
     // Attention's softmax among the top-level calls: x * scale [+ mask], then either the upcast, softmax and
     // cast back (the family's operator) or softmax directly in x's dtype (the native operator). The scale is
     // a number, or a 0-dim tensor whose value the profile recorded (as a traced model has it).
+    // How a mask broadcast over attention scores reaches their rows (ops/mask_rows.h): the runs found, and
+    // for every row of the scores the mask row maskRowOf gives against the one broadcasting picks
+    // (the row's index in each leading dimension, 0 where the mask has 1 there).
+    void maskRowsOfBroadcasts_data()
+    {
+        QTest::addColumn<QList<qint64>>("x");
+        QTest::addColumn<QList<qint64>>("mask");
+        QTest::addColumn<QList<qint64>>("runs"); // mrows, minner, mstep, mblock; empty for none
+        QTest::newRow("causal [q, k]") << QList<qint64>{2, 3, 5, 7} << QList<qint64>{5, 7} << QList<qint64>{5, 5, 1, 1};
+        QTest::newRow("causal [1, 1, q, k]") << QList<qint64>{2, 3, 5, 7} << QList<qint64>{1, 1, 5, 7} << QList<qint64>{5, 5, 1, 1};
+        QTest::newRow("padding [b, 1, 1, k]") << QList<qint64>{2, 3, 5, 7} << QList<qint64>{2, 1, 1, 7} << QList<qint64>{2, 2, 15, 1};
+        QTest::newRow("per sample [b, 1, q, k]") << QList<qint64>{2, 3, 5, 7} << QList<qint64>{2, 1, 5, 7} << QList<qint64>{10, 5, 1, 15};
+        QTest::newRow("a bias [1, h, q, k]") << QList<qint64>{2, 3, 5, 7} << QList<qint64>{1, 3, 5, 7} << QList<qint64>{15, 15, 1, 1};
+        QTest::newRow("per head [1, h, 1, k]") << QList<qint64>{2, 3, 5, 7} << QList<qint64>{3, 1, 7} << QList<qint64>{3, 3, 5, 1};
+        QTest::newRow("per sample and head [b, h, 1, k]") << QList<qint64>{2, 3, 5, 7} << QList<qint64>{2, 3, 1, 7} << QList<qint64>{6, 6, 5, 1};
+        QTest::newRow("full") << QList<qint64>{2, 3, 5, 7} << QList<qint64>{2, 3, 5, 7} << QList<qint64>{30, 30, 1, 1};
+        QTest::newRow("one row [k]") << QList<qint64>{2, 3, 5, 7} << QList<qint64>{7} << QList<qint64>{1, 1, 1, 1};
+        QTest::newRow("a head of 1 between kept") << QList<qint64>{2, 1, 5, 7} << QList<qint64>{2, 1, 5, 7} << QList<qint64>{10, 10, 1, 1};
+        QTest::newRow("windows [1, w, 1, n, n] (Swin)") << QList<qint64>{2, 4, 3, 6, 6} << QList<qint64>{1, 4, 1, 6, 6} << QList<qint64>{24, 6, 1, 18};
+        QTest::newRow("two runs of five dimensions") << QList<qint64>{2, 3, 4, 5, 6} << QList<qint64>{2, 1, 4, 1, 6} << QList<qint64>{8, 4, 5, 60};
+        QTest::newRow("three runs") << QList<qint64>{2, 3, 4, 5, 6, 7} << QList<qint64>{2, 1, 4, 1, 6, 7} << QList<qint64>{};
+        QTest::newRow("another batch") << QList<qint64>{2, 3, 5, 7} << QList<qint64>{3, 1, 1, 7} << QList<qint64>{};
+        QTest::newRow("columns broadcast") << QList<qint64>{2, 3, 5, 7} << QList<qint64>{5, 1} << QList<qint64>{};
+        QTest::newRow("more dimensions than x") << QList<qint64>{5, 7} << QList<qint64>{1, 5, 7} << QList<qint64>{};
+        QTest::newRow("an empty dimension") << QList<qint64>{2, 0, 5, 7} << QList<qint64>{5, 7} << QList<qint64>{};
+    }
+
+    void maskRowsOfBroadcasts()
+    {
+        QFETCH(QList<qint64>, x);
+        QFETCH(QList<qint64>, mask);
+        QFETCH(QList<qint64>, runs);
+        const std::vector<int64_t> xs(x.begin(), x.end()), ms(mask.begin(), mask.end());
+        const auto got = maskRows(xs.data(), xs.size(), ms.data(), ms.size());
+        QCOMPARE(got.has_value(), !runs.isEmpty());
+        if (!got)
+            return;
+        QCOMPARE((QList<qint64>{got->mrows, got->minner, got->mstep, got->mblock}), runs);
+        const size_t lead = xs.size() - 1, pad = xs.size() - ms.size();
+        int64_t rows = 1;
+        for (size_t d = 0; d < lead; ++d)
+            rows *= xs[d];
+        for (int64_t r = 0; r < rows; ++r) {
+            int64_t rest = r, picked = 0, maskStride = 1;
+            for (size_t d = lead; d-- > 0;) {
+                const int64_t index = rest % xs[d], extent = d < pad ? 1 : ms[d - pad];
+                rest /= xs[d];
+                picked += (extent == 1 ? 0 : index) * maskStride;
+                maskStride *= extent;
+            }
+            QCOMPARE(maskRowOf(*got, r), picked);
+        }
+    }
+
     void fusedSoftmaxCards_data()
     {
         QTest::addColumn<QString>("chain");
@@ -496,6 +551,15 @@ private slots:
         QTest::newRow("softmax with a dtype") << "mul softmax.dtype" << "float32" << "";
         QTest::newRow("an upcast, no softmax after") << "mul add up" << "bfloat16" << "";
         QTest::newRow("float64 scores") << "mul softmax" << "float64" << "";
+        // Masks as models broadcast them over scores [2, 4, 16, 16] (ops/mask_rows.h): a padding mask per
+        // sample, one expanded per sample and query, a causal [1, 1, q, k]; none where the add would not keep
+        // the scores' shape or the mask's columns broadcast.
+        QTest::newRow("a padding mask [b, 1, 1, k]") << "div add.padding softmax" << "float32" << "kforge::scaled_masked_softmax_native_div";
+        QTest::newRow("a mask [b, 1, q, k]") << "div add.sample softmax" << "float32" << "kforge::scaled_masked_softmax_native_div";
+        QTest::newRow("a causal mask [1, 1, q, k]") << "mul add.causal4d up softmax.f32 down" << "bfloat16" << "kforge::scaled_masked_softmax";
+        QTest::newRow("a mask of another batch") << "div add.wrong softmax" << "float32" << "";
+        QTest::newRow("a mask of more dimensions") << "div add.bigger softmax" << "float32" << "";
+        QTest::newRow("a mask broadcast over the columns") << "div add.column softmax" << "float32" << "";
     }
 
     void fusedSoftmaxCards()
@@ -536,8 +600,13 @@ private slots:
                 auto row = tensor({1}, "float64", "other");
                 row.tensors[0].min = row.tensors[0].max = 0.125;
                 captured.push_back(call("aten::mul", "Tensor", {tensor(x, dt), row}, 2));
-            } else if (w == "add")
-                captured.push_back(call("aten::add", "Tensor", {tensor(x, dt), tensor({16, 16}, dt, "other"), scalar("int", 1, "alpha")}, 2));
+            } else if (w.rfind("add", 0) == 0) {
+                const std::map<std::string, Shape> masks = {{"add", {16, 16}},          {"add.padding", {2, 1, 1, 16}}, {"add.sample", {2, 1, 16, 16}},
+                                                            {"add.causal4d", {1, 1, 16, 16}}, {"add.wrong", {3, 1, 1, 16}},  {"add.bigger", {1, 2, 4, 16, 16}},
+                                                            {"add.column", {16, 1}}};
+                QVERIFY2(masks.count(w), w.c_str());
+                captured.push_back(call("aten::add", "Tensor", {tensor(x, dt), tensor(masks.at(w), dt, "other"), scalar("int", 1, "alpha")}, 2));
+            }
             else if (w == "up" || w == "down") {
                 const auto from = w == "up" ? dt : std::string("float32"), to = w == "up" ? std::string("float32") : dt;
                 captured.push_back(call("aten::to", "dtype",
@@ -565,6 +634,15 @@ private slots:
         QCOMPARE(c.family, std::string(chain.contains(QLatin1String("add")) ? "scaled_masked_softmax" : "scaled_softmax"));
         QCOMPARE(c.shape.at("rows"), int64_t(2 * 4 * 16));
         QCOMPARE(c.shape.at("cols"), int64_t(16));
+        // The mask's runs: [16, 16] and [1, 1, 16, 16] step a row each row, [2, 1, 1, 16] a row every 4 x 16,
+        // [2, 1, 16, 16] 16 rows each row and its samples every 64.
+        const std::vector<int64_t> runs = {c.shape.count("mrows") ? c.shape.at("mrows") : 0, c.shape.count("minner") ? c.shape.at("minner") : 0,
+                                           c.shape.count("mstep") ? c.shape.at("mstep") : 0, c.shape.count("mblock") ? c.shape.at("mblock") : 0};
+        const std::vector<int64_t> want = chain.contains(QLatin1String("add.padding")) ? std::vector<int64_t>{2, 2, 64, 1}
+                                        : chain.contains(QLatin1String("add.sample"))  ? std::vector<int64_t>{32, 16, 1, 64}
+                                        : chain.contains(QLatin1String("add"))         ? std::vector<int64_t>{16, 16, 1, 1}
+                                                                                       : std::vector<int64_t>{0, 0, 0, 0};
+        QCOMPARE(runs, want);
         const double scale = chain.contains(QLatin1String("div.int")) ? 2.0 : 0.125;
         QCOMPARE(c.referenceArgs.at(1).at("double").get<double>(), scale);
         QCOMPARE(softmaxMultiplier(c), chain.startsWith(QLatin1String("div")) ? 1.0 / scale : scale); // what the kernels multiply by

@@ -5,6 +5,7 @@
 #include <functional>
 
 #include "ops/loss_ops.h"
+#include "ops/mask_rows.h"
 #include "ops/operator_card.h"
 #include "ops/pointwise_ops.h"
 #include "ops/scan_ops.h"
@@ -239,7 +240,8 @@ const std::map<std::string, std::function<OperatorCard(const ShapeBindings &, DT
          }},
         // Attention's softmax chain, fused (runtime/fused_ops.h): softmax((x * scale [+ mask]).float(), -1)
         // cast back to x's dtype. The scale is the model's (a card from a workload carries its own); the
-        // mask [mrows, cols] is broadcast over the rows, row r taking mask row r % mrows.
+        // mask [mrows, cols] is broadcast over the rows as ops/mask_rows.h says (minner, mstep, mblock; by
+        // default row r takes mask row r % mrows).
         {"scaled_softmax", [](const ShapeBindings &s, DType dt) {
              auto c = rowCard("scaled_softmax", s, dt);
              c.atenSchema = "kforge::scaled_softmax(Tensor x, float scale) -> Tensor";
@@ -254,13 +256,26 @@ const std::map<std::string, std::function<OperatorCard(const ShapeBindings &, DT
         {"scaled_masked_softmax", [](const ShapeBindings &s, DType dt) {
              auto c = rowCard("scaled_masked_softmax", s, dt);
              const int64_t mrows = needSymbol(s, "mrows", "scaled_masked_softmax"), rows = c.shape.at("rows"), cols = c.shape.at("cols");
+             const auto given = [&](const char *sym, int64_t otherwise) { return s.count(sym) ? s.at(sym) : otherwise; };
+             const MaskRows m{mrows, given("minner", mrows), given("mstep", 1), given("mblock", 1)};
              if (mrows < 1 || rows % mrows != 0)
                  throw Error("a scaled_masked_softmax card needs rows a multiple of mrows (the mask's rows), not rows " + std::to_string(rows)
                              + " and mrows " + std::to_string(mrows));
+             if (m.minner < 1 || mrows % m.minner != 0 || m.mstep < 1 || m.mblock < 1)
+                 throw Error("a scaled_masked_softmax card needs minner dividing mrows and mstep, mblock at least 1, not minner "
+                             + std::to_string(m.minner) + ", mstep " + std::to_string(m.mstep) + ", mblock " + std::to_string(m.mblock));
              c.shape["mrows"] = mrows;
-             c.multiples = {{"rows", "mrows"}};
-             c.heldOutShapes = {{{"rows", 21}, {"cols", cols + 3}, {"mrows", 7}}, {{"rows", 66}, {"cols", 33}, {"mrows", 33}},
-                                {{"rows", 12}, {"cols", cols}, {"mrows", 1}}};
+             c.shape["minner"] = m.minner;
+             c.shape["mstep"] = m.mstep;
+             c.shape["mblock"] = m.mblock;
+             c.multiples = {{"rows", "mrows"}, {"mrows", "minner"}};
+             // Held out: a mask broadcast over the rows in turn (r % mrows), a padding mask [b, 1, 1, k] over
+             // scores [2, 3, 4, k], a per-sample mask [b, 1, q, k] over [3, 2, 5, k], a mask of one row.
+             c.heldOutShapes = {{{"rows", 21}, {"cols", cols + 3}, {"mrows", 7}, {"minner", 7}, {"mstep", 1}, {"mblock", 1}},
+                                {{"rows", 66}, {"cols", 33}, {"mrows", 33}, {"minner", 33}, {"mstep", 1}, {"mblock", 1}},
+                                {{"rows", 24}, {"cols", cols}, {"mrows", 2}, {"minner", 2}, {"mstep", 12}, {"mblock", 1}},
+                                {{"rows", 30}, {"cols", cols + 1}, {"mrows", 15}, {"minner", 5}, {"mstep", 1}, {"mblock", 10}},
+                                {{"rows", 12}, {"cols", cols}, {"mrows", 1}, {"minner", 1}, {"mstep", 1}, {"mblock", 1}}};
              c.inputs.push_back({"mask", {"mrows", "cols"}, dt, "causal_mask"});
              c.atenSchema = "kforge::scaled_masked_softmax(Tensor x, float scale, Tensor mask) -> Tensor";
              c.atenOp = "kforge::scaled_masked_softmax";

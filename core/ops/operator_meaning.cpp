@@ -20,8 +20,9 @@ std::string attentionMeaning(const OperatorCard &card, SoftmaxForm form)
     if (form.traced)
         m += " (the model holds it as a 0-dim float64 tensor: the same value)";
     if (masked)
-        m += "; x is [rows, cols] viewed as [rows / mrows, mrows, cols], and the mask [mrows, cols] is added to every "
-             "[mrows, cols] slice (row r takes mask row r % mrows)";
+        m += "; x is [rows, cols] and row r of x adds mask row ((r / mblock) % (mrows / minner)) * minner + (r / mstep) % minner of "
+             "the mask [mrows, cols] (the shape symbols minner, mstep, mblock say how the model's mask broadcasts over x's "
+             "leading dimensions: a causal [q, k] mask has minner = mrows, mstep = mblock = 1, so row r takes mask row r % mrows)";
     return m;
 }
 

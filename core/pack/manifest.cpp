@@ -67,6 +67,9 @@ TensorGuard tensorFromJson(const J &j, const std::string &where)
     t.flattenLeading = j.value("flatten_leading", false);
     if (t.flattenLeading && t.dims.size() != 2)
         throw Error(where + ".flatten_leading: only a rows x cols tensor flattens its leading dimensions");
+    t.broadcastRows = j.value("broadcast_rows", false);
+    if (t.broadcastRows && (t.dims.size() != 2 || t.flattenLeading))
+        throw Error(where + ".broadcast_rows: only a mrows x cols mask broadcasts over the rows");
     return t;
 }
 
@@ -75,6 +78,8 @@ J tensorToJson(const TensorGuard &t)
     J j = {{"name", t.name}, {"dtype", dtypeName(t.dtype)}, {"dims", t.dims}, {"contiguous", t.contiguous}};
     if (t.flattenLeading)
         j["flatten_leading"] = true;
+    if (t.broadcastRows)
+        j["broadcast_rows"] = true;
     return j;
 }
 
@@ -234,6 +239,8 @@ PackKernel kernelFromCard(const OperatorCard &card)
             TensorGuard t{s.name, s.dtype, s.dims, true, false};
             // A family card is the call flattened to rows x cols (core/workload/call_cards.h).
             t.flattenLeading = !card.family.empty() && s.dims.size() == 2 && s.dims[0] == "rows";
+            // ... and its mask [mrows, cols] as it broadcasts over the call's leading dimensions.
+            t.broadcastRows = !card.family.empty() && s.dims == std::vector<std::string>{"mrows", "cols"};
             out.push_back(std::move(t));
         }
         return out;

@@ -51,6 +51,9 @@ struct TensorGuard {
     std::vector<std::string> dims; // shape symbols
     bool contiguous = true;
     bool flattenLeading = false; // dims are [rows, cols]; rows is the product of the call's leading dimensions
+    // dims are [mrows, cols]: an attention mask broadcast over the flattened input's leading dimensions,
+    // its runs bound to minner, mstep and mblock (ops/mask_rows.h)
+    bool broadcastRows = false;
 };
 
 struct SymbolRange {

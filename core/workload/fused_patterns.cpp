@@ -5,6 +5,7 @@
 #include <map>
 #include <optional>
 
+#include "ops/mask_rows.h"
 #include "util/error.h"
 
 namespace kforge {
@@ -135,14 +136,21 @@ std::optional<Chain> softmaxChainAt(const std::vector<const CapturedCall *> &top
     c.args[1] = {{"double", scale->value}};
     take(c, top, i);
     size_t j = i + 1;
-    const int64_t cols = x->shape.back(), qrows = x->shape[x->shape.size() - 2];
     if (j < top.size() && top[j]->qualifiedName() == "aten::add.Tensor") {
+        // The mask as it broadcasts over the scores' leading dimensions (ops/mask_rows.h): a causal [q, k], a
+        // padding [b, 1, 1, k], a per-sample [b, 1, q, k] mask, and any other with at most two kept runs.
         const auto *self = tensorArg(*top[j], "self"), *mask = tensorArg(*top[j], "other");
-        if (!self || self->shape != x->shape || self->dtype != x->dtype || !mask || !mask->contiguous() || mask->shape.size() != 2
-            || mask->dtype != x->dtype || mask->shape[1] != cols || (mask->shape[0] != qrows && mask->shape[0] != 1) || !intArg(*top[j], "alpha", 1))
+        if (!self || self->shape != x->shape || self->dtype != x->dtype || !mask || !mask->contiguous() || mask->shape.empty()
+            || mask->dtype != x->dtype || !intArg(*top[j], "alpha", 1))
+            return std::nullopt;
+        const auto runs = maskRows(x->shape.data(), x->shape.size(), mask->shape.data(), mask->shape.size());
+        if (!runs)
             return std::nullopt;
         c.family = "scaled_masked_softmax";
-        c.shape["mrows"] = mask->shape[0];
+        c.shape["mrows"] = runs->mrows;
+        c.shape["minner"] = runs->minner;
+        c.shape["mstep"] = runs->mstep;
+        c.shape["mblock"] = runs->mblock;
         take(c, top, j++);
     }
     const auto softmaxOfLastDim = [&](size_t k, const std::string &dtype) {

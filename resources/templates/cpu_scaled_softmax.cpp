@@ -1,5 +1,6 @@
 // cpu.scaled_softmax.rows and cpu.scaled_masked_softmax.rows: y = softmax(x * SCALE [+ mask], -1) per
-// row in float32, the mask [mrows, cols] broadcast over the rows (row r takes mask row r % mrows).
+// row in float32, the mask [mrows, cols] broadcast over the rows as core/ops/mask_rows.h says (the card's
+// symbols minner, mstep and mblock).
 // UNROLL independent partial sums per row.
 #include <cmath>
 
@@ -12,7 +13,9 @@ extern "C" int kforge_entry(const kf_tensor *inputs, int n_inputs, kf_tensor *ou
             return 2;
     const int64_t rows = inputs[0].sizes[0], cols = inputs[0].sizes[1];
     const int64_t mrows = MASK ? inputs[1].sizes[0] : 1;
-    if (MASK && (inputs[1].ndim != 2 || inputs[1].sizes[1] != cols || mrows < 1))
+    const int64_t minner = MASK ? kforge_symbol("minner") : 1, mstep = MASK ? kforge_symbol("mstep") : 1,
+                  mblock = MASK ? kforge_symbol("mblock") : 1;
+    if (MASK && (inputs[1].ndim != 2 || inputs[1].sizes[1] != cols || mrows < 1 || minner < 1 || mrows % minner != 0 || mstep < 1 || mblock < 1))
         return 3;
     const float *x = (const float *)inputs[0].data;
     const float *mask = MASK ? (const float *)inputs[1].data : nullptr;
@@ -20,7 +23,7 @@ extern "C" int kforge_entry(const kf_tensor *inputs, int n_inputs, kf_tensor *ou
     const float scale = SCALE;
     for (int64_t r = 0; r < rows; ++r) {
         const float *xr = x + r * cols;
-        const float *mr = MASK ? mask + (r % mrows) * cols : nullptr;
+        const float *mr = MASK ? mask + (((r / mblock) % (mrows / minner)) * minner + (r / mstep) % minner) * cols : nullptr;
         float *yr = y + r * cols;
         float m = -INFINITY;
         for (int64_t c = 0; c < cols; ++c) {

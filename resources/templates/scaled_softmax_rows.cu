@@ -2,17 +2,18 @@
 // y = softmax(x * SCALE [+ mask], -1) in float32, written in T. One block per row; a row of up to
 // BLOCK * VEC * REG elements is held in registers, so x (and the mask row) is read once and y written
 // once; a longer row (a held-out shape) takes a slower loop that reads x three times. MASK is 1 when
-// a mask [mrows, cols] is added, row r taking mask row r % mrows (the mask broadcast over x's leading
-// dimensions, as ATen's add does it).
+// a mask [mrows, cols] is added, row r taking mask row kf_mask_row(r, ...) (mask_rows.cuh: the mask
+// broadcast over x's leading dimensions, as ATen's add does it).
 extern "C" __global__ void __launch_bounds__(BLOCK)
-kf_scaled_softmax(const T *__restrict__ x, const T *__restrict__ mask, T *__restrict__ y, long long rows, long long cols, long long mrows)
+kf_scaled_softmax(const T *__restrict__ x, const T *__restrict__ mask, T *__restrict__ y, long long rows, long long cols, long long mrows,
+                 long long minner, long long mstep, long long mblock)
 {
     __shared__ float sh[32];
     const long long r = blockIdx.x;
     if (r >= rows)
         return;
     const T *xr = x + r * cols;
-    const T *mr = MASK ? mask + (r % mrows) * cols : nullptr;
+    const T *mr = MASK ? mask + kf_mask_row(r, mrows, minner, mstep, mblock) * cols : nullptr;
     T *yr = y + r * cols;
     const float scale = SCALE;
     if (cols <= (long long)BLOCK * VEC * REG) {

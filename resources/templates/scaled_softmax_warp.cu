@@ -20,7 +20,8 @@ __device__ __forceinline__ float lanes_sum(float v)
 }
 
 extern "C" __global__ void __launch_bounds__(TPR * RPB)
-kf_scaled_softmax_warp(const T *__restrict__ x, const T *__restrict__ mask, T *__restrict__ y, long long rows, long long cols, long long mrows)
+kf_scaled_softmax_warp(const T *__restrict__ x, const T *__restrict__ mask, T *__restrict__ y, long long rows, long long cols, long long mrows,
+                       long long minner, long long mstep, long long mblock)
 {
     const int lane = threadIdx.x % TPR;
     const long long r = (long long)blockIdx.x * RPB + threadIdx.x / TPR;
@@ -29,7 +30,7 @@ kf_scaled_softmax_warp(const T *__restrict__ x, const T *__restrict__ mask, T *_
     const bool live = r < rows;
     const long long rr = live ? r : 0;
     const T *xr = x + rr * cols;
-    const T *mr = MASK ? mask + (rr % mrows) * cols : nullptr;
+    const T *mr = MASK ? mask + kf_mask_row(rr, mrows, minner, mstep, mblock) * cols : nullptr;
     T *yr = y + rr * cols;
     const float scale = SCALE;
     const long long n = live ? cols : 0;

@@ -3,6 +3,7 @@
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/core/stack.h>
 
+#include "ops/mask_rows.h"
 #include "runtime/fused_ops.h"
 #include "util/error.h"
 #include "worker/profile/module_reference.h"
@@ -125,7 +126,7 @@ int64_t symbol(const OperatorCard &card, const ShapeBindings &b, const std::stri
 
 // Operators this libtorch may lack as one op, computed from ATen ops in float32 (float64 for float64
 // inputs) then cast back.
-std::vector<at::Tensor> callComposite(const OperatorCard &card, const std::vector<at::Tensor> &in)
+std::vector<at::Tensor> callComposite(const OperatorCard &card, const std::vector<at::Tensor> &in, const ShapeBindings &shape)
 {
     const std::string name = card.atenOp.substr(8);
     if (name == "module") // a problem's whole forward (core/workload/problem_cards.h)
@@ -176,13 +177,21 @@ std::vector<at::Tensor> callComposite(const OperatorCard &card, const std::vecto
         const auto compute = in.at(0).scalar_type() == at::kDouble ? at::kDouble : at::kFloat;
         if (card.family == "scaled_softmax")
             return {form->native ? runtime::scaledSoftmaxNativeChain(in.at(0), scale, by) : runtime::scaledSoftmaxChain(in.at(0), scale, compute)};
+        // Each row of x with the mask row it takes (ops/mask_rows.h), gathered: the chain then adds like shapes.
         const auto &x = in.at(0), &mask = in.at(1);
-        if (mask.dim() != 2 || x.dim() != 2 || x.size(0) % mask.size(0) != 0)
-            throw Error("scaled_masked_softmax: x [rows, cols] and mask [mrows, cols] with rows a multiple of mrows");
-        const auto rows = x.view({-1, mask.size(0), x.size(1)});
-        const auto y = form->native ? runtime::scaledMaskedSoftmaxNativeChain(rows, scale, mask, by)
-                                    : runtime::scaledMaskedSoftmaxChain(rows, scale, mask, compute);
-        return {y.view(x.sizes())};
+        // A card written before the mask's runs had symbols broadcasts it over the rows in turn.
+        const int64_t mrows = mask.dim() == 2 ? mask.size(0) : 0;
+        const auto given = [&](const char *sym, int64_t otherwise) { return shape.count(sym) ? shape.at(sym) : otherwise; };
+        const MaskRows m{mrows, given("minner", mrows), given("mstep", 1), given("mblock", 1)};
+        if (mask.dim() != 2 || x.dim() != 2 || mask.size(1) != x.size(1) || m.mrows < 1 || m.minner < 1 || m.mrows % m.minner != 0
+            || m.mstep < 1 || m.mblock < 1)
+            throw Error("scaled_masked_softmax: x [rows, cols], mask [mrows, cols] with minner dividing mrows and mstep, mblock at least 1");
+        const auto r = at::arange(x.size(0), at::TensorOptions().dtype(at::kLong).device(x.device()));
+        const auto rowOf = at::remainder(at::floor_divide(r, m.mblock), m.mrows / m.minner) * m.minner
+                           + at::remainder(at::floor_divide(r, m.mstep), m.minner);
+        const auto rowsMask = mask.index_select(0, rowOf);
+        return {form->native ? runtime::scaledMaskedSoftmaxNativeChain(x, scale, rowsMask, by)
+                             : runtime::scaledMaskedSoftmaxChain(x, scale, rowsMask, compute)};
     }
     if (name == "rms_norm_dim" || name == "l2_norm_dim") {
         // Over dim 1 of [outer, dim, inner], no weight: KernelBench's channel-first RMSNorm
@@ -217,13 +226,13 @@ std::vector<at::Tensor> callComposite(const OperatorCard &card, const std::vecto
 
 std::vector<at::Tensor> callReference(const OperatorCard &card, const std::vector<at::Tensor> &inputs, const ShapeBindings *shape)
 {
+    const auto bindings = shape ? *shape : bindingsOf(card, inputs);
     if (card.atenOp.rfind("kforge::", 0) == 0)
-        return callComposite(card, inputs);
+        return callComposite(card, inputs, bindings);
     auto handle = c10::Dispatcher::singleton().findSchema({card.atenOp, card.atenOverload});
     if (!handle)
         throw Error("the reference operator " + card.atenOp + (card.atenOverload.empty() ? "" : "." + card.atenOverload)
                     + " is not known to this libtorch");
-    const auto bindings = shape ? *shape : bindingsOf(card, inputs);
     torch::jit::Stack stack;
     for (const auto &a : card.referenceArgs) {
         if (a.contains("input")) {

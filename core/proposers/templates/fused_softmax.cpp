@@ -28,19 +28,19 @@ std::string scaleDefine(const OperatorCard &card)
 }
 
 // The kernel arguments both CUDA templates take: x, the mask (x again where there is none), y and the
-// shape symbols (rows again for mrows).
+// shape symbols, the mask's as ops/mask_rows.h says (rows in their place where there is no mask).
 J cudaArgs(const std::string &family)
 {
-    return masked(family) ? J{"in:x", "in:mask", "out:y", "sym:rows", "sym:cols", "sym:mrows"}
-                          : J{"in:x", "in:x", "out:y", "sym:rows", "sym:cols", "sym:rows"};
+    return masked(family) ? J{"in:x", "in:mask", "out:y", "sym:rows", "sym:cols", "sym:mrows", "sym:minner", "sym:mstep", "sym:mblock"}
+                          : J{"in:x", "in:x", "out:y", "sym:rows", "sym:cols", "sym:rows", "sym:rows", "sym:rows", "sym:rows"};
 }
 
 // A CUDA template's source: its parameters, the dtype's prelude, MASK and SCALE, then the kernel file.
 std::string cudaSource(const std::string &id, const std::string &family, const J &p, const OperatorCard &card, const std::string &helpers,
                        const char *kernelFile)
 {
-    return paramDefines(id, p) + cudaPrelude(card.inputs.front().dtype) + helpers + "#define MASK " + (masked(family) ? "1" : "0") + "\n"
-           + scaleDefine(card) + templateSource(kernelFile);
+    return paramDefines(id, p) + cudaPrelude(card.inputs.front().dtype) + helpers + templateSource("mask_rows.cuh") + "#define MASK "
+           + (masked(family) ? "1" : "0") + "\n" + scaleDefine(card) + templateSource(kernelFile);
 }
 
 KernelTemplate cpuTemplate(const std::string &family)
