@@ -15,8 +15,11 @@ It replaces, found by data flow in the torch.fx graph and in no other case,
     softmax(x * scale, -1)                                  by torch.ops.kforge.scaled_softmax_native(x, scale)
     softmax(x * scale + mask, -1)                           by torch.ops.kforge.scaled_masked_softmax_native(x, scale, mask)
     softmax(x / divisor [+ mask], -1)                       by torch.ops.kforge.scaled_[masked_]softmax_native_div(x, divisor[, mask])
+    softmax((x + mask).float(), -1).to(x.dtype), no scale   by torch.ops.kforge.scaled_masked_softmax(x, 1.0, mask)
+    softmax(x + mask, -1), no scale                         by torch.ops.kforge.scaled_masked_softmax_native(x, 1.0, mask)
 
-the last three, a model that computes in one dtype (float32 models, or bfloat16 ones with no upcast), checked
+(x * 1.0 is x exactly: CLIP, Swin and Whisper scale q before the product, T5 not at all; with no scale, x
+is the sum's first operand, and both are checked to be tensors when the call runs), the native ones, a model that computes in one dtype (float32 models, or bfloat16 ones with no upcast), checked
 when they run: a floating x (and a tensor mask) takes the operator, anything else the chain as written.
 
 Each operator's own implementation is that chain, so the rewritten module computes bit for bit what the model
@@ -141,6 +144,22 @@ def _scaled_masked_softmax_native_div_checked(x, divisor, mask):
     if isinstance(x, torch.Tensor) and x.is_floating_point() and isinstance(mask, torch.Tensor):
         return torch.ops.kforge.scaled_masked_softmax_native_div(x, divisor, mask)
     return torch.softmax(x / divisor + mask, -1)
+
+
+def _masked_softmax_checked(x, mask):
+    """softmax((x + mask).float(), -1).to(x.dtype), no scale: the fused operator with scale 1.0 (x * 1.0 is x)
+    where both are tensors, else the chain as written."""
+    if isinstance(x, torch.Tensor) and isinstance(mask, torch.Tensor):
+        return torch.ops.kforge.scaled_masked_softmax(x, 1.0, mask)
+    return torch.softmax((x + mask).float(), -1).to(x.dtype)
+
+
+def _masked_softmax_native_checked(x, mask):
+    """softmax(x + mask, -1) in the scores' own dtype, no scale: the native operator with scale 1.0 where x is
+    floating and the mask a tensor, else the chain as written."""
+    if isinstance(x, torch.Tensor) and x.is_floating_point() and isinstance(mask, torch.Tensor):
+        return torch.ops.kforge.scaled_masked_softmax_native(x, 1.0, mask)
+    return torch.softmax(x + mask, -1)
 
 
 def _silu_mul_checked(gate, up):
@@ -665,7 +684,10 @@ def _match(gm, p):
                 chain, mask, scaled = [s, t], m, _scaled(s)
                 break
         else:
-            return None
+            # No scale (CLIP, Swin and Whisper scale q before the product, T5 not at all): x the first operand.
+            if operands[0] is operands[1]:
+                return None
+            scaled, mask = (operands[0], None), operands[1]
     x, scale = scaled
     back = _cast_back_to(y, p)
     if back is None or not _has_dtype_of(back[0], x):
@@ -699,7 +721,8 @@ def _match_native(gm, p):
         found = scaled(s) if _single_use(s, u) and s is not m else None
         if found is not None:
             return [s, u, p], found[0], found[1], m, found[2]
-    return None
+    # No scale: x the first operand, the scale None.
+    return ([u, p], operands[0], None, operands[1], False) if operands[0] is not operands[1] else None
 
 
 def rewrite_fused_patterns(module, concrete_args=None):
@@ -746,7 +769,9 @@ def rewrite_fused_patterns(module, concrete_args=None):
         found = _match(gm, node)
         if found is not None:
             chain, x, scale, mask, dtype_read = found
-            if mask is None:
+            if scale is None:
+                replace(chain, _masked_softmax_checked, (x, mask), [dtype_read] if dtype_read is not None else [])
+            elif mask is None:
                 replace(chain, plain_op, (x, scale), [dtype_read] if dtype_read is not None else [])
             else:
                 replace(chain, masked_op if _tensor_attr(gm, mask) else _scaled_masked_softmax_checked, (x, scale, mask),
@@ -756,7 +781,9 @@ def rewrite_fused_patterns(module, concrete_args=None):
         found = _match_native(gm, node) if native_ops else None
         if found is not None and not (found[4] and not div_ops):
             chain, x, scale, mask, divide = found
-            if mask is None:
+            if scale is None:
+                replace(chain, _masked_softmax_native_checked, (x, mask))
+            elif mask is None:
                 replace(chain, _scaled_softmax_native_div_checked if divide else _scaled_softmax_native_checked, (x, scale))
             else:
                 replace(chain, _scaled_masked_softmax_native_div_checked if divide else _scaled_masked_softmax_native_checked, (x, scale, mask))
@@ -808,7 +835,8 @@ def fused_calls(gm):
              _add_rms_norm_cast_checked: "kforge::add_rms_norm_cast", _scaled_softmax_native_checked: "kforge::scaled_softmax_native",
              _scaled_masked_softmax_native_checked: "kforge::scaled_masked_softmax_native",
              _scaled_softmax_native_div_checked: "kforge::scaled_softmax_native_div",
-             _scaled_masked_softmax_native_div_checked: "kforge::scaled_masked_softmax_native_div"}
+             _scaled_masked_softmax_native_div_checked: "kforge::scaled_masked_softmax_native_div",
+             _masked_softmax_checked: "kforge::scaled_masked_softmax", _masked_softmax_native_checked: "kforge::scaled_masked_softmax_native"}
     for name in ("scaled_softmax", "scaled_masked_softmax", "silu_mul", "rms_norm_cast", "rotary_embedding", "add_rms_norm_cast",
                  "scaled_softmax_native", "scaled_masked_softmax_native", "scaled_softmax_native_div", "scaled_masked_softmax_native_div"):
         op = _optional_op(name)

@@ -122,6 +122,28 @@ std::string softmaxReplacement(bool masked, bool casts, const std::string &op)
            + ")\n  return (%y)";
 }
 
+// The chains with no scale, `softmax(x + mask, -1)` with or without the casts (CLIP, Swin and Whisper scale
+// q before the product, T5 not at all): the masked operators with scale 1.0, which they multiply by exactly.
+std::string unscaledHead(bool casts)
+{
+    return std::string("graph(%x, %mask, %alpha") + (casts ? ", %f32, %nb1, %cp1, %mf1" : "") + ", %dim, %sdt"
+           + (casts ? ", %odt, %nb2, %cp2, %mf2" : "") + "):\n";
+}
+
+std::string unscaledPattern(bool casts)
+{
+    const std::string g = unscaledHead(casts) + "  %t = aten::add(%x, %mask, %alpha)\n";
+    if (!casts)
+        return g + "  %y = aten::softmax(%t, %dim, %sdt)\n  return (%y)";
+    return g + "  %u = aten::to(%t, %f32, %nb1, %cp1, %mf1)\n  %p = aten::softmax(%u, %dim, %sdt)\n"
+           + "  %y = aten::to(%p, %odt, %nb2, %cp2, %mf2)\n  return (%y)";
+}
+
+std::string unscaledReplacement(bool casts, const std::string &op)
+{
+    return unscaledHead(casts) + "  %one : float = prim::Constant[value=1.]()\n  %y = kforge::" + op + "(%x, %one, %mask)\n  return (%y)";
+}
+
 // silu(gate) * up, either order of the product (IEEE multiplication commutes, and so do type promotion and
 // broadcasting).
 const char *kSiluMulPattern = R"(
@@ -304,6 +326,13 @@ bool softmaxFusable(const torch::jit::Match &m, const Vars &vars)
     return scaleFits(matched(m, vars, "scale"), Kind) && softmaxOfScores(m, vars) && (!Casts || castsFit(m, vars));
 }
 
+// With no scale: x and the mask both tensors (a sum with a number is not an attention mask).
+template <bool Casts>
+bool unscaledFusable(const torch::jit::Match &m, const Vars &vars)
+{
+    return isTensor(matched(m, vars, "x")) && softmaxOfScores(m, vars) && (!Casts || castsFit(m, vars));
+}
+
 // aten::mul also matches a product with a number (mul.Scalar): only a tensor `up` is the fused operator.
 // The SiLU's output has no use outside the match (the matcher refuses a pattern's inner value used elsewhere).
 bool siluMulFusable(const torch::jit::Match &m, const Vars &vars)
@@ -401,7 +430,7 @@ struct FusedPattern {
 };
 
 // In order: the masked softmax before the plain one, whose pattern is its tail; the chains with casts before
-// the native ones.
+// the native ones; the unscaled chains after the scaled ones.
 const FusedPattern kPatterns[] = {
     {"kforge::scaled_masked_softmax", softmaxPattern(true, true), softmaxReplacement(true, true, "scaled_masked_softmax"),
      softmaxFusable<Scale::Number, true>},
@@ -422,6 +451,10 @@ const FusedPattern kPatterns[] = {
      softmaxFusable<Scale::Number, false>},
     {"kforge::scaled_softmax_native_div_traced", softmaxPattern(false, false, true),
      softmaxReplacement(false, false, "scaled_softmax_native_div_traced"), softmaxFusable<Scale::Float64Tensor, false>},
+    // After every scaled chain, whose tail they are.
+    {"kforge::scaled_masked_softmax", unscaledPattern(true), unscaledReplacement(true, "scaled_masked_softmax"), unscaledFusable<true>},
+    {"kforge::scaled_masked_softmax_native", unscaledPattern(false), unscaledReplacement(false, "scaled_masked_softmax_native"),
+     unscaledFusable<false>},
     {"kforge::silu_mul", kSiluMulPattern, kSiluMulReplacement, siluMulFusable},
     {"kforge::silu_mul", kMulSiluPattern, kSiluMulReplacement, siluMulFusable},
     {"kforge::rms_norm_cast", kWeightFirstRmsPattern, kRmsReplacement, rmsNormFusable},

@@ -98,6 +98,13 @@ BODIES = {
     "log_softmax": lambda m, q, k: torch.log_softmax((mm(q, k) * 0.25 + m.mask).float(), -1).to(q.dtype),
     "scores_used_twice": lambda m, q, k: (lambda s: torch.softmax((s + m.mask).float(), -1).to(q.dtype) + s)(mm(q, k) * 0.25),
     "probabilities_used_twice": lambda m, q, k: (lambda p: p.to(q.dtype) * p.sum())(torch.softmax((mm(q, k) * 0.25 + m.mask).float(), -1)),
+    # --- no scale (CLIP, Swin, Whisper scale q first; T5 not at all): scale 1.0, x the sum's first operand ----
+    "unscaled_native": lambda m, q, k: torch.softmax(mm(q, k) + m.mask, -1),
+    "unscaled_casts_type_as": lambda m, q, k: F.softmax((mm(q, k) + m.mask).float(), dim=-1).type_as(q),
+    "unscaled_native_mask_first": lambda m, q, k: torch.softmax(m.mask + mm(q, k), -1),
+    "unscaled_bias_then_mask": lambda m, q, k: torch.softmax(mm(q, k) + m.mask + m.mask, -1),
+    "unscaled_same_operand": lambda m, q, k: (lambda s: torch.softmax(s + s, -1))(mm(q, k)),
+    "unscaled_plus_number": lambda m, q, k: torch.softmax(mm(q, k) + 1.0, -1),
     # --- the chains with no casts (the native operators): spellings, then near misses -------------------
     "native_float32": lambda m, q, k: torch.softmax(mm(q, k) * 0.25 + m.mask, -1),
     "native_method_no_mask": lambda m, q, k: (mm(q, k) * 0.125).softmax(dim=-1),

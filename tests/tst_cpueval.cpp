@@ -142,6 +142,29 @@ private slots:
         QVERIFY2(right.correct(), (right.summaryLine() + (right.reasons.empty() ? "" : " " + right.reasons.front().message)).c_str());
     }
 
+    // The fused softmax's CPU template compiles its scale in as a float literal: a whole scale (1 where a
+    // chain has none, an int 2) must be one too (`1f` is no C literal: every such candidate failed to
+    // compile), and a scale near float's ends must read back; the template is correct at each.
+    void fusedSoftmaxScaleLiterals_data()
+    {
+        QTest::addColumn<double>("scale");
+        for (double s : {1.0, 2.0, 0.125, 0.088388347648318447, 1e-3, 1e30})
+            QTest::newRow(QByteArray::number(s, 'g', 17).constData()) << s;
+    }
+    void fusedSoftmaxScaleLiterals()
+    {
+        QFETCH(double, scale);
+        auto card = makeCard("scaled_masked_softmax", {{"rows", 32}, {"cols", 200}, {"mrows", 4}, {"minner", 2}, {"mstep", 8}, {"mblock", 16}},
+                             DType::F32);
+        card.referenceArgs[1] = {{"double", scale}};
+        const auto *t = TemplateLibrary::builtin().find("cpu.scaled_masked_softmax.rows");
+        QVERIFY(t);
+        EvalOptions o;
+        o.benchmark = false;
+        const Verdict v = m_pool->evaluate(card, TemplateProposer("cpu").render(*t, t->seed(card), card).candidate, o);
+        QVERIFY2(v.correct(), (v.summaryLine() + (v.reasons.empty() ? "" : " " + v.reasons.front().message)).c_str());
+    }
+
     // Every scan family's CPU template is correct on its own card over rows of 65536 in float32 (the
     // order of a sum, a product's rounding), and wrong on another family's card with the same inputs:
     // the guard tells a reversed, an exclusive and a product scan from a plain one. (A bool mask and a

@@ -189,6 +189,24 @@ am = torch.randint(0, 2, (2, 64))
 torch.jit.trace(A(sys.argv[2] == "expanded"), (q, q, am)).save(sys.argv[1])
 )";
 
+// Swin's and CLIP's attention: q scaled before the product, a bias per head [1, h, q, k] added to the
+// scores, the softmax with no scale of its own; traced.
+const char *kAttentionUnscaled = R"(import sys
+import torch
+
+class A(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("bias", torch.randn(1, 2, 64, 64))
+
+    def forward(self, q, k):
+        s = torch.matmul(q * 0.25, k.transpose(2, 3)) + self.bias
+        return s.softmax(dim=-1)
+
+q = torch.randn(2, 2, 64, 16)
+torch.jit.trace(A(), (q, q)).save(sys.argv[1])
+)";
+
 // A row sum written for the test: it checks kforge_symbol against its sizes (the runtime answers it
 // from the call's shape symbols) and refuses rows of 40, so a kernel's refusal is seen to fall back.
 const char *kRowSum = R"(
@@ -928,6 +946,9 @@ extern "C" int kforge_entry(const kf_tensor *in, int n_in, kf_tensor *out, int n
         QTest::newRow("traced, the padding mask expanded [b, 1, q, s]")
             << "attn-bert-expanded" << QString::fromLatin1(kAttentionPadded) << "kforge::scaled_masked_softmax_native_div_traced" << 4.0
             << QStringLiteral("expanded") << QList<qint64>{128, 64, 1, 128};
+        QTest::newRow("traced, no scale, a bias per head [1, h, q, k]")
+            << "attn-swin" << QString::fromLatin1(kAttentionUnscaled) << "kforge::scaled_masked_softmax_native" << 1.0 << QString()
+            << QList<qint64>{128, 128, 1, 1};
     }
 
     void fusedAttentionSoftmax()
@@ -1039,10 +1060,16 @@ extern "C" int kforge_entry(const kf_tensor *in, int n_in, kf_tensor *out, int n
             {"int_scale", 1}, {"size_scale", 1}, {"two_layers", 2}, {"decoder_block_bfloat16", 1}, {"mask_argument", 1}, {"submodule", 1},
             // near misses: another meaning, or one the graph cannot prove
             {"softmax_dim_1", 0}, {"softmax_dim_3_of_4", 0}, {"module_softmax_dim_1", 0}, {"softmax_dtype_argument", 0},
-            {"tensor_scale", 0}, {"bool_scale", 0}, {"divided_by_scale", 0}, {"mask_subtracted", 0},
+            {"bool_scale", 0}, {"mask_subtracted", 0},
             {"alpha_2", 0}, {"upcast_to_double", 0}, {"upcast_copies", 0}, {"no_cast_back", 0}, {"cast_to_constant_dtype", 0},
             {"cast_to_constant_bfloat16", 0}, {"cast_to_another_tensors_dtype", 0}, {"cast_to_scaled_scores_dtype", 0},
-            {"log_softmax", 0}, {"scores_used_twice", 0}, {"probabilities_used_twice", 0},
+            {"log_softmax", 0}, {"probabilities_used_twice", 0},
+            // a scale the chain cannot take (a tensor, a division before casts, scores used again): as an
+            // unscaled chain x would be the scaled scores, whose dtype the cast back (q's) does not read
+            {"tensor_scale", 0}, {"divided_by_scale", 0}, {"scores_used_twice", 0},
+            // no scale at all (CLIP, Swin, Whisper, T5): the masked operators with scale 1.0
+            {"unscaled_native", 1}, {"unscaled_casts_type_as", 1}, {"unscaled_native_mask_first", 1}, {"unscaled_bias_then_mask", 1},
+            {"unscaled_same_operand", 0}, {"unscaled_plus_number", 0},
             // the chains with no casts, computed in the scores' dtype (the native operators); an integer x is
             // rewritten and runs the chain as written
             {"native_float32", 1}, {"native_method_no_mask", 1}, {"native_module_mask_first", 1}, {"native_int_scale", 1},
@@ -1185,6 +1212,14 @@ extern "C" int kforge_entry(const kf_tensor *in, int n_in, kf_tensor *out, int n
         QTest::newRow("native softmax, a number over the scores") << "torch.softmax(8.0 / a, -1)" << 1;
         QTest::newRow("native softmax, divided by a tensor") << "torch.softmax(a / b, -1)" << 0;
         QTest::newRow("cast softmax chain divided") << "torch.softmax((a / 8.0).float(), -1).to(a.dtype)" << 0;
+        // No scale (CLIP, Swin, Whisper scale q first, T5 not at all): the masked operators with scale 1.0.
+        QTest::newRow("unscaled, casts") << "torch.softmax((a + b).float(), -1).to(a.dtype)" << 1;
+        QTest::newRow("unscaled, native") << "torch.softmax(a + b, -1)" << 1;
+        QTest::newRow("unscaled, a tensor scale before") << "torch.softmax(a * b + b, -1)" << 1;
+        QTest::newRow("unscaled plus a number") << "torch.softmax(a + 1.0, -1)" << 0;
+        QTest::newRow("unscaled, alpha 2") << "torch.softmax(torch.add(a, b, alpha=2), -1)" << 0;
+        QTest::newRow("unscaled over dim 0") << "torch.softmax(a + b, 0)" << 0;
+        QTest::newRow("unscaled, casts to a constant dtype") << "torch.softmax((a + b).float(), -1).to(5)" << 0;
     }
 
     void rewriteSiluGate()

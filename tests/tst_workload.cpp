@@ -560,6 +560,11 @@ private slots:
         QTest::newRow("a mask of another batch") << "div add.wrong softmax" << "float32" << "";
         QTest::newRow("a mask of more dimensions") << "div add.bigger softmax" << "float32" << "";
         QTest::newRow("a mask broadcast over the columns") << "div add.column softmax" << "float32" << "";
+        // No scale (CLIP, Swin, Whisper, T5): the chain starts at the mask's add, the operators' scale 1.
+        QTest::newRow("unscaled, native") << "add.padding softmax" << "float32" << "kforge::scaled_masked_softmax_native";
+        QTest::newRow("unscaled, casts") << "add up softmax.f32 down" << "bfloat16" << "kforge::scaled_masked_softmax";
+        QTest::newRow("unscaled, a mask of another batch") << "add.wrong softmax" << "float32" << "";
+        QTest::newRow("unscaled, no softmax after") << "add up" << "bfloat16" << "";
     }
 
     void fusedSoftmaxCards()
@@ -643,7 +648,7 @@ private slots:
                                         : chain.contains(QLatin1String("add"))         ? std::vector<int64_t>{16, 16, 1, 1}
                                                                                        : std::vector<int64_t>{0, 0, 0, 0};
         QCOMPARE(runs, want);
-        const double scale = chain.contains(QLatin1String("div.int")) ? 2.0 : 0.125;
+        const double scale = chain.contains(QLatin1String("div.int")) ? 2.0 : chain.startsWith(QLatin1String("add")) ? 1.0 : 0.125;
         QCOMPARE(c.referenceArgs.at(1).at("double").get<double>(), scale);
         QCOMPARE(softmaxMultiplier(c), chain.startsWith(QLatin1String("div")) ? 1.0 / scale : scale); // what the kernels multiply by
         QCOMPARE(c.calls, int64_t(1));

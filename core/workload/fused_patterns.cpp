@@ -121,21 +121,32 @@ std::optional<ScaleOf> scaleOf(const CapturedCall &call)
 // softmax.int over the last dimension and the cast back (mixed precision, the scale a number), or softmax.int
 // on the scores directly, in x's own dtype (a model that computes in one dtype): the `native` operators,
 // the scale a double or a traced tensor, multiplying or dividing (x / scale). These are the chains the
-// pack's rewrite can replace (runtime/fused_ops.h): a card for any other could never be served.
+// pack's rewrite can replace (runtime/fused_ops.h): a card for any other could never be served. A chain
+// may also start at the mask's add with no scale (CLIP, Swin and Whisper scale q before the product, T5
+// not at all): the operators with scale 1, by which they multiply exactly (x * 1.0 is x).
 std::optional<Chain> softmaxChainAt(const std::vector<const CapturedCall *> &top, size_t i)
 {
-    const auto &mul = *top[i];
-    const auto *x = tensorArg(mul, "self");
-    const auto scale = scaleOf(mul);
+    const auto &first = *top[i];
+    const bool unscaled = first.qualifiedName() == "aten::add.Tensor";
+    const auto *x = tensorArg(first, "self");
+    const auto scale = unscaled ? std::optional<ScaleOf>(ScaleOf{1.0, false, false, false}) : scaleOf(first);
     if (!scale || !x || !x->contiguous() || x->shape.size() < 2 || scalarTypeCode(x->dtype) < 0)
         return std::nullopt;
+    // Scores scaled by a number right before the add are the scaled chain's: where its matcher refused
+    // them (a traced scale or a division before casts), neither rewrite would serve them as unscaled.
+    if (unscaled && i > 0 && scaleOf(*top[i - 1])) {
+        const auto *scaled = tensorArg(*top[i - 1], "self");
+        if (scaled && scaled->shape == x->shape && scaled->dtype == x->dtype)
+            return std::nullopt;
+    }
     Chain c;
     c.family = "scaled_softmax";
     c.shape = rowsCols(x->shape);
     c.dtype = x->dtype;
     c.args[1] = {{"double", scale->value}};
-    take(c, top, i);
-    size_t j = i + 1;
+    size_t j = i;
+    if (!unscaled)
+        take(c, top, j++);
     if (j < top.size() && top[j]->qualifiedName() == "aten::add.Tensor") {
         // The mask as it broadcasts over the scores' leading dimensions (ops/mask_rows.h): a causal [q, k], a
         // padding [b, 1, 1, k], a per-sample [b, 1, q, k] mask, and any other with at most two kept runs.
@@ -153,6 +164,8 @@ std::optional<Chain> softmaxChainAt(const std::vector<const CapturedCall *> &top
         c.shape["mblock"] = runs->mblock;
         take(c, top, j++);
     }
+    if (unscaled && c.family != "scaled_masked_softmax")
+        return std::nullopt;
     const auto softmaxOfLastDim = [&](size_t k, const std::string &dtype) {
         const auto &sm = *top[k];
         const auto *sx = tensorArg(sm, "self");

@@ -4,6 +4,7 @@
 // compiled in as SCALE; the pack's guard checks every call's scale against the card's.
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <string>
 
 #include "proposers/template_library.h"
@@ -19,12 +20,13 @@ using J = nlohmann::json;
 bool masked(const std::string &family) { return family == "scaled_masked_softmax"; }
 
 // What x is multiplied by (the scale, or the reciprocal of a divisor) as a float literal that reads back
-// to the same float.
+// to the same float: with a point or an exponent, so a whole scale (1 with no scale, 2) is `1.f`, not `1f`.
 std::string scaleDefine(const OperatorCard &card)
 {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "#define SCALE %.9gf\n", softmaxMultiplier(card));
-    return buf;
+    char digits[48];
+    std::snprintf(digits, sizeof digits, "%.9g", softmaxMultiplier(card));
+    const std::string literal = std::string(digits) + (std::strpbrk(digits, ".eE") ? "" : ".");
+    return "#define SCALE " + literal + "f\n";
 }
 
 // The kernel arguments both CUDA templates take: x, the mask (x again where there is none), y and the
