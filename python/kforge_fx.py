@@ -17,6 +17,7 @@ It replaces, found by data flow in the torch.fx graph and in no other case,
     softmax(x / divisor [+ mask], -1)                       by torch.ops.kforge.scaled_[masked_]softmax_native_div(x, divisor[, mask])
     softmax((x + mask).float(), -1).to(x.dtype), no scale   by torch.ops.kforge.scaled_masked_softmax(x, 1.0, mask)
     softmax(x + mask, -1), no scale                         by torch.ops.kforge.scaled_masked_softmax_native(x, 1.0, mask)
+    softmax((x + mask).view(size), -1), no scale            by torch.ops.kforge.masked_softmax_native_view(x, mask, size)
 
 (x * 1.0 is x exactly: CLIP, Swin and Whisper scale q before the product, T5 not at all; with no scale, x
 is the sum's first operand, and both are checked to be tensors when the call runs), the native ones, a model that computes in one dtype (float32 models, or bfloat16 ones with no upcast), checked
@@ -160,6 +161,15 @@ def _masked_softmax_native_checked(x, mask):
     if isinstance(x, torch.Tensor) and x.is_floating_point() and isinstance(mask, torch.Tensor):
         return torch.ops.kforge.scaled_masked_softmax_native(x, 1.0, mask)
     return torch.softmax(x + mask, -1)
+
+
+def _masked_softmax_native_view_checked(x, mask, size):
+    """softmax((x + mask).view(size), -1), no scale (BART, OPT, Whisper, CLIP): the operator where both are
+    tensors and the size is ints (it takes the fused one where the view keeps the last dimension), else the
+    chain as written."""
+    if isinstance(x, torch.Tensor) and isinstance(mask, torch.Tensor) and all(type(d) is int for d in size):
+        return torch.ops.kforge.masked_softmax_native_view(x, mask, list(size))
+    return torch.softmax((x + mask).view(*size), -1)
 
 
 def _silu_mul_checked(gate, up):
@@ -725,6 +735,20 @@ def _match_native(gm, p):
     return ([u, p], operands[0], None, operands[1], False) if operands[0] is not operands[1] else None
 
 
+def _match_native_view(gm, p):
+    """softmax((x + mask).view(size), -1) ending in softmax node p, as (nodes to remove in order, x, mask,
+    size), or None: the view written t.view(a, b, c) or t.view((a, b, c)), its sizes values of the graph."""
+    u = _softmax_input(gm, p)
+    if u is None or not _single_use(u, p) or not _is_method(u, "view") or u.kwargs or len(u.args) < 2:
+        return None
+    t = u.args[0]
+    size = tuple(u.args[1]) if len(u.args) == 2 and isinstance(u.args[1], (tuple, list)) else tuple(u.args[1:])
+    operands = _sum_operands(t) if isinstance(t, torch.fx.Node) else None
+    if operands is None or not _single_use(t, u) or operands[0] is operands[1]:
+        return None
+    return [t, u, p], operands[0], operands[1], size
+
+
 def rewrite_fused_patterns(module, concrete_args=None):
     """Replace each exact fused chain of `module` by kforge's operator for it.
 
@@ -741,6 +765,7 @@ def rewrite_fused_patterns(module, concrete_args=None):
     add_rms_op = _optional_op("add_rms_norm_cast")
     native_ops = _optional_op("scaled_softmax_native") is not None and _optional_op("scaled_masked_softmax_native") is not None
     div_ops = _optional_op("scaled_softmax_native_div") is not None and _optional_op("scaled_masked_softmax_native_div") is not None
+    view_op = native_ops and _optional_op("masked_softmax_native_view") is not None
     gm = module if isinstance(module, torch.fx.GraphModule) else torch.fx.symbolic_trace(module, concrete_args=concrete_args)
     graph = gm.graph
     erased = set()
@@ -776,6 +801,12 @@ def rewrite_fused_patterns(module, concrete_args=None):
             else:
                 replace(chain, masked_op if _tensor_attr(gm, mask) else _scaled_masked_softmax_checked, (x, scale, mask),
                         [dtype_read] if dtype_read is not None else [])
+            count += 1
+            continue
+        found = _match_native_view(gm, node) if view_op else None
+        if found is not None:
+            chain, x, mask, size = found
+            replace(chain, _masked_softmax_native_view_checked, (x, mask, size))
             count += 1
             continue
         found = _match_native(gm, node) if native_ops else None
@@ -836,9 +867,11 @@ def fused_calls(gm):
              _scaled_masked_softmax_native_checked: "kforge::scaled_masked_softmax_native",
              _scaled_softmax_native_div_checked: "kforge::scaled_softmax_native_div",
              _scaled_masked_softmax_native_div_checked: "kforge::scaled_masked_softmax_native_div",
-             _masked_softmax_checked: "kforge::scaled_masked_softmax", _masked_softmax_native_checked: "kforge::scaled_masked_softmax_native"}
+             _masked_softmax_checked: "kforge::scaled_masked_softmax", _masked_softmax_native_checked: "kforge::scaled_masked_softmax_native",
+             _masked_softmax_native_view_checked: "kforge::masked_softmax_native_view"}
     for name in ("scaled_softmax", "scaled_masked_softmax", "silu_mul", "rms_norm_cast", "rotary_embedding", "add_rms_norm_cast",
-                 "scaled_softmax_native", "scaled_masked_softmax_native", "scaled_softmax_native_div", "scaled_masked_softmax_native_div"):
+                 "scaled_softmax_native", "scaled_masked_softmax_native", "scaled_softmax_native_div", "scaled_masked_softmax_native_div",
+                 "masked_softmax_native_view"):
         op = _optional_op(name)
         if op is not None:
             names[op] = "kforge::" + name

@@ -4,6 +4,9 @@
 #include <set>
 #include <string_view>
 
+#include <ATen/ExpandUtils.h>
+#include <ATen/InferSize.h>
+#include <ATen/core/dispatch/Dispatcher.h>
 #include <torch/csrc/jit/ir/constants.h>
 #include <torch/csrc/jit/ir/subgraph_matcher.h>
 #include <torch/csrc/jit/passes/constant_propagation.h>
@@ -55,6 +58,21 @@ at::Tensor scaledSoftmaxTracedChain(const at::Tensor &x, double scale, ScaleBy b
 at::Tensor scaledMaskedSoftmaxTracedChain(const at::Tensor &x, double scale, const at::Tensor &mask, ScaleBy by)
 {
     return at::softmax(scaled(x, at::scalar_tensor(scale, at::kDouble), by) + mask, -1);
+}
+
+at::Tensor maskedSoftmaxNativeView(const at::Tensor &x, const at::Tensor &mask, at::IntArrayRef size)
+{
+    // The view's shape as view reads it (one -1 inferred); the sum's shape x's only where the mask
+    // broadcasts to x (a wider mask makes a wider sum, which the chain as written handles).
+    const auto sum = at::infer_size(x.sizes(), mask.sizes());
+    const auto viewed = at::infer_size(size, x.numel());
+    if (x.is_floating_point() && x.dim() >= 1 && sum == x.sizes().vec() && !viewed.empty() && viewed.back() == x.size(-1)) {
+        static const auto fused = c10::Dispatcher::singleton()
+                                      .findSchemaOrThrow("kforge::scaled_masked_softmax_native", "")
+                                      .typed<at::Tensor(const at::Tensor &, double, const at::Tensor &)>();
+        return fused.call(x, 1.0, mask).view(size);
+    }
+    return at::softmax((x + mask).view(size), -1);
 }
 
 at::Tensor siluMulChain(const at::Tensor &gate, const at::Tensor &up)
@@ -143,6 +161,20 @@ std::string unscaledReplacement(bool casts, const std::string &op)
 {
     return unscaledHead(casts) + "  %one : float = prim::Constant[value=1.]()\n  %y = kforge::" + op + "(%x, %one, %mask)\n  return (%y)";
 }
+
+// The same with the scores viewed between the add and the softmax, as BART, OPT, Whisper and CLIP write it
+// (`(w.view(b, h, q, k) + mask).view(b * h, q, k)`): kforge::masked_softmax_native_view, which takes the fused
+// operator only where the view keeps the last dimension (a graph seldom proves it; the call checks).
+const char *kUnscaledViewPattern = R"(
+graph(%x, %mask, %alpha, %size, %dim, %sdt):
+  %t = aten::add(%x, %mask, %alpha)
+  %v = aten::view(%t, %size)
+  %y = aten::softmax(%v, %dim, %sdt)
+  return (%y))";
+const char *kUnscaledViewReplacement = R"(
+graph(%x, %mask, %alpha, %size, %dim, %sdt):
+  %y = kforge::masked_softmax_native_view(%x, %mask, %size)
+  return (%y))";
 
 // silu(gate) * up, either order of the product (IEEE multiplication commutes, and so do type promotion and
 // broadcasting).
@@ -455,6 +487,7 @@ const FusedPattern kPatterns[] = {
     {"kforge::scaled_masked_softmax", unscaledPattern(true), unscaledReplacement(true, "scaled_masked_softmax"), unscaledFusable<true>},
     {"kforge::scaled_masked_softmax_native", unscaledPattern(false), unscaledReplacement(false, "scaled_masked_softmax_native"),
      unscaledFusable<false>},
+    {"kforge::masked_softmax_native_view", kUnscaledViewPattern, kUnscaledViewReplacement, unscaledFusable<false>},
     {"kforge::silu_mul", kSiluMulPattern, kSiluMulReplacement, siluMulFusable},
     {"kforge::silu_mul", kMulSiluPattern, kSiluMulReplacement, siluMulFusable},
     {"kforge::rms_norm_cast", kWeightFirstRmsPattern, kRmsReplacement, rmsNormFusable},

@@ -19,6 +19,11 @@
 //   kforge::scaled_masked_softmax_native_div[_traced](Tensor x, float divisor, Tensor mask) -> Tensor
 //       softmax(x / divisor [+ mask], -1), in x's own dtype (BERT's `/ math.sqrt(head_size)`), the divisor
 //       a number or (traced) a 0-dim float64 tensor
+//   kforge::masked_softmax_native_view(Tensor x, Tensor mask, int[] size) -> Tensor
+//       softmax((x + mask).view(size), -1), no scale (BART, OPT, Whisper, CLIP scale q before the product and
+//       view the scores back to [b * h, q, k] between the mask and the softmax): where the view keeps the
+//       last dimension, kforge::scaled_masked_softmax_native(x, 1.0, mask) viewed (the same rows, so the
+//       same values), through the dispatcher so a pack's kernel for it takes the call; else the chain
 //   kforge::silu_mul(Tensor gate, Tensor up) -> Tensor
 //       silu(gate) * up                                         (the gated MLP's SiLU gate)
 //   kforge::rms_norm_cast(Tensor x, Tensor weight, float eps) -> Tensor
@@ -52,6 +57,9 @@ at::Tensor scaledSoftmaxNativeChain(const at::Tensor &x, double scale, ScaleBy b
 at::Tensor scaledMaskedSoftmaxNativeChain(const at::Tensor &x, double scale, const at::Tensor &mask, ScaleBy by = ScaleBy::Multiply);
 at::Tensor scaledSoftmaxTracedChain(const at::Tensor &x, double scale, ScaleBy by = ScaleBy::Multiply);
 at::Tensor scaledMaskedSoftmaxTracedChain(const at::Tensor &x, double scale, const at::Tensor &mask, ScaleBy by = ScaleBy::Multiply);
+// softmax((x + mask).view(size), -1): the fused native operator viewed where the view keeps the last
+// dimension, the chain as written where it does not.
+at::Tensor maskedSoftmaxNativeView(const at::Tensor &x, const at::Tensor &mask, at::IntArrayRef size);
 at::Tensor siluMulChain(const at::Tensor &gate, const at::Tensor &up);
 at::Tensor rmsNormCastChain(const at::Tensor &x, const at::Tensor &weight, double eps, at::ScalarType compute = at::kFloat);
 // (h, y): h = x + residual, y = rmsNormCastChain(h, weight, eps, compute).

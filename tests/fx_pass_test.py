@@ -105,6 +105,10 @@ BODIES = {
     "unscaled_bias_then_mask": lambda m, q, k: torch.softmax(mm(q, k) + m.mask + m.mask, -1),
     "unscaled_same_operand": lambda m, q, k: (lambda s: torch.softmax(s + s, -1))(mm(q, k)),
     "unscaled_plus_number": lambda m, q, k: torch.softmax(mm(q, k) + 1.0, -1),
+    "unscaled_view_bart": lambda m, q, k: F.softmax((mm(q, k).view(B * H, S, S).view(B, H, S, S) + m.mask).view(B * H, S, S), dim=-1),
+    "unscaled_view_tuple": lambda m, q, k: torch.softmax((mm(q, k) + m.mask).view((B * H, S, S)), -1),
+    "unscaled_view_other_last_dim": lambda m, q, k: torch.softmax((mm(q, k) + m.mask).view(B, H, S * S), -1),
+    "unscaled_view_used_twice": lambda m, q, k: (lambda v: torch.softmax(v, -1) + v)((mm(q, k) + m.mask).view(B * H, S, S)),
     # --- the chains with no casts (the native operators): spellings, then near misses -------------------
     "native_float32": lambda m, q, k: torch.softmax(mm(q, k) * 0.25 + m.mask, -1),
     "native_method_no_mask": lambda m, q, k: (mm(q, k) * 0.125).softmax(dim=-1),

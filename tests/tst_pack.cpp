@@ -207,6 +207,27 @@ q = torch.randn(2, 2, 64, 16)
 torch.jit.trace(A(), (q, q)).save(sys.argv[1])
 )";
 
+// BART's attention (OPT, Whisper and CLIP write it alike): q scaled before the batched product, the scores
+// viewed [b, h, q, k] for the per-sample mask [b, 1, q, k] and viewed back to [b * h, q, k] for the softmax;
+// traced with the model's 0/1 mask an input.
+const char *kAttentionBart = R"(import sys
+import torch
+
+class A(torch.nn.Module):
+    def forward(self, q, k, am):
+        b, h, s, d = q.shape
+        w = torch.bmm((q * 0.25).reshape(b * h, s, d), k.reshape(b * h, s, d).transpose(1, 2))
+        m = 1.0 - am[:, None, None, :].expand(b, 1, s, s).to(q.dtype)
+        m = m.masked_fill(m.to(torch.bool), torch.finfo(q.dtype).min)
+        w = w.view(b, h, s, s) + m
+        w = w.view(b * h, s, s)
+        return torch.nn.functional.softmax(w, dim=-1).view(b, h, s, s)
+
+q = torch.randn(2, 2, 64, 16)
+am = torch.randint(0, 2, (2, 64))
+torch.jit.trace(A(), (q, q, am)).save(sys.argv[1])
+)";
+
 // A row sum written for the test: it checks kforge_symbol against its sizes (the runtime answers it
 // from the call's shape symbols) and refuses rows of 40, so a kernel's refusal is seen to fall back.
 const char *kRowSum = R"(
@@ -949,6 +970,9 @@ extern "C" int kforge_entry(const kf_tensor *in, int n_in, kf_tensor *out, int n
         QTest::newRow("traced, no scale, a bias per head [1, h, q, k]")
             << "attn-swin" << QString::fromLatin1(kAttentionUnscaled) << "kforge::scaled_masked_softmax_native" << 1.0 << QString()
             << QList<qint64>{128, 128, 1, 1};
+        QTest::newRow("traced, no scale, the sum viewed back (BART)")
+            << "attn-bart" << QString::fromLatin1(kAttentionBart) << "kforge::scaled_masked_softmax_native" << 1.0 << QStringLiteral("expanded")
+            << QList<qint64>{128, 64, 1, 128};
     }
 
     void fusedAttentionSoftmax()
@@ -1001,7 +1025,10 @@ extern "C" int kforge_entry(const kf_tensor *in, int n_in, kf_tensor *out, int n
             os << *m.get_method("forward").graph();
             return os.str();
         };
-        QVERIFY(graphText(clone).find(op.toStdString() + "(") != std::string::npos);
+        // The operator the rewritten graph calls: the card's, or for a sum viewed before the softmax the
+        // operator that takes the card's where the view keeps the last dimension.
+        const std::string called = name.contains(QLatin1String("bart")) ? "kforge::masked_softmax_native_view" : op.toStdString();
+        QVERIFY2(graphText(clone).find(called + "(") != std::string::npos, graphText(clone).c_str());
         QVERIFY(graphText(module).find("kforge::") == std::string::npos);
         QVERIFY(graphText(clone).find("aten::Float") == std::string::npos); // a traced scale folded to its number once
         {
@@ -1070,6 +1097,9 @@ extern "C" int kforge_entry(const kf_tensor *in, int n_in, kf_tensor *out, int n
             // no scale at all (CLIP, Swin, Whisper, T5): the masked operators with scale 1.0
             {"unscaled_native", 1}, {"unscaled_casts_type_as", 1}, {"unscaled_native_mask_first", 1}, {"unscaled_bias_then_mask", 1},
             {"unscaled_same_operand", 0}, {"unscaled_plus_number", 0},
+            // the sum viewed back before the softmax (BART, OPT, Whisper, CLIP); a view to another last
+            // dimension is rewritten too and takes the chain when it runs
+            {"unscaled_view_bart", 1}, {"unscaled_view_tuple", 1}, {"unscaled_view_other_last_dim", 1}, {"unscaled_view_used_twice", 0},
             // the chains with no casts, computed in the scores' dtype (the native operators); an integer x is
             // rewritten and runs the chain as written
             {"native_float32", 1}, {"native_method_no_mask", 1}, {"native_module_mask_first", 1}, {"native_int_scale", 1},
@@ -1220,6 +1250,11 @@ extern "C" int kforge_entry(const kf_tensor *in, int n_in, kf_tensor *out, int n
         QTest::newRow("unscaled, alpha 2") << "torch.softmax(torch.add(a, b, alpha=2), -1)" << 0;
         QTest::newRow("unscaled over dim 0") << "torch.softmax(a + b, 0)" << 0;
         QTest::newRow("unscaled, casts to a constant dtype") << "torch.softmax((a + b).float(), -1).to(5)" << 0;
+        // The sum viewed before the softmax (BART, OPT, Whisper, CLIP): kforge::masked_softmax_native_view, which
+        // takes the fused operator where the view keeps the last dimension and the chain where it does not.
+        QTest::newRow("unscaled, viewed keeping the last dim") << "torch.softmax((a + b).view(-1, 2, 40), -1)" << 1;
+        QTest::newRow("unscaled, viewed to another last dim") << "torch.softmax((a + b).view(8, 20), -1)" << 1;
+        QTest::newRow("unscaled, viewed, over dim 0") << "torch.softmax((a + b).view(-1, 40), 0)" << 0;
     }
 
     void rewriteSiluGate()

@@ -117,6 +117,51 @@ std::optional<ScaleOf> scaleOf(const CapturedCall &call)
     return got;
 }
 
+// Arithmetic on sizes that a trace records among a chain's calls (`b * h` on 0-dim int64 tensors, read
+// back with aten::item for a view's size): it touches no tensor of the chain and is not claimed.
+bool sizeArithmetic(const CapturedCall &c)
+{
+    bool any = false;
+    for (const auto &a : c.args)
+        for (const auto &t : a.tensors) {
+            if (!t.shape.empty() || (t.dtype != "int64" && t.dtype != "int32"))
+                return false;
+            any = true;
+        }
+    return any;
+}
+
+// The shape aten::view(x, size) gives, one -1 inferred; nothing where the size does not fit x.
+std::optional<std::vector<int64_t>> viewShape(const CapturedCall &view, const TensorMeta &x)
+{
+    const auto *size = arg(view, "size");
+    if (!size || size->kind != "int_list" || !size->value.is_array() || size->value.empty())
+        return std::nullopt;
+    std::vector<int64_t> shape;
+    int64_t known = 1, inferred = -1;
+    for (const auto &d : size->value) {
+        if (!d.is_number_integer())
+            return std::nullopt;
+        const int64_t v = d.get<int64_t>();
+        if (v == -1 && inferred < 0)
+            inferred = int64_t(shape.size());
+        else if (v < 1)
+            return std::nullopt;
+        else
+            known *= v;
+        shape.push_back(v);
+    }
+    const int64_t n = x.numel();
+    if (inferred >= 0) {
+        if (n % known != 0)
+            return std::nullopt;
+        shape[size_t(inferred)] = n / known;
+    } else if (known != n) {
+        return std::nullopt;
+    }
+    return shape;
+}
+
 // Attention's softmax chain starting at top-level call `i`: x * scale [+ mask], then either the upcast,
 // softmax.int over the last dimension and the cast back (mixed precision, the scale a number), or softmax.int
 // on the scores directly, in x's own dtype (a model that computes in one dtype): the `native` operators,
@@ -166,12 +211,30 @@ std::optional<Chain> softmaxChainAt(const std::vector<const CapturedCall *> &top
     }
     if (unscaled && c.family != "scaled_masked_softmax")
         return std::nullopt;
+    // With no scale and no casts, the sum may be viewed before the softmax, keeping its last dimension
+    // (BART, OPT, Whisper, CLIP: `(w.view(b, h, q, k) + mask).view(b * h, q, k)`; the rewrite's
+    // kforge::masked_softmax_native_view).
+    auto softmaxShape = x->shape;
+    size_t v = j;
+    while (unscaled && v < top.size() && sizeArithmetic(*top[v]))
+        ++v;
+    const bool viewed = unscaled && v < top.size() && top[v]->qualifiedName() == "aten::view";
+    if (viewed)
+        j = v;
+    if (viewed) {
+        const auto *self = tensorArg(*top[j], "self");
+        const auto size = viewShape(*top[j], *x);
+        if (!self || self->shape != x->shape || self->dtype != x->dtype || !size || size->back() != x->shape.back())
+            return std::nullopt;
+        softmaxShape = *size;
+        take(c, top, j++);
+    }
     const auto softmaxOfLastDim = [&](size_t k, const std::string &dtype) {
         const auto &sm = *top[k];
         const auto *sx = tensorArg(sm, "self");
         const auto *sdt = arg(sm, "dtype");
-        return sm.qualifiedName() == "aten::softmax.int" && sx && sx->shape == x->shape && sx->dtype == dtype
-               && (intArg(sm, "dim", -1) || intArg(sm, "dim", int64_t(x->shape.size()) - 1)) && sdt && sdt->kind == "none";
+        return sm.qualifiedName() == "aten::softmax.int" && sx && sx->shape == softmaxShape && sx->dtype == dtype
+               && (intArg(sm, "dim", -1) || intArg(sm, "dim", int64_t(softmaxShape.size()) - 1)) && sdt && sdt->kind == "none";
     };
     if (j < top.size() && softmaxOfLastDim(j, x->dtype)) {
         if (scale->integer && !scale->divide) // an integer x times an int stays integer: not the operator's float
@@ -180,7 +243,7 @@ std::optional<Chain> softmaxChainAt(const std::vector<const CapturedCall *> &top
         take(c, top, j);
         return c;
     }
-    if (scale->traced || scale->divide || j + 3 > top.size() || !plainCast(*top[j], x->shape, x->dtype, "float32") || !softmaxOfLastDim(j + 1, "float32")
+    if (viewed || scale->traced || scale->divide || j + 3 > top.size() || !plainCast(*top[j], x->shape, x->dtype, "float32") || !softmaxOfLastDim(j + 1, "float32")
         || !plainCast(*top[j + 2], x->shape, "float32", x->dtype))
         return std::nullopt;
     for (size_t k = j; k < j + 3; ++k)
