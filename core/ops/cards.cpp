@@ -256,8 +256,7 @@ const std::map<std::string, std::function<OperatorCard(const ShapeBindings &, DT
         {"scaled_masked_softmax", [](const ShapeBindings &s, DType dt) {
              auto c = rowCard("scaled_masked_softmax", s, dt);
              const int64_t mrows = needSymbol(s, "mrows", "scaled_masked_softmax"), rows = c.shape.at("rows"), cols = c.shape.at("cols");
-             const auto given = [&](const char *sym, int64_t otherwise) { return s.count(sym) ? s.at(sym) : otherwise; };
-             const MaskRows m{mrows, given("minner", mrows), given("mstep", 1), given("mblock", 1)};
+             const auto m = maskRowsOfShape(s, mrows);
              if (mrows < 1 || rows % mrows != 0)
                  throw Error("a scaled_masked_softmax card needs rows a multiple of mrows (the mask's rows), not rows " + std::to_string(rows)
                              + " and mrows " + std::to_string(mrows));

@@ -13,7 +13,9 @@
 // A mask with three runs or more (rare) has no MaskRows: the chain runs as written.
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <optional>
+#include <string>
 
 namespace kforge {
 
@@ -29,6 +31,17 @@ struct MaskRows {
 inline int64_t maskRowOf(const MaskRows &m, int64_t r)
 {
     return ((r / m.mblock) % (m.mrows / m.minner)) * m.minner + (r / m.mstep) % m.minner;
+}
+
+// A card's runs from its shape symbols: a card written before they had symbols broadcasts its mask over the
+// rows in turn (minner = mrows, mstep = mblock = 1).
+inline MaskRows maskRowsOfShape(const std::map<std::string, int64_t> &shape, int64_t mrows)
+{
+    const auto given = [&](const char *sym, int64_t otherwise) {
+        const auto it = shape.find(sym);
+        return it == shape.end() ? otherwise : it->second;
+    };
+    return {mrows, given("minner", mrows), given("mstep", 1), given("mblock", 1)};
 }
 
 // The runs of a mask of `maskRank` dimensions added to x of `xRank` (both at least 1), or nothing where the

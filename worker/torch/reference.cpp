@@ -179,10 +179,7 @@ std::vector<at::Tensor> callComposite(const OperatorCard &card, const std::vecto
             return {form->native ? runtime::scaledSoftmaxNativeChain(in.at(0), scale, by) : runtime::scaledSoftmaxChain(in.at(0), scale, compute)};
         // Each row of x with the mask row it takes (ops/mask_rows.h), gathered: the chain then adds like shapes.
         const auto &x = in.at(0), &mask = in.at(1);
-        // A card written before the mask's runs had symbols broadcasts it over the rows in turn.
-        const int64_t mrows = mask.dim() == 2 ? mask.size(0) : 0;
-        const auto given = [&](const char *sym, int64_t otherwise) { return shape.count(sym) ? shape.at(sym) : otherwise; };
-        const MaskRows m{mrows, given("minner", mrows), given("mstep", 1), given("mblock", 1)};
+        const auto m = maskRowsOfShape(shape, mask.dim() == 2 ? mask.size(0) : 0);
         if (mask.dim() != 2 || x.dim() != 2 || mask.size(1) != x.size(1) || m.mrows < 1 || m.minner < 1 || m.mrows % m.minner != 0
             || m.mstep < 1 || m.mblock < 1)
             throw Error("scaled_masked_softmax: x [rows, cols], mask [mrows, cols] with minner dividing mrows and mstep, mblock at least 1");
