@@ -28,12 +28,13 @@ did; with a pack loaded, a kernel for the operator takes the call where its guar
 
 A match must be, as in the C++ filter: a scale that is a number, written in the model or computed from
 tensor sizes (`q.shape[-1] ** -0.5`: arithmetic on extents and numbers; not a tensor, not a value read
-from a tensor; a bool is not a number here), a softmax over dim -1 with no dtype of its own,
+from a tensor; a bool is not a number here), a softmax over dim -1 with no dtype of its own (or, for the
+chains with casts, dtype torch.float32 in place of the upcast),
 an add whose alpha is 1, and, for the chains with casts, an upcast to float32 that neither copies nor
 changes the memory format and a cast back to x's own dtype read from the graph: `x.dtype`, or the dtype of
 an input of the matmul that produced x (`torch.matmul(q, k.transpose(-2, -1)) * c ... .to(q.dtype)`; matmul
 does not promote, so q's dtype is x's). The chain's intermediate values must have no other use. Anything
-else, e.g. a softmax over dim 1, a dtype argument, a tensor scale, a division in a chain with casts, a cast to a
+else, e.g. a softmax over dim 1, a dtype argument in a native chain (or any but float32), a tensor scale, a division in a chain with casts, a cast to a
 constant dtype (torch.bfloat16: the graph does not say it is x's) or an upcast with no cast back, is left
 as the model wrote it.
 
@@ -47,6 +48,9 @@ The spellings accepted are those whose meaning is the chain's:
                  with non_blocking/copy False and memory_format torch.preserve_format where given
     softmax      torch.softmax(u, -1), torch.nn.functional.softmax(u, dim=-1), u.softmax(-1), an
                  nn.Softmax(dim=-1) submodule (its class exactly), dim given by position or name
+    upcast and softmax together
+                 any of those softmax spellings given dtype=torch.float32 (torch.float), which converts u
+                 first: Llama's `softmax(w, dim=-1, dtype=torch.float32).to(query.dtype)`
     cast back    p.to(D), p.to(dtype=D) with D = x.dtype or q.dtype as above; p.type_as(x) or p.type_as(q)
                  (type_as is .to(other's dtype and device); x, q and the scores share one device)
 Addition and multiplication commute exactly in IEEE arithmetic and promote their operands alike, so the
@@ -298,8 +302,8 @@ def _float32_upcast(node):
     return None
 
 
-def _softmax_input(gm, node):
-    """u when the node is a softmax of u over dim -1 with no dtype, else None."""
+def _softmax_input(gm, node, dtype=None):
+    """u when the node is a softmax of u over dim -1 with the given dtype (None: no dtype of its own), else None."""
     if _is_function(node, torch.softmax, torch.Tensor.softmax) or _is_method(node, "softmax"):
         a = _call_args(node, ("input" if node.op == "call_function" and node.target is torch.softmax else "self", "dim", "dtype"))
     elif _is_function(node, torch.nn.functional.softmax):
@@ -315,7 +319,7 @@ def _softmax_input(gm, node):
         return None
     source = a.get("input", a.get("self"))
     dim = a.get("dim", _MISSING)
-    if type(dim) is not int or dim != -1 or a.get("dtype") is not None:
+    if type(dim) is not int or dim != -1 or a.get("dtype") is not dtype:
         return None
     return source if isinstance(source, torch.fx.Node) else None
 
@@ -677,12 +681,15 @@ def _residual_before(graph, found):
 def _match(gm, p):
     """The chain ending in softmax node p, as (nodes to remove in order, x, scale, mask or None, final cast), or None."""
     u = _softmax_input(gm, p)
-    if u is None or not _single_use(u, p) or len(p.users) != 1:
+    if u is not None:  # softmax(t.float(), -1)
+        t, upcast = _float32_upcast(u), [u]
+        if not _single_use(u, p):
+            return None
+    else:  # softmax(t, -1, dtype=torch.float32), which converts t first
+        t, upcast = _softmax_input(gm, p, _F32), []
+    if t is None or not _single_use(t, (upcast or [p])[0]) or len(p.users) != 1:
         return None
     y = next(iter(p.users))
-    t = _float32_upcast(u)
-    if t is None or not _single_use(t, u):
-        return None
     chain, mask = [t], None
     scaled = _scaled(t)
     if scaled is None:
@@ -703,7 +710,7 @@ def _match(gm, p):
     if back is None or not _has_dtype_of(back[0], x):
         return None
     dtype_read = back[1]
-    return chain + [u, p, y], x, scale, mask, dtype_read
+    return chain + upcast + [p, y], x, scale, mask, dtype_read
 
 
 def _match_native(gm, p):

@@ -75,6 +75,26 @@ at::Tensor maskedSoftmaxNativeView(const at::Tensor &x, const at::Tensor &mask, 
     return at::softmax((x + mask).view(size), -1);
 }
 
+at::Tensor scaledSoftmaxTo(const at::Tensor &x, double scale, const c10::optional<at::Tensor> &mask, at::ScalarType dtype, bool tensorScale)
+{
+    const bool masked = mask && mask->defined();
+    // Times a number or a 0-dim float64 tensor, a floating x keeps its dtype and its product is the same;
+    // cast back to x's own dtype, the chain is the fused operator's.
+    if (x.is_floating_point() && dtype == x.scalar_type()) {
+        if (masked) {
+            static const auto fused = c10::Dispatcher::singleton()
+                                          .findSchemaOrThrow("kforge::scaled_masked_softmax", "")
+                                          .typed<at::Tensor(const at::Tensor &, double, const at::Tensor &)>();
+            return fused.call(x, scale, *mask);
+        }
+        static const auto plain =
+            c10::Dispatcher::singleton().findSchemaOrThrow("kforge::scaled_softmax", "").typed<at::Tensor(const at::Tensor &, double)>();
+        return plain.call(x, scale);
+    }
+    const auto s = tensorScale ? x * at::scalar_tensor(scale, at::kDouble) : x * scale;
+    return at::softmax((masked ? s + *mask : s).to(at::kFloat), -1).to(dtype);
+}
+
 at::Tensor siluMulChain(const at::Tensor &gate, const at::Tensor &up)
 {
     return at::silu(gate) * up;
@@ -114,52 +134,87 @@ namespace {
 // `_native_traced` operator as its number. Every replacement passes its scale through aten::Float (an int
 // scale or divisor would not type as the operators' float, a tensor constant is no number), and
 // foldScales folds each such conversion once: a constant to a number constant, a float to itself.
-std::string softmaxHead(bool masked, bool casts)
+// How a chain meets float32: not at all (the native operators), an upcast before the softmax (`.float()`),
+// or the softmax's own dtype (`softmax(t, -1, dtype=torch.float32)`, which converts its input first: Llama's
+// eager attention and the many models written after it); both cast the result back after it.
+enum class Casts { None, Upcast, SoftmaxDtype };
+
+// The pattern's free values after x, the scale and the mask: the casts' and the softmax's.
+std::string castValues(Casts casts)
 {
-    return std::string("graph(%x, %scale") + (masked ? ", %mask, %alpha" : "") + (casts ? ", %f32, %nb1, %cp1, %mf1" : "") + ", %dim, %sdt"
-           + (casts ? ", %odt, %nb2, %cp2, %mf2" : "") + "):\n";
+    switch (casts) {
+    case Casts::None: return ", %dim, %sdt";
+    case Casts::Upcast: return ", %f32, %nb1, %cp1, %mf1, %dim, %sdt, %odt, %nb2, %cp2, %mf2";
+    case Casts::SoftmaxDtype: return ", %dim, %f32, %odt, %nb2, %cp2, %mf2";
+    }
+    return "";
+}
+
+// From the scores to the result %y.
+std::string softmaxTail(const std::string &scores, Casts casts)
+{
+    const std::string back = "  %y = aten::to(%p, %odt, %nb2, %cp2, %mf2)\n  return (%y)";
+    switch (casts) {
+    case Casts::None: return "  %y = aten::softmax(" + scores + ", %dim, %sdt)\n  return (%y)";
+    case Casts::Upcast: return "  %u = aten::to(" + scores + ", %f32, %nb1, %cp1, %mf1)\n  %p = aten::softmax(%u, %dim, %sdt)\n" + back;
+    case Casts::SoftmaxDtype: return "  %p = aten::softmax(" + scores + ", %dim, %f32)\n" + back;
+    }
+    return "";
+}
+
+std::string softmaxHead(bool masked, Casts casts)
+{
+    return std::string("graph(%x, %scale") + (masked ? ", %mask, %alpha" : "") + castValues(casts) + "):\n";
 }
 
 // `divide`: the scores divided by the scale (`x / math.sqrt(d)`), the native `_div` operators.
-std::string softmaxPattern(bool masked, bool casts, bool divide = false)
+std::string softmaxPattern(bool masked, Casts casts, bool divide = false)
 {
     std::string g = softmaxHead(masked, casts) + (divide ? "  %s = aten::div(%x, %scale)\n" : "  %s = aten::mul(%x, %scale)\n");
     if (masked)
         g += "  %t = aten::add(%s, %mask, %alpha)\n";
-    const std::string scores = masked ? "%t" : "%s";
-    if (!casts)
-        return g + "  %y = aten::softmax(" + scores + ", %dim, %sdt)\n  return (%y)";
-    return g + "  %u = aten::to(" + scores + ", %f32, %nb1, %cp1, %mf1)\n  %p = aten::softmax(%u, %dim, %sdt)\n"
-           + "  %y = aten::to(%p, %odt, %nb2, %cp2, %mf2)\n  return (%y)";
+    return g + softmaxTail(masked ? "%t" : "%s", casts);
 }
 
 // `op` is the operator's name without its namespace.
-std::string softmaxReplacement(bool masked, bool casts, const std::string &op)
+std::string softmaxReplacement(bool masked, Casts casts, const std::string &op)
 {
     return softmaxHead(masked, casts) + "  %f = aten::Float(%scale)\n  %y = kforge::" + op + "(%x, %f" + (masked ? ", %mask" : "")
            + ")\n  return (%y)";
 }
 
+// The chains with casts whose cast back the graph does not prove to be x's dtype (a trace holds
+// `.to(q.dtype)` as the constant it saw; a model may write the dtype): kforge::scaled_softmax_to, which
+// takes the fused operator where the dtype is x's when it runs. `tensorScale`: the scale was a traced 0-dim
+// float64 tensor, which the operator's chain multiplies by where x is not floating.
+std::string softmaxToReplacement(bool masked, Casts casts, bool tensorScale)
+{
+    return softmaxHead(masked, casts) + "  %f = aten::Float(%scale)\n" + (masked ? "" : "  %none : NoneType = prim::Constant()\n")
+           + "  %ts : bool = prim::Constant[value=" + (tensorScale ? "1" : "0") + "]()\n  %y = kforge::scaled_softmax_to(%x, %f, "
+           + (masked ? "%mask" : "%none") + ", %odt, %ts)\n  return (%y)";
+}
+
 // The chains with no scale, `softmax(x + mask, -1)` with or without the casts (CLIP, Swin and Whisper scale
 // q before the product, T5 not at all): the masked operators with scale 1.0, which they multiply by exactly.
-std::string unscaledHead(bool casts)
+std::string unscaledHead(Casts casts)
 {
-    return std::string("graph(%x, %mask, %alpha") + (casts ? ", %f32, %nb1, %cp1, %mf1" : "") + ", %dim, %sdt"
-           + (casts ? ", %odt, %nb2, %cp2, %mf2" : "") + "):\n";
+    return "graph(%x, %mask, %alpha" + castValues(casts) + "):\n";
 }
 
-std::string unscaledPattern(bool casts)
+std::string unscaledPattern(Casts casts)
 {
-    const std::string g = unscaledHead(casts) + "  %t = aten::add(%x, %mask, %alpha)\n";
-    if (!casts)
-        return g + "  %y = aten::softmax(%t, %dim, %sdt)\n  return (%y)";
-    return g + "  %u = aten::to(%t, %f32, %nb1, %cp1, %mf1)\n  %p = aten::softmax(%u, %dim, %sdt)\n"
-           + "  %y = aten::to(%p, %odt, %nb2, %cp2, %mf2)\n  return (%y)";
+    return unscaledHead(casts) + "  %t = aten::add(%x, %mask, %alpha)\n" + softmaxTail("%t", casts);
 }
 
-std::string unscaledReplacement(bool casts, const std::string &op)
+std::string unscaledReplacement(Casts casts, const std::string &op)
 {
     return unscaledHead(casts) + "  %one : float = prim::Constant[value=1.]()\n  %y = kforge::" + op + "(%x, %one, %mask)\n  return (%y)";
+}
+
+std::string unscaledToReplacement(Casts casts)
+{
+    return unscaledHead(casts) + "  %one : float = prim::Constant[value=1.]()\n  %ts : bool = prim::Constant[value=0]()\n"
+           + "  %y = kforge::scaled_softmax_to(%x, %one, %mask, %odt, %ts)\n  return (%y)";
 }
 
 // The same with the scores viewed between the add and the softmax, as BART, OPT, Whisper and CLIP write it
@@ -261,15 +316,23 @@ bool isTensor(const torch::jit::Value *v)
 }
 
 // Casts as `.float()` and `.to(dtype)` write them: no non-blocking copy, no forced copy, no memory format.
+// The flags of the casts a pattern has (a softmax given its dtype has no upcast of its own).
 bool plainCasts(const torch::jit::Match &m, const Vars &vars)
 {
     for (const char *flag : {"nb1", "cp1", "nb2", "cp2"}) {
+        if (!vars.count(flag))
+            continue;
         const auto f = constantOf(matched(m, vars, flag));
         if (!f || !f->isBool() || f->toBool())
             return false;
     }
-    return isConstNone(matched(m, vars, "mf1")) && isConstNone(matched(m, vars, "mf2"));
+    for (const char *format : {"mf1", "mf2"})
+        if (vars.count(format) && !isConstNone(matched(m, vars, format)))
+            return false;
+    return true;
 }
+
+
 
 // Whether `dtype` is read from `x` itself (prim::dtype of x).
 bool dtypeOf(const torch::jit::Value *dtype, const torch::jit::Value *x)
@@ -313,9 +376,11 @@ bool softmaxOfScores(const torch::jit::Match &m, const Vars &vars)
     const auto dim = constantOf(get("dim"));
     if (!dim || !dim->isInt() || dim->toInt() != -1)
         return false;
-    const auto sdt = constantOf(get("sdt"));
-    if (!sdt || !sdt->isNone())
-        return false;
+    if (vars.count("sdt")) { // else the softmax's dtype is the chain's float32 (castsFit)
+        const auto sdt = constantOf(get("sdt"));
+        if (!sdt || !sdt->isNone())
+            return false;
+    }
     if (vars.count("alpha") && !isConstInt(get("alpha"), 1))
         return false;
     return !vars.count("mask") || isTensor(get("mask"));
@@ -356,6 +421,25 @@ template <Scale Kind, bool Casts>
 bool softmaxFusable(const torch::jit::Match &m, const Vars &vars)
 {
     return scaleFits(matched(m, vars, "scale"), Kind) && softmaxOfScores(m, vars) && (!Casts || castsFit(m, vars));
+}
+
+// The casts of kforge::scaled_softmax_to: the upcast to float32 and plain casts, the cast back to a dtype
+// written as a constant (which the operator compares with x's when it runs).
+bool castsToConstantDtype(const torch::jit::Match &m, const Vars &vars)
+{
+    const auto odt = constantOf(matched(m, vars, "odt"));
+    return isConstInt(matched(m, vars, "f32"), int64_t(at::kFloat)) && plainCasts(m, vars) && odt && odt->isInt();
+}
+
+template <Scale Kind>
+bool softmaxToFusable(const torch::jit::Match &m, const Vars &vars)
+{
+    return scaleFits(matched(m, vars, "scale"), Kind) && softmaxOfScores(m, vars) && castsToConstantDtype(m, vars);
+}
+
+bool unscaledToFusable(const torch::jit::Match &m, const Vars &vars)
+{
+    return isTensor(matched(m, vars, "x")) && softmaxOfScores(m, vars) && castsToConstantDtype(m, vars);
 }
 
 // With no scale: x and the mask both tensors (a sum with a number is not an attention mask).
@@ -464,29 +548,55 @@ struct FusedPattern {
 // In order: the masked softmax before the plain one, whose pattern is its tail; the chains with casts before
 // the native ones; the unscaled chains after the scaled ones.
 const FusedPattern kPatterns[] = {
-    {"kforge::scaled_masked_softmax", softmaxPattern(true, true), softmaxReplacement(true, true, "scaled_masked_softmax"),
+    {"kforge::scaled_masked_softmax", softmaxPattern(true, Casts::Upcast), softmaxReplacement(true, Casts::Upcast, "scaled_masked_softmax"),
      softmaxFusable<Scale::Number, true>},
-    {"kforge::scaled_softmax", softmaxPattern(false, true), softmaxReplacement(false, true, "scaled_softmax"), softmaxFusable<Scale::Number, true>},
-    {"kforge::scaled_masked_softmax_native", softmaxPattern(true, false), softmaxReplacement(true, false, "scaled_masked_softmax_native"),
+    {"kforge::scaled_softmax", softmaxPattern(false, Casts::Upcast), softmaxReplacement(false, Casts::Upcast, "scaled_softmax"),
+     softmaxFusable<Scale::Number, true>},
+    {"kforge::scaled_masked_softmax", softmaxPattern(true, Casts::SoftmaxDtype),
+     softmaxReplacement(true, Casts::SoftmaxDtype, "scaled_masked_softmax"), softmaxFusable<Scale::Number, true>},
+    {"kforge::scaled_softmax", softmaxPattern(false, Casts::SoftmaxDtype), softmaxReplacement(false, Casts::SoftmaxDtype, "scaled_softmax"),
+     softmaxFusable<Scale::Number, true>},
+    {"kforge::scaled_masked_softmax_native", softmaxPattern(true, Casts::None),
+     softmaxReplacement(true, Casts::None, "scaled_masked_softmax_native"), softmaxFusable<Scale::Double, false>},
+    {"kforge::scaled_masked_softmax_native_traced", softmaxPattern(true, Casts::None),
+     softmaxReplacement(true, Casts::None, "scaled_masked_softmax_native_traced"), softmaxFusable<Scale::Float64Tensor, false>},
+    {"kforge::scaled_softmax_native", softmaxPattern(false, Casts::None), softmaxReplacement(false, Casts::None, "scaled_softmax_native"),
      softmaxFusable<Scale::Double, false>},
-    {"kforge::scaled_masked_softmax_native_traced", softmaxPattern(true, false),
-     softmaxReplacement(true, false, "scaled_masked_softmax_native_traced"), softmaxFusable<Scale::Float64Tensor, false>},
-    {"kforge::scaled_softmax_native", softmaxPattern(false, false), softmaxReplacement(false, false, "scaled_softmax_native"),
-     softmaxFusable<Scale::Double, false>},
-    {"kforge::scaled_softmax_native_traced", softmaxPattern(false, false), softmaxReplacement(false, false, "scaled_softmax_native_traced"),
-     softmaxFusable<Scale::Float64Tensor, false>},
-    {"kforge::scaled_masked_softmax_native_div", softmaxPattern(true, false, true), softmaxReplacement(true, false, "scaled_masked_softmax_native_div"),
-     softmaxFusable<Scale::Number, false>},
-    {"kforge::scaled_masked_softmax_native_div_traced", softmaxPattern(true, false, true),
-     softmaxReplacement(true, false, "scaled_masked_softmax_native_div_traced"), softmaxFusable<Scale::Float64Tensor, false>},
-    {"kforge::scaled_softmax_native_div", softmaxPattern(false, false, true), softmaxReplacement(false, false, "scaled_softmax_native_div"),
-     softmaxFusable<Scale::Number, false>},
-    {"kforge::scaled_softmax_native_div_traced", softmaxPattern(false, false, true),
-     softmaxReplacement(false, false, "scaled_softmax_native_div_traced"), softmaxFusable<Scale::Float64Tensor, false>},
+    {"kforge::scaled_softmax_native_traced", softmaxPattern(false, Casts::None),
+     softmaxReplacement(false, Casts::None, "scaled_softmax_native_traced"), softmaxFusable<Scale::Float64Tensor, false>},
+    {"kforge::scaled_masked_softmax_native_div", softmaxPattern(true, Casts::None, true),
+     softmaxReplacement(true, Casts::None, "scaled_masked_softmax_native_div"), softmaxFusable<Scale::Number, false>},
+    {"kforge::scaled_masked_softmax_native_div_traced", softmaxPattern(true, Casts::None, true),
+     softmaxReplacement(true, Casts::None, "scaled_masked_softmax_native_div_traced"), softmaxFusable<Scale::Float64Tensor, false>},
+    {"kforge::scaled_softmax_native_div", softmaxPattern(false, Casts::None, true),
+     softmaxReplacement(false, Casts::None, "scaled_softmax_native_div"), softmaxFusable<Scale::Number, false>},
+    {"kforge::scaled_softmax_native_div_traced", softmaxPattern(false, Casts::None, true),
+     softmaxReplacement(false, Casts::None, "scaled_softmax_native_div_traced"), softmaxFusable<Scale::Float64Tensor, false>},
     // After every scaled chain, whose tail they are.
-    {"kforge::scaled_masked_softmax", unscaledPattern(true), unscaledReplacement(true, "scaled_masked_softmax"), unscaledFusable<true>},
-    {"kforge::scaled_masked_softmax_native", unscaledPattern(false), unscaledReplacement(false, "scaled_masked_softmax_native"),
+    {"kforge::scaled_masked_softmax", unscaledPattern(Casts::Upcast), unscaledReplacement(Casts::Upcast, "scaled_masked_softmax"),
+     unscaledFusable<true>},
+    {"kforge::scaled_masked_softmax", unscaledPattern(Casts::SoftmaxDtype), unscaledReplacement(Casts::SoftmaxDtype, "scaled_masked_softmax"),
+     unscaledFusable<true>},
+    {"kforge::scaled_masked_softmax_native", unscaledPattern(Casts::None), unscaledReplacement(Casts::None, "scaled_masked_softmax_native"),
      unscaledFusable<false>},
+    // The chains with casts the graph does not prove (a trace's), after those it does.
+    {"kforge::scaled_softmax_to", softmaxPattern(true, Casts::Upcast), softmaxToReplacement(true, Casts::Upcast, false), softmaxToFusable<Scale::Number>},
+    {"kforge::scaled_softmax_to", softmaxPattern(true, Casts::Upcast), softmaxToReplacement(true, Casts::Upcast, true),
+     softmaxToFusable<Scale::Float64Tensor>},
+    {"kforge::scaled_softmax_to", softmaxPattern(false, Casts::Upcast), softmaxToReplacement(false, Casts::Upcast, false),
+     softmaxToFusable<Scale::Number>},
+    {"kforge::scaled_softmax_to", softmaxPattern(false, Casts::Upcast), softmaxToReplacement(false, Casts::Upcast, true),
+     softmaxToFusable<Scale::Float64Tensor>},
+    {"kforge::scaled_softmax_to", softmaxPattern(true, Casts::SoftmaxDtype), softmaxToReplacement(true, Casts::SoftmaxDtype, false),
+     softmaxToFusable<Scale::Number>},
+    {"kforge::scaled_softmax_to", softmaxPattern(true, Casts::SoftmaxDtype), softmaxToReplacement(true, Casts::SoftmaxDtype, true),
+     softmaxToFusable<Scale::Float64Tensor>},
+    {"kforge::scaled_softmax_to", softmaxPattern(false, Casts::SoftmaxDtype), softmaxToReplacement(false, Casts::SoftmaxDtype, false),
+     softmaxToFusable<Scale::Number>},
+    {"kforge::scaled_softmax_to", softmaxPattern(false, Casts::SoftmaxDtype), softmaxToReplacement(false, Casts::SoftmaxDtype, true),
+     softmaxToFusable<Scale::Float64Tensor>},
+    {"kforge::scaled_softmax_to", unscaledPattern(Casts::Upcast), unscaledToReplacement(Casts::Upcast), unscaledToFusable},
+    {"kforge::scaled_softmax_to", unscaledPattern(Casts::SoftmaxDtype), unscaledToReplacement(Casts::SoftmaxDtype), unscaledToFusable},
     {"kforge::masked_softmax_native_view", kUnscaledViewPattern, kUnscaledViewReplacement, unscaledFusable<false>},
     {"kforge::silu_mul", kSiluMulPattern, kSiluMulReplacement, siluMulFusable},
     {"kforge::silu_mul", kMulSiluPattern, kSiluMulReplacement, siluMulFusable},

@@ -8,6 +8,14 @@
 //       softmax((x * scale).float(), -1).to(x.dtype)           (attention without a mask)
 //   kforge::scaled_masked_softmax(Tensor x, float scale, Tensor mask) -> Tensor
 //       softmax((x * scale + mask).float(), -1).to(x.dtype)    (mask broadcast over x's leading dims)
+//       Both also stand for softmax(x * scale [+ mask], -1, dtype=torch.float32).to(x.dtype) (Llama's eager
+//       attention: the softmax converts its input first).
+//   kforge::scaled_softmax_to(Tensor x, float scale, Tensor? mask, ScalarType dtype, bool tensor_scale) -> Tensor
+//       softmax((x * scale [+ mask]).float(), -1).to(dtype), the scale a number or (tensor_scale) a 0-dim
+//       float64 tensor: the chains with casts whose cast back is a constant dtype, as a trace holds
+//       `.to(q.dtype)`; where x is floating and dtype is x's when it runs, kforge::scaled_[masked_]softmax(x,
+//       scale[, mask]) through the dispatcher (a floating x times either scale is the same product), else
+//       the chain as written
 //   kforge::scaled_softmax_native(Tensor x, float scale) -> Tensor
 //   kforge::scaled_masked_softmax_native(Tensor x, float scale, Tensor mask) -> Tensor
 //       softmax(x * scale [+ mask], -1), in x's own dtype      (a model that computes in one dtype, as most
@@ -60,6 +68,9 @@ at::Tensor scaledMaskedSoftmaxTracedChain(const at::Tensor &x, double scale, con
 // softmax((x + mask).view(size), -1): the fused native operator viewed where the view keeps the last
 // dimension, the chain as written where it does not.
 at::Tensor maskedSoftmaxNativeView(const at::Tensor &x, const at::Tensor &mask, at::IntArrayRef size);
+// softmax((x * scale [+ mask]).float(), -1).to(dtype): the fused operator where x is floating and dtype is
+// x's, else the chain as written (times a 0-dim float64 tensor where tensorScale).
+at::Tensor scaledSoftmaxTo(const at::Tensor &x, double scale, const c10::optional<at::Tensor> &mask, at::ScalarType dtype, bool tensorScale);
 at::Tensor siluMulChain(const at::Tensor &gate, const at::Tensor &up);
 at::Tensor rmsNormCastChain(const at::Tensor &x, const at::Tensor &weight, double eps, at::ScalarType compute = at::kFloat);
 // (h, y): h = x + residual, y = rmsNormCastChain(h, weight, eps, compute).

@@ -356,6 +356,7 @@ TORCH_LIBRARY(kforge, m)
     m.def("scaled_softmax_native_div_traced(Tensor x, float divisor) -> Tensor");
     m.def("scaled_masked_softmax_native_div_traced(Tensor x, float divisor, Tensor mask) -> Tensor");
     m.def("masked_softmax_native_view(Tensor x, Tensor mask, int[] size) -> Tensor");
+    m.def("scaled_softmax_to(Tensor x, float scale, Tensor? mask, ScalarType dtype, bool tensor_scale) -> Tensor");
     m.def("silu_mul(Tensor gate, Tensor up) -> Tensor");
     m.def("rms_norm_cast(Tensor x, Tensor weight, float eps) -> Tensor");
     m.def("add_rms_norm_cast(Tensor x, Tensor residual, Tensor weight, float eps) -> (Tensor, Tensor)");
@@ -386,6 +387,9 @@ TORCH_LIBRARY_IMPL(kforge, CompositeExplicitAutograd, m)
     });
     m.impl("masked_softmax_native_view", [](const at::Tensor &x, const at::Tensor &mask, c10::IntArrayRef size) {
         return kforge::runtime::maskedSoftmaxNativeView(x, mask, size);
+    });
+    m.impl("scaled_softmax_to", [](const at::Tensor &x, double scale, const c10::optional<at::Tensor> &mask, at::ScalarType dtype, bool tensorScale) {
+        return kforge::runtime::scaledSoftmaxTo(x, scale, mask, dtype, tensorScale);
     });
     m.impl("silu_mul", [](const at::Tensor &gate, const at::Tensor &up) { return kforge::runtime::siluMulChain(gate, up); });
     m.impl("rms_norm_cast",

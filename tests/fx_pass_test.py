@@ -131,6 +131,12 @@ BODIES = {
     "native_tensor_scale": lambda m, q, k: torch.softmax(mm(q, k) * m.scale_tensor, -1),
     "native_mask_subtracted": lambda m, q, k: torch.softmax(mm(q, k) * 0.25 - m.mask, -1),
     "native_dtype_argument": lambda m, q, k: torch.softmax(mm(q, k) * 0.25, -1, dtype=torch.float64),
+    # the upcast given to the softmax as its dtype (Llama's eager attention and the models written after it)
+    "llama_softmax_dtype": lambda m, q, k: F.softmax(mm(q, k) * 0.25 + m.mask, dim=-1, dtype=torch.float32).to(q.dtype),
+    "softmax_dtype_method_no_mask": lambda m, q, k: (mm(q, k) * 0.125).softmax(-1, dtype=torch.float).to(q.dtype),
+    "softmax_dtype_unscaled_type_as": lambda m, q, k: torch.softmax(mm(q, k) + m.mask, -1, dtype=torch.float32).type_as(q),
+    "softmax_dtype_float64": lambda m, q, k: F.softmax(mm(q, k) * 0.25 + m.mask, dim=-1, dtype=torch.float64).to(q.dtype),
+    "softmax_dtype_no_cast_back": lambda m, q, k: F.softmax(mm(q, k) * 0.25 + m.mask, dim=-1, dtype=torch.float32),
 }
 
 # The pointwise chains, rewritten where the runtime registers their operators: name -> (operator, body).
@@ -221,6 +227,7 @@ def main():
         hq, hk = q.to(torch.bfloat16), k.to(torch.bfloat16)
         cases["decoder_block_bfloat16"] = case_result(Chain(BODIES["decoder_block"], dtype=torch.bfloat16), [(hq, hk)])
         cases["native_bfloat16"] = case_result(Chain(BODIES["native_float32"], dtype=torch.bfloat16), [(hq, hk)])
+        cases["llama_softmax_dtype_bfloat16"] = case_result(Chain(BODIES["llama_softmax_dtype"], dtype=torch.bfloat16), [(hq, hk)])
         cases["cast_to_constant_bfloat16"] = case_result(
             Chain(lambda m, q, k: torch.softmax((mm(q, k) * 0.25 + m.mask).float(), -1).to(torch.bfloat16), dtype=torch.bfloat16), [(hq, hk)])
         # A forward-argument mask: a tensor takes the operator, a Python number the chain as written.

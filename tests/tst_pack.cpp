@@ -228,6 +228,33 @@ am = torch.randint(0, 2, (2, 64))
 torch.jit.trace(A(), (q, q, am)).save(sys.argv[1])
 )";
 
+// Llama's eager attention (Mistral, Qwen and the many models written after it): scores times a scale the
+// module holds, the causal mask with the padding folded in [b, 1, q, k] added, the softmax given dtype
+// float32, the cast back to q's dtype; traced with the model's 0/1 mask an input.
+const char *kAttentionLlama = R"(import sys
+import torch
+import torch.nn.functional as F
+
+class A(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.scaling = 16 ** -0.5
+
+    def forward(self, q, k, am):
+        b, s = am.shape
+        lowest = torch.finfo(q.dtype).min
+        causal = torch.full((s, s), lowest, dtype=q.dtype).triu(1)
+        mask = causal[None, None, :, :].expand(b, 1, s, s).masked_fill(am[:, None, None, :] == 0, lowest)
+        w = torch.matmul(q, k.transpose(2, 3)) * self.scaling
+        w = w + mask
+        w = F.softmax(w, dim=-1, dtype=torch.float32).to(q.dtype)
+        return torch.matmul(w, k)
+
+q = torch.randn(2, 2, 64, 16)
+am = torch.randint(0, 2, (2, 64))
+torch.jit.trace(A(), (q, q, am)).save(sys.argv[1])
+)";
+
 // A row sum written for the test: it checks kforge_symbol against its sizes (the runtime answers it
 // from the call's shape symbols) and refuses rows of 40, so a kernel's refusal is seen to fall back.
 const char *kRowSum = R"(
@@ -970,6 +997,9 @@ extern "C" int kforge_entry(const kf_tensor *in, int n_in, kf_tensor *out, int n
         QTest::newRow("traced, no scale, a bias per head [1, h, q, k]")
             << "attn-swin" << QString::fromLatin1(kAttentionUnscaled) << "kforge::scaled_masked_softmax_native" << 1.0 << QString()
             << QList<qint64>{128, 128, 1, 1};
+        QTest::newRow("traced, Llama's softmax given float32, a causal and padding mask [b, 1, q, k]")
+            << "attn-llama" << QString::fromLatin1(kAttentionLlama) << "kforge::scaled_masked_softmax" << 0.25 << QStringLiteral("expanded")
+            << QList<qint64>{128, 64, 1, 128};
         QTest::newRow("traced, no scale, the sum viewed back (BART)")
             << "attn-bart" << QString::fromLatin1(kAttentionBart) << "kforge::scaled_masked_softmax_native" << 1.0 << QStringLiteral("expanded")
             << QList<qint64>{128, 64, 1, 128};
@@ -1027,7 +1057,9 @@ extern "C" int kforge_entry(const kf_tensor *in, int n_in, kf_tensor *out, int n
         };
         // The operator the rewritten graph calls: the card's, or for a sum viewed before the softmax the
         // operator that takes the card's where the view keeps the last dimension.
-        const std::string called = name.contains(QLatin1String("bart")) ? "kforge::masked_softmax_native_view" : op.toStdString();
+        const std::string called = name.contains(QLatin1String("bart"))    ? "kforge::masked_softmax_native_view"
+                                   : name.contains(QLatin1String("llama")) ? "kforge::scaled_softmax_to" // the trace's cast back, a constant
+                                                                           : op.toStdString();
         QVERIFY2(graphText(clone).find(called + "(") != std::string::npos, graphText(clone).c_str());
         QVERIFY(graphText(module).find("kforge::") == std::string::npos);
         QVERIFY(graphText(clone).find("aten::Float") == std::string::npos); // a traced scale folded to its number once
@@ -1111,6 +1143,10 @@ extern "C" int kforge_entry(const kf_tensor *in, int n_in, kf_tensor *out, int n
             // a scale computed from sizes (`q.shape[-1] ** -0.5`) is a number when the graph runs; one read
             // from a tensor's values is not taken
             {"native_size_scale", 1}, {"native_size_divided_masked", 1}, {"native_scale_read_from_tensor", 0},
+            // the upcast given to the softmax as its dtype (Llama's eager attention); not another dtype, nor
+            // with no cast back, nor after an upcast of its own (softmax_dtype_argument above)
+            {"llama_softmax_dtype", 1}, {"llama_softmax_dtype_bfloat16", 1}, {"softmax_dtype_method_no_mask", 1},
+            {"softmax_dtype_unscaled_type_as", 1}, {"softmax_dtype_float64", 0}, {"softmax_dtype_no_cast_back", 0},
             // the pointwise chains, where the runtime registers their operators
             {"silu_mul_functional", 1}, {"silu_mul_module_swapped", 1}, {"silu_mul_torch_mul", 1}, {"silu_in_place", 0},
             {"silu_times_number", 0}, {"silu_used_twice", 0}, {"sigmoid_mul", 0}, {"rms_norm_decoder", 1}, {"rms_norm_other_spellings", 1},
@@ -1249,7 +1285,17 @@ extern "C" int kforge_entry(const kf_tensor *in, int n_in, kf_tensor *out, int n
         QTest::newRow("unscaled plus a number") << "torch.softmax(a + 1.0, -1)" << 0;
         QTest::newRow("unscaled, alpha 2") << "torch.softmax(torch.add(a, b, alpha=2), -1)" << 0;
         QTest::newRow("unscaled over dim 0") << "torch.softmax(a + b, 0)" << 0;
-        QTest::newRow("unscaled, casts to a constant dtype") << "torch.softmax((a + b).float(), -1).to(5)" << 0;
+        // A constant dtype: kforge::scaled_softmax_to, which runs the chain where it is not x's (float16 here).
+        QTest::newRow("unscaled, casts to a constant dtype") << "torch.softmax((a + b).float(), -1).to(5)" << 1;
+        // The upcast given to the softmax as its dtype (Llama's eager attention): the operators with casts
+        // (a module defined from C++ writes a dtype as its number: 6 float32, 7 float64).
+        QTest::newRow("softmax given float32") << "torch.softmax(a * 0.5 + b, -1, dtype=6).to(a.dtype)" << 1;
+        QTest::newRow("softmax given float32, no mask") << "torch.softmax(a * 0.5, dim=-1, dtype=6).to(a.dtype)" << 1;
+        QTest::newRow("softmax given float32, unscaled") << "torch.softmax(a + b, -1, dtype=6).to(a.dtype)" << 1;
+        QTest::newRow("softmax given float64") << "torch.softmax(a * 0.5 + b, -1, dtype=7).to(a.dtype)" << 0;
+        QTest::newRow("softmax given float32, no cast back") << "torch.softmax(a * 0.5 + b, -1, dtype=6)" << 0;
+        QTest::newRow("softmax given float32 after an upcast") << "torch.softmax((a * 0.5 + b).float(), -1, dtype=6).to(a.dtype)" << 0;
+        QTest::newRow("softmax given float32, divided") << "torch.softmax(a / 2.0 + b, -1, dtype=6).to(a.dtype)" << 0;
         // The sum viewed before the softmax (BART, OPT, Whisper, CLIP): kforge::masked_softmax_native_view, which
         // takes the fused operator where the view keeps the last dimension and the chain where it does not.
         QTest::newRow("unscaled, viewed keeping the last dim") << "torch.softmax((a + b).view(-1, 2, 40), -1)" << 1;
@@ -1277,6 +1323,65 @@ extern "C" int kforge_entry(const kf_tensor *in, int n_in, kf_tensor *out, int n
             const auto a = at::randn({4, 40}).to(dtype), b = at::randn({4, 40}).to(dtype);
             QVERIFY(at::equal(module.forward({a, b}).toTensor(), clone.forward({a, b}).toTensor()));
         }
+    }
+
+    // Traced attention with casts, as kforge-cli import traces a model: the scale a 0-dim float64 tensor
+    // constant, the cast back `.to(q.dtype)` the dtype the trace saw, a constant. Llama's eager attention (and
+    // the models written after it) gives the softmax the upcast as its dtype. Both become
+    // kforge::scaled_softmax_to, which takes the fused operator where the constant is x's dtype when it runs
+    // and the chain where it is not; the rewritten module computes the same bits either way.
+    void rewriteTracedCasts_data()
+    {
+        QTest::addColumn<QString>("dtype");
+        QTest::addColumn<QString>("softmax");
+        QTest::addColumn<int>("replaced");
+        const QString llama = QStringLiteral("F.softmax(w, dim=-1, dtype=torch.float32).to(q.dtype)");
+        QTest::newRow("Llama, bfloat16") << "bfloat16" << llama << 1;
+        QTest::newRow("Llama, float32") << "float32" << llama << 1;
+        QTest::newRow("upcast, then the softmax, bfloat16") << "bfloat16" << "torch.softmax(w.float(), -1).to(q.dtype)" << 1;
+        QTest::newRow("cast back to another dtype (the chain when it runs)") << "bfloat16"
+                                                                            << "F.softmax(w, dim=-1, dtype=torch.float32).to(torch.float16)" << 1;
+        QTest::newRow("softmax given float64") << "bfloat16" << "F.softmax(w, dim=-1, dtype=torch.float64).to(q.dtype)" << 0;
+        QTest::newRow("no cast back but the model's to float64 (the chain)") << "bfloat16" << "F.softmax(w, dim=-1, dtype=torch.float32)" << 1;
+    }
+
+    void rewriteTracedCasts()
+    {
+        QFETCH(QString, dtype);
+        QFETCH(QString, softmax);
+        QFETCH(int, replaced);
+        const auto py = python();
+        if (py.isEmpty())
+            QSKIP("no Python with torch to trace the model (install python3-torch)");
+        const std::string script = "import sys\nimport torch\nimport torch.nn.functional as F\n\n"
+                                   "class A(torch.nn.Module):\n"
+                                   "    def __init__(self):\n"
+                                   "        super().__init__()\n"
+                                   "        self.scaling = 16 ** -0.5\n"
+                                   "        self.register_buffer('mask', torch.triu(torch.full((1, 1, 64, 64), -1e4), 1))\n\n"
+                                   "    def forward(self, q, k):\n"
+                                   "        q, k = q.to(torch." + dtype.toStdString() + "), k.to(torch." + dtype.toStdString() + ")\n"
+                                   "        w = torch.matmul(q, k.transpose(2, 3)) * self.scaling\n"
+                                   "        w = w + self.mask.to(q.dtype)\n"
+                                   "        w = " + softmax.toStdString() + "\n"
+                                   "        return w.double()\n\n"
+                                   "q = torch.randn(2, 2, 64, 16)\n"
+                                   "torch.jit.trace(A(), (q, q)).save(sys.argv[1])\n";
+        static int made = 0; // one file per row
+        const auto file = path(("traced-casts-" + std::to_string(made++)).c_str());
+        writeText(file + ".py", script);
+        const auto traced = run(py, {QString::fromStdString(file + ".py"), QString::fromStdString(file + ".pt")}, 120000);
+        QVERIFY2(traced.code == 0, qPrintable(traced.err));
+        auto module = torch::jit::load(file + ".pt");
+        auto clone = module.clone();
+        QCOMPARE(runtime::rewriteFusedPatterns(clone), replaced);
+        std::ostringstream os;
+        os << *clone.get_method("forward").graph();
+        QCOMPARE(os.str().find("kforge::scaled_softmax_to(") != std::string::npos, replaced == 1);
+        // The bits, and so the dtype the softmax's result was rounded to (the model returns it as float64).
+        torch::NoGradGuard noGrad;
+        const auto q = at::randn({2, 2, 64, 16}), k = at::randn({2, 2, 64, 16});
+        QVERIFY(at::equal(module.forward({q, k}).toTensor(), clone.forward({q, k}).toTensor()));
     }
 
     // A residual add right before the written-out RMSNorm becomes kforge::add_rms_norm_cast, whose first

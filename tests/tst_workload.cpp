@@ -540,9 +540,21 @@ private slots:
         QTest::newRow("native, divided by zero") << "div.zero softmax" << "float32" << "";
         QTest::newRow("native, floor division") << "div.mode softmax" << "float32" << "";
         QTest::newRow("casts, divided") << "div add up softmax.f32 down" << "bfloat16" << "";
-        // What the pack's rewrite could not replace gets no card: a traced scale before casts (a trace's casts
-        // read no dtype from x), an int scale with no casts (an integer x times it would stay integer).
-        QTest::newRow("casts, traced scale") << "mul.tensor add up softmax.f32 down" << "bfloat16" << "";
+        // A traced scale before casts is the number it holds (x is floating; a 0-dim tensor does not promote it).
+        QTest::newRow("casts, traced scale") << "mul.tensor add up softmax.f32 down" << "bfloat16" << "kforge::scaled_masked_softmax";
+        // The upcast given to the softmax as its dtype (Llama's `softmax(w, dim=-1, dtype=torch.float32).to(query.dtype)`,
+        // and the models written after it), traced or not, in any dtype, with or without a scale or mask.
+        QTest::newRow("softmax to float32, bf16") << "mul add softmax.tof32 down" << "bfloat16" << "kforge::scaled_masked_softmax";
+        QTest::newRow("softmax to float32, traced scale, [b, 1, q, k]") << "mul.tensor add.sample softmax.tof32 down" << "bfloat16"
+                                                                        << "kforge::scaled_masked_softmax";
+        QTest::newRow("softmax to float32, float32 scores") << "mul.tensor add softmax.tof32 down" << "float32" << "kforge::scaled_masked_softmax";
+        QTest::newRow("softmax to float32, no mask") << "mul softmax.tof32 down" << "float16" << "kforge::scaled_softmax";
+        QTest::newRow("softmax to float32, unscaled") << "add.padding softmax.tof32 down" << "float16" << "kforge::scaled_masked_softmax";
+        QTest::newRow("softmax to float32, no cast back") << "mul add softmax.tof32" << "bfloat16" << "";
+        QTest::newRow("softmax to float32, divided") << "div add softmax.tof32 down" << "bfloat16" << "";
+        QTest::newRow("softmax to float32 after an upcast") << "mul add up softmax.f32tof32 down" << "bfloat16" << "";
+        // What the pack's rewrite could not replace gets no card: an int scale with no casts (an integer x
+        // times it would stay integer).
         QTest::newRow("native, int scale") << "mul.int softmax" << "float32" << "";
         QTest::newRow("a float32 0-dim scale") << "mul.f32tensor softmax" << "float32" << "";
         QTest::newRow("a tensor scale of unknown value") << "mul.unknown softmax" << "float32" << "";
@@ -633,11 +645,12 @@ private slots:
                                          scalar("bool", false, "non_blocking"), scalar("bool", false, "copy"), scalar("none", nullptr, "memory_format")},
                                         1));
             } else if (w.rfind("softmax", 0) == 0) {
-                const auto in = w == "softmax.f32" ? std::string("float32") : dt;
+                const auto in = w == "softmax.f32" || w == "softmax.f32tof32" ? std::string("float32") : dt;
                 const Shape viewed = w == "softmax.viewed" ? Shape{8, 16, 16} : w == "softmax.lastviewed" ? Shape{2, 4, 8, 32} : x;
                 captured.push_back(call("aten::softmax", "int",
                                         {tensor(viewed, in), scalar("int", w == "softmax.dim1" ? 1 : -1, "dim"),
-                                         w == "softmax.dtype" ? scalar("int", 6, "dtype") : scalar("none", nullptr, "dtype")},
+                                         w == "softmax.dtype" || w.find("tof32") != std::string::npos ? scalar("int", 6, "dtype")
+                                                                                                      : scalar("none", nullptr, "dtype")},
                                         5));
             } else
                 QFAIL(("unknown call " + w).c_str());

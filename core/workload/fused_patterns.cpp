@@ -162,8 +162,17 @@ std::optional<std::vector<int64_t>> viewShape(const CapturedCall &view, const Te
     return shape;
 }
 
+// aten::softmax.int over the last dimension of a [shape] tensor of `dtype`, given dtype float32.
+bool softmaxToFloat32(const CapturedCall &sm, const std::vector<int64_t> &shape, const std::string &dtype)
+{
+    const auto *sx = tensorArg(sm, "self");
+    return sm.qualifiedName() == "aten::softmax.int" && sx && sx->shape == shape && sx->dtype == dtype
+           && (intArg(sm, "dim", -1) || intArg(sm, "dim", int64_t(shape.size()) - 1)) && intArg(sm, "dtype", scalarTypeCode("float32"));
+}
+
 // Attention's softmax chain starting at top-level call `i`: x * scale [+ mask], then either the upcast,
-// softmax.int over the last dimension and the cast back (mixed precision, the scale a number), or softmax.int
+// softmax.int over the last dimension (or the softmax given dtype float32) and the cast back (mixed precision,
+// the scale a number or a traced tensor, multiplying), or softmax.int
 // on the scores directly, in x's own dtype (a model that computes in one dtype): the `native` operators,
 // the scale a double or a traced tensor, multiplying or dividing (x / scale). These are the chains the
 // pack's rewrite can replace (runtime/fused_ops.h): a card for any other could never be served. A chain
@@ -243,10 +252,18 @@ std::optional<Chain> softmaxChainAt(const std::vector<const CapturedCall *> &top
         take(c, top, j);
         return c;
     }
-    if (viewed || scale->traced || scale->divide || j + 3 > top.size() || !plainCast(*top[j], x->shape, x->dtype, "float32") || !softmaxOfLastDim(j + 1, "float32")
-        || !plainCast(*top[j + 2], x->shape, "float32", x->dtype))
+    // With casts: the upcast and the softmax over float32, or the softmax given dtype float32, which converts
+    // its input first (Llama's `softmax(w, dim=-1, dtype=torch.float32).to(query.dtype)`, and the many models
+    // written after it); then the cast back. A traced scale is the number it holds here: x is floating, and a
+    // 0-dim tensor does not promote it.
+    if (viewed || scale->divide)
         return std::nullopt;
-    for (size_t k = j; k < j + 3; ++k)
+    const bool upcast = j < top.size() && plainCast(*top[j], x->shape, x->dtype, "float32");
+    const size_t end = j + (upcast ? 3 : 2);
+    if (end > top.size() || !(upcast ? softmaxOfLastDim(j + 1, "float32") : softmaxToFloat32(*top[j], softmaxShape, x->dtype))
+        || !plainCast(*top[end - 1], x->shape, "float32", x->dtype))
+        return std::nullopt;
+    for (size_t k = j; k < end; ++k)
         take(c, top, k);
     return c;
 }

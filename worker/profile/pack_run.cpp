@@ -202,14 +202,33 @@ nlohmann::json runPackReply(const nlohmann::json &id, const nlohmann::json &req)
             }
             runtime::unloadPacks();
         }
-        // Outputs: each against the model in float64 on the same inputs, as the guard judges a kernel.
-        auto ref = module.clone();
-        ref.to(at::kDouble);
-        std::vector<c10::IValue> inputs64;
-        for (const auto &v : inputs)
-            inputs64.push_back(toDouble(v));
-        const auto refOut = tensorsOf(ref.forward(inputs64));
+        // Outputs: each against the model in float64 on the same inputs, as the guard judges a kernel. A
+        // trace holds the dtypes it saw as constants (`.to(q.dtype)`, `softmax(..., dtype=torch.float32)`),
+        // so a traced model may not run in float64 (a float32 or bfloat16 cast meets float64 tensors): then
+        // each output is held to the guard's floor of units from the model's own output without the pack.
         const auto a32 = tensorsOf(without), p32 = tensorsOf(with);
+        std::vector<at::Tensor> refOut;
+        std::string against;
+        bool refAsWritten = false;
+        try {
+            auto ref = module.clone();
+            ref.to(at::kDouble);
+            std::vector<c10::IValue> inputs64;
+            for (const auto &v : inputs)
+                inputs64.push_back(toDouble(v));
+            refOut = tensorsOf(ref.forward(inputs64));
+        } catch (const std::exception &e) { // c10::Error, or the interpreter's JITException
+            // The interpreter's own error is its message's last line (the first says where it failed).
+            std::string why = e.what();
+            while (!why.empty() && (why.back() == '\n' || why.back() == ' '))
+                why.pop_back();
+            why = why.substr(why.rfind('\n') + 1);
+            against = "the model as written (it does not run in float64: " + why + ")";
+            refAsWritten = true;
+            refOut.clear();
+            for (const auto &t : a32)
+                refOut.push_back(at::isFloatingType(t.scalar_type()) ? t.to(at::kDouble) : t);
+        }
         if (a32.size() != p32.size() || refOut.size() != a32.size())
             throw Error("the model returned " + std::to_string(a32.size()) + " tensors without the pack and " + std::to_string(p32.size())
                         + " with it");
@@ -237,9 +256,11 @@ nlohmann::json runPackReply(const nlohmann::json &id, const nlohmann::json &req)
                 note += (note.empty() ? "" : "; ") + why->message;
             }
         }
-        if (match)
-            note = "within the guard's numerics against the model in float64 (pointwise units, at most "
-                 + std::to_string(int(guard::kAtenFactor)) + "x ATen's own error)";
+        if (match && refAsWritten)
+            note = "within the guard's floor of " + std::to_string(int(guard::kFloorUnits)) + " pointwise units of " + against;
+        else if (match)
+            note = "within the guard's numerics against the model in float64 (pointwise units, at most " + std::to_string(int(guard::kAtenFactor))
+                 + "x ATen's own error)";
         const auto sw = summary(withoutMs), sp = summary(withMs);
         const nlohmann::json report = {{"device", device.str()}, {"clock", timer.clock()}, {"iters", iters}, {"executor", executor}, {"without", sw}, {"with", sp}, {"with_first_after_load", summary(firstMs)}, {"fused_chains", rewritten},
                                        {"speedup", sw["median_ms"].get<double>() / std::max(1e-9, sp["median_ms"].get<double>())},
