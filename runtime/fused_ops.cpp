@@ -1,5 +1,6 @@
 #include "runtime/fused_ops.h"
 
+#include <limits>
 #include <optional>
 #include <set>
 #include <string_view>
@@ -120,6 +121,19 @@ at::Tensor rotaryChain(const at::Tensor &x, const at::Tensor &cos, const at::Ten
     const auto q = x.transpose(1, 2);
     const auto rotated = at::cat({-q.slice(-1, half), q.slice(-1, 0, half)}, -1);
     return q * cos + rotated * sin;
+}
+
+at::Tensor rotarySliced(const at::Tensor &x, const at::Tensor &cos, const at::Tensor &sin, int64_t dim, int64_t half, int64_t backDim, int64_t back)
+{
+    const auto lastDim = [&](int64_t d) { return x.dim() >= 1 && (d == -1 || d == x.dim() - 1); };
+    if (lastDim(dim) && lastDim(backDim) && half == back) {
+        static const auto fused = c10::Dispatcher::singleton()
+                                      .findSchemaOrThrow("kforge::rotary_embedding", "")
+                                      .typed<at::Tensor(const at::Tensor &, const at::Tensor &, const at::Tensor &, int64_t)>();
+        return fused.call(x, cos, sin, half);
+    }
+    const auto q = x.transpose(1, 2);
+    return q * cos + at::cat({-q.slice(backDim, back), q.slice(dim, 0, half)}, -1) * sin;
 }
 
 namespace {
@@ -280,6 +294,25 @@ const std::string kRotaryBody = R"(  %q = aten::transpose(%x, %d0, %d1)
 const std::string kRotaryPattern = kRotaryHead + kRotaryBody + "  %y = aten::add(%a, %b, %alpha)\n  return (%y)";
 const std::string kRotarySwappedPattern = kRotaryHead + kRotaryBody + "  %y = aten::add(%b, %a, %alpha)\n  return (%y)";
 const std::string kRotaryReplacement = kRotaryHead + "  %y = kforge::rotary_embedding(%x, %cos, %sin, %half)\n  return (%y)";
+// The same as a trace records Hugging Face's rotate_half: each slice's `x.shape[-1] // 2` its own value, the
+// slices over dim 3 (the last of q's four), the back one's open end the largest int64. The graph proves
+// neither that the halves are one value nor that dim 3 is the last: kforge::rotary_embedding_sliced checks
+// both when it runs.
+const std::string kRotarySlicedHead =
+    "graph(%x, %d0, %d1, %cos, %sin, %dim, %start, %half, %step1, %bdim, %back, %end, %step2, %cdim, %alpha):\n";
+const std::string kRotarySlicedBody = R"(  %q = aten::transpose(%x, %d0, %d1)
+  %a = aten::mul(%q, %cos)
+  %x1 = aten::slice(%q, %dim, %start, %half, %step1)
+  %x2 = aten::slice(%q, %bdim, %back, %end, %step2)
+  %n = aten::neg(%x2)
+  %l = prim::ListConstruct(%n, %x1)
+  %c = aten::cat(%l, %cdim)
+  %b = aten::mul(%c, %sin)
+)";
+const std::string kRotarySlicedPattern = kRotarySlicedHead + kRotarySlicedBody + "  %y = aten::add(%a, %b, %alpha)\n  return (%y)";
+const std::string kRotarySlicedSwappedPattern = kRotarySlicedHead + kRotarySlicedBody + "  %y = aten::add(%b, %a, %alpha)\n  return (%y)";
+const std::string kRotarySlicedReplacement =
+    kRotarySlicedHead + "  %y = kforge::rotary_embedding_sliced(%x, %cos, %sin, %dim, %half, %bdim, %back)\n  return (%y)";
 
 std::optional<c10::IValue> constantOf(const torch::jit::Value *v)
 {
@@ -539,6 +572,19 @@ bool rotaryFusable(const torch::jit::Match &m, const Vars &vars)
            && half->type()->isSubtypeOf(*c10::IntType::get());
 }
 
+// The traced spelling's filter: the same constants, the back slice's end None or the largest int64 (an open
+// end as a trace records it), the slices' dims and halves int values the operator compares when it runs.
+bool rotarySlicedFusable(const torch::jit::Match &m, const Vars &vars)
+{
+    const auto get = [&](const char *name) { return matched(m, vars, name); };
+    const bool transposed = (isConstInt(get("d0"), 1) && isConstInt(get("d1"), 2)) || (isConstInt(get("d0"), 2) && isConstInt(get("d1"), 1));
+    const auto isInt = [](const torch::jit::Value *v) { return v && v->type()->isSubtypeOf(*c10::IntType::get()); };
+    return transposed && isConstInt(get("cdim"), -1) && isConstInt(get("step1"), 1) && isConstInt(get("step2"), 1)
+           && (isConstNone(get("start")) || isConstInt(get("start"), 0))
+           && (isConstNone(get("end")) || isConstInt(get("end"), std::numeric_limits<int64_t>::max())) && isConstInt(get("alpha"), 1)
+           && isTensor(get("cos")) && isTensor(get("sin")) && isInt(get("dim")) && isInt(get("bdim")) && isInt(get("half")) && isInt(get("back"));
+}
+
 struct FusedPattern {
     const char *op; // the operator the replacement calls
     std::string pattern, replacement;
@@ -604,6 +650,8 @@ const FusedPattern kPatterns[] = {
     {"kforge::rms_norm_cast", kWeightLastRmsPattern, kRmsReplacement, rmsNormFusable},
     {"kforge::rotary_embedding", kRotaryPattern, kRotaryReplacement, rotaryFusable},
     {"kforge::rotary_embedding", kRotarySwappedPattern, kRotaryReplacement, rotaryFusable},
+    {"kforge::rotary_embedding_sliced", kRotarySlicedPattern, kRotarySlicedReplacement, rotarySlicedFusable},
+    {"kforge::rotary_embedding_sliced", kRotarySlicedSwappedPattern, kRotarySlicedReplacement, rotarySlicedFusable},
 };
 
 // The softmax operators take their scale through aten::Float (softmaxReplacement): folded here once, so
@@ -640,6 +688,27 @@ void foldScales(torch::jit::Graph &g)
             continue;
         }
         n->destroy();
+    }
+}
+
+// A trace of Hugging Face's rotate_half reads `x.shape[-1]` of the transposed q (aten::size(q, 3)), a use of
+// q outside the chain that would keep the matcher off it. The size of a transpose's dim d is its input's
+// size at the swapped dim: read there instead (dims constant and non-negative, as a trace records them).
+void sizesThroughTransposes(torch::jit::Graph &g)
+{
+    const auto size = c10::Symbol::fromQualString("aten::size");
+    const auto transpose = c10::Symbol::fromQualString("aten::transpose");
+    for (auto *n : g.nodes()) {
+        if (n->kind() != size || n->inputs().size() != 2 || n->input(0)->node()->kind() != transpose)
+            continue;
+        auto *t = n->input(0)->node();
+        const auto d = constantOf(n->input(1)), d0 = constantOf(t->input(1)), d1 = constantOf(t->input(2));
+        if (!d || !d0 || !d1 || !d->isInt() || !d0->isInt() || !d1->isInt() || d->toInt() < 0 || d0->toInt() < 0 || d1->toInt() < 0)
+            continue;
+        const int64_t dim = d->toInt(), a = d0->toInt(), b = d1->toInt();
+        torch::jit::WithInsertPoint at(n);
+        n->replaceInput(1, g.insertConstant(dim == a ? b : dim == b ? a : dim));
+        n->replaceInput(0, t->input(0));
     }
 }
 
@@ -682,12 +751,14 @@ int rewriteFusedPatterns(torch::jit::Module &module)
     int before = 0;
     for (const auto &g : counted)
         before += fusedCalls(g);
-    for (auto &g : graphs)
+    for (auto &g : graphs) {
+        sizesThroughTransposes(*g);
         for (const auto &p : kPatterns) {
             torch::jit::SubgraphRewriter rw;
             rw.RegisterRewritePattern(p.pattern, p.replacement);
             rw.runOnGraph(g, p.fusable);
         }
+    }
     for (auto &g : graphs) {
         foldScales(*g);
         torch::jit::EliminateDeadCode(g); // what the rewritten chains left unused (a dtype read, a traced scale)

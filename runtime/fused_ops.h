@@ -42,6 +42,11 @@
 //       q = x.transpose(1, 2); q * cos + cat([-q[..., half:], q[..., :half]], -1) * sin
 //       (the rotary embedding of a projection viewed as [b, s, h, d], with Llama's rotate_half; the
 //       result is [b, h, s, d])
+//   kforge::rotary_embedding_sliced(Tensor x, Tensor cos, Tensor sin, int dim, int half, int back_dim, int back) -> Tensor
+//       q = x.transpose(1, 2); q * cos + cat([-q.slice(back_dim, back), q.slice(dim, 0, half)], -1) * sin
+//       (a trace of Hugging Face's rotate_half: each half computed apart, the slices over dim 3): where both
+//       dims are q's last and the halves equal, kforge::rotary_embedding(x, cos, sin, half) through the
+//       dispatcher, else the chain
 //
 // rewriteFusedPatterns finds the chains in a TorchScript module's graphs and replaces each by its
 // operator (TorchScript's SubgraphRewriter); an eager Python model would need the same done by an FX pass.
@@ -77,6 +82,7 @@ at::Tensor rmsNormCastChain(const at::Tensor &x, const at::Tensor &weight, doubl
 std::tuple<at::Tensor, at::Tensor> addRmsNormCastChain(const at::Tensor &x, const at::Tensor &residual, const at::Tensor &weight, double eps,
                                                        at::ScalarType compute = at::kFloat);
 at::Tensor rotaryChain(const at::Tensor &x, const at::Tensor &cos, const at::Tensor &sin, int64_t half);
+at::Tensor rotarySliced(const at::Tensor &x, const at::Tensor &cos, const at::Tensor &sin, int64_t dim, int64_t half, int64_t backDim, int64_t back);
 
 // Rewrites every method of the module (and its submodules) in place; returns how many chains it replaced
 // in the module's forward (inlined, it holds every call the forward makes; a module without a forward

@@ -285,6 +285,20 @@ class TestPack : public QObject {
     Q_OBJECT
 
 private:
+    // The module a Python script traces and saves to its first argument; `why` says what failed.
+    torch::jit::Module traced(const QString &py, const std::string &script, std::string &why)
+    {
+        static int made = 0; // one file per script
+        const auto file = path(("traced-" + std::to_string(made++)).c_str());
+        writeText(file + ".py", script);
+        const auto r = run(py, {QString::fromStdString(file + ".py"), QString::fromStdString(file + ".pt")}, 120000);
+        if (r.code != 0) {
+            why = r.err.toStdString();
+            return torch::jit::Module("none");
+        }
+        return torch::jit::load(file + ".pt");
+    }
+
     QTemporaryDir m_dir;
     std::string m_pack;
     std::string m_how; // how the exported node was chosen
@@ -1367,12 +1381,9 @@ extern "C" int kforge_entry(const kf_tensor *in, int n_in, kf_tensor *out, int n
                                    "        return w.double()\n\n"
                                    "q = torch.randn(2, 2, 64, 16)\n"
                                    "torch.jit.trace(A(), (q, q)).save(sys.argv[1])\n";
-        static int made = 0; // one file per row
-        const auto file = path(("traced-casts-" + std::to_string(made++)).c_str());
-        writeText(file + ".py", script);
-        const auto traced = run(py, {QString::fromStdString(file + ".py"), QString::fromStdString(file + ".pt")}, 120000);
-        QVERIFY2(traced.code == 0, qPrintable(traced.err));
-        auto module = torch::jit::load(file + ".pt");
+        std::string why;
+        auto module = traced(py, script, why);
+        QVERIFY2(why.empty(), why.c_str());
         auto clone = module.clone();
         QCOMPARE(runtime::rewriteFusedPatterns(clone), replaced);
         std::ostringstream os;
@@ -1469,6 +1480,60 @@ extern "C" int kforge_entry(const kf_tensor *in, int n_in, kf_tensor *out, int n
             const auto x = at::randn({2, 5, 5, 8}).to(dtype), c = at::randn({5, 8}).to(dtype), s = at::randn({5, 8}).to(dtype);
             QVERIFY(at::equal(module.forward({x, c, s}).toTensor(), clone.forward({x, c, s}).toTensor()));
         }
+    }
+
+    // The rotary embedding as a trace records Hugging Face's rotate_half (`x[..., : x.shape[-1] // 2]`): each
+    // half its own computed value read from q's size, the slices over dim 3, the back one open to the largest
+    // int64. kforge::rotary_embedding_sliced takes kforge::rotary_embedding where the halves are one value and
+    // the dims q's last when it runs, else the chain; the rewritten module computes the same bits.
+    void rewriteTracedRotary_data()
+    {
+        QTest::addColumn<QString>("body");
+        QTest::addColumn<int>("replaced");
+        QTest::newRow("Hugging Face's rotate_half, tables [b, 1, s, d]") << "return q * cos + rotate_half(q) * sin" << 1;
+        QTest::newRow("q and k, the sum swapped") << "return (q * cos + rotate_half(q) * sin) + (rotate_half(k) * sin + k * cos)" << 2;
+        QTest::newRow("the back half's end written out")
+            << "return q * cos + torch.cat((-q[..., q.shape[-1] // 2 : q.shape[-1]], q[..., : q.shape[-1] // 2]), dim=-1) * sin" << 0;
+        QTest::newRow("halves swapped") << "return q * cos + torch.cat((q[..., : q.shape[-1] // 2], -q[..., q.shape[-1] // 2 :]), dim=-1) * sin" << 0;
+    }
+
+    void rewriteTracedRotary()
+    {
+        QFETCH(QString, body);
+        QFETCH(int, replaced);
+        const auto py = python();
+        if (py.isEmpty())
+            QSKIP("no Python with torch to trace the model (install python3-torch)");
+        const std::string script = "import sys\nimport torch\n\n"
+                                   "def rotate_half(x):\n"
+                                   "    x1 = x[..., : x.shape[-1] // 2]\n"
+                                   "    x2 = x[..., x.shape[-1] // 2 :]\n"
+                                   "    return torch.cat((-x2, x1), dim=-1)\n\n"
+                                   "class A(torch.nn.Module):\n"
+                                   "    def forward(self, x, cos, sin):\n"
+                                   "        q = x.view(2, 8, 4, 16).transpose(1, 2)\n"
+                                   "        k = (x * 2.0).view(2, 8, 4, 16).transpose(1, 2)\n"
+                                   "        " + body.toStdString() + "\n\n"
+                                   "x = torch.randn(2, 8, 64)\nc = torch.randn(2, 1, 8, 16)\n"
+                                   "torch.jit.trace(A(), (x, c, c)).save(sys.argv[1])\n";
+        std::string why;
+        auto module = traced(py, script, why);
+        QVERIFY2(why.empty(), why.c_str());
+        auto clone = module.clone();
+        QCOMPARE(runtime::rewriteFusedPatterns(clone), replaced);
+        std::ostringstream os;
+        os << *clone.get_method("forward").graph();
+        int fused = 0;
+        for (size_t at = os.str().find("kforge::rotary_embedding_sliced("); at != std::string::npos;
+             at = os.str().find("kforge::rotary_embedding_sliced(", at + 1))
+            ++fused;
+        QCOMPARE(fused, replaced);
+        torch::NoGradGuard noGrad;
+        const auto x = at::randn({2, 8, 64}), c = at::randn({2, 1, 8, 16}), s = at::randn({2, 1, 8, 16});
+        QVERIFY(at::equal(module.forward({x, c, s}).toTensor(), clone.forward({x, c, s}).toTensor()));
+        // Dim 3 and -1 are both q's last: the fused operator, whose chain is the same.
+        const auto x4 = at::randn({2, 8, 4, 16});
+        QVERIFY(at::equal(runtime::rotarySliced(x4, c, s, 3, 8, -1, 8), runtime::rotaryChain(x4, c, s, 8)));
     }
 
     // The decoder block's chains in its TorchScript module: both RMS norms, both rotary embeddings, attention's softmax and the SiLU

@@ -9,6 +9,7 @@
 #include <QtTest>
 
 #include <algorithm>
+#include <limits>
 #include <set>
 
 #include "ops/mask_rows.h"
@@ -781,6 +782,10 @@ private slots:
         QTest::newRow("tables per sequence, [b, 1, s, d]") << "batched tables" << 1;
         QTest::newRow("tables [b, s, d]") << "tables without the head axis" << 0;
         QTest::newRow("a product, not a sum") << "product" << 0;
+        // As a trace records Hugging Face's rotate_half: `x.shape[-1] // 2` computed before each slice, the
+        // slices over dim 3, the back one's open end the largest int64.
+        QTest::newRow("traced, sizes computed between") << "traced" << 1;
+        QTest::newRow("traced, a float op between") << "traced float between" << 0;
     }
 
     void fusedRotaryCards()
@@ -797,15 +802,26 @@ private slots:
                                  : v == "tables without the head axis" ? Shape{b, s, d}
                                                                        : Shape{s, d};
         const auto table = tensor(tableShape, dt, "other");
+        const bool traced = v.rfind("traced", 0) == 0;
         const auto slice = [&](bool front) {
             auto start = front ? (v == "start 0" ? scalar("int", 0, "start") : scalar("none", nullptr, "start")) : scalar("int", half, "start");
-            auto end = front ? scalar("int", half, "end") : scalar("none", nullptr, "end");
-            return call("aten::slice", "Tensor", {q, scalar("int", -1, "dim"), start, end, scalar("int", 1, "step")}, 1);
+            auto end = front ? scalar("int", half, "end")
+                             : traced ? scalar("int", std::numeric_limits<int64_t>::max(), "end") : scalar("none", nullptr, "end");
+            return call("aten::slice", "Tensor", {q, scalar("int", traced ? 3 : -1, "dim"), start, end, scalar("int", 1, "step")}, 1);
         };
         std::vector<CapturedCall> captured;
+        const auto sizes = [&] { // `x.shape[-1] // 2` as a trace computes it: on 0-dim tensors, read back with item
+            if (!traced)
+                return;
+            const std::string sdt = v == "traced float between" ? "float32" : "int64";
+            captured.push_back(call("aten::floor_divide", "", {tensor({}, sdt), tensor({}, sdt, "other")}, 1));
+            captured.push_back(call("aten::item", "", {tensor({}, sdt)}, 1));
+        };
         for (int rep = 0; rep < (v == "q and k" ? 2 : 1); ++rep) {
             captured.push_back(call("aten::mul", "Tensor", {q, table}, 5));
+            sizes();
             captured.push_back(slice(v != "swapped"));
+            sizes();
             captured.push_back(slice(v == "swapped"));
             auto x2 = q;
             x2.tensors[0].shape = {b, h, s, d - half};

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <optional>
 
@@ -392,27 +393,43 @@ bool transposedHeads(const TensorMeta *t)
     return t->strides[3] == 1 && t->strides[1] == d && t->strides[2] == h * d && (t->shape[0] == 1 || t->strides[0] == s * h * d);
 }
 
+// A slice of q's last dimension: the front `[..., :half]` (start None or 0) or the back `[..., half:]` (end
+// None, or the largest int64 as a trace records an open end).
 bool sliceOf(const CapturedCall &c, const TensorMeta &q, bool front, int64_t half)
 {
     const auto *self = tensorArg(c, "self");
     const auto *start = arg(c, "start"), *end = arg(c, "end");
     const auto isNone = [](const CallArg *a) { return a && a->kind == "none"; };
+    const bool open = isNone(end) || intArg(c, "end", std::numeric_limits<int64_t>::max());
     return c.qualifiedName() == "aten::slice.Tensor" && self && self->shape == q.shape && self->strides == q.strides
            && (intArg(c, "dim", -1) || intArg(c, "dim", 3)) && intArg(c, "step", 1)
-           && (front ? (isNone(start) || intArg(c, "start", 0)) && intArg(c, "end", half) : intArg(c, "start", half) && isNone(end));
+           && (front ? (isNone(start) || intArg(c, "start", 0)) && intArg(c, "end", half) : intArg(c, "start", half) && open);
+}
+
+// The top-level calls from `i` on with the size arithmetic among them left out (a trace of Hugging Face's
+// rotate_half computes `x.shape[-1] // 2` before each slice), at most n of them.
+std::vector<size_t> callsSkippingSizes(const std::vector<const CapturedCall *> &top, size_t i, size_t n)
+{
+    std::vector<size_t> out;
+    for (size_t k = i; k < top.size() && out.size() < n; ++k)
+        if (k == i || !sizeArithmetic(*top[k]))
+            out.push_back(k);
+    return out;
 }
 
 // The rotary embedding as Llama writes it, starting at top-level call `i`, q the projection's view
 // transposed to [b, h, s, d] and cos, sin in q's dtype, [s, d] or [b, 1, s, d] (Hugging Face's, one per
 // sequence: rotary_embedding_batched):
 //   q * cos + cat([-q[..., half:], q[..., :half]], -1) * sin      (half = d / 2)
-// seven adjacent calls: mul.Tensor, slice.Tensor twice, neg, cat, mul.Tensor, add.Tensor.
+// seven calls: mul.Tensor, slice.Tensor twice, neg, cat, mul.Tensor, add.Tensor, with only size arithmetic
+// between them.
 std::optional<Chain> rotaryAt(const std::vector<const CapturedCall *> &top, size_t i)
 {
     const auto &mul = *top[i];
     const auto *q = tensorArg(mul, "self");
     const auto *cos = tensorArg(mul, "other");
-    if (i + 7 > top.size() || mul.qualifiedName() != "aten::mul.Tensor" || !transposedHeads(q) || scalarTypeCode(q->dtype) < 0
+    const auto at = callsSkippingSizes(top, i, 7);
+    if (at.size() < 7 || mul.qualifiedName() != "aten::mul.Tensor" || !transposedHeads(q) || scalarTypeCode(q->dtype) < 0
         || q->shape[3] % 2 != 0)
         return std::nullopt;
     const int64_t s = q->shape[2], d = q->shape[3], half = d / 2;
@@ -420,11 +437,11 @@ std::optional<Chain> rotaryAt(const std::vector<const CapturedCall *> &top, size
     const TensorMeta perSequence{{q->shape[0], 1, s, d}, {}, q->dtype, std::nullopt, std::nullopt};
     const bool batched = sameTensor(cos, perSequence);
     const TensorMeta &table = batched ? perSequence : shared;
-    if ((!batched && !sameTensor(cos, shared)) || !sliceOf(*top[i + 1], *q, true, half) || !sliceOf(*top[i + 2], *q, false, half))
+    if ((!batched && !sameTensor(cos, shared)) || !sliceOf(*top[at[1]], *q, true, half) || !sliceOf(*top[at[2]], *q, false, half))
         return std::nullopt;
     auto halfShape = q->shape;
     halfShape[3] = half;
-    const auto &neg = *top[i + 3], &cat = *top[i + 4], &rot = *top[i + 5], &add = *top[i + 6];
+    const auto &neg = *top[at[3]], &cat = *top[at[4]], &rot = *top[at[5]], &add = *top[at[6]];
     const auto *negated = tensorArg(neg, "self");
     const auto *parts = arg(cat, "tensors");
     if (neg.qualifiedName() != "aten::neg" || !negated || negated->shape != halfShape || negated->dtype != q->dtype || cat.qualifiedName() != "aten::cat"
@@ -443,7 +460,7 @@ std::optional<Chain> rotaryAt(const std::vector<const CapturedCall *> &top, size
     c.family = batched ? "rotary_embedding_batched" : "rotary_embedding";
     c.shape = {{"b", q->shape[0]}, {"s", s}, {"h", q->shape[1]}, {"d", d}};
     c.dtype = q->dtype;
-    for (size_t k = i; k < i + 7; ++k)
+    for (size_t k : at)
         take(c, top, k);
     return c;
 }

@@ -30,11 +30,12 @@ class Model(nn.Module):
 
     def forward(self, x, attention_mask):
         b, s, _ = x.shape
-        # The rotary tables, in float32 then cast to x's dtype (LlamaRotaryEmbedding).
-        positions = torch.arange(s, device=x.device).float()
-        freqs = positions[:, None] * self.inv_freq.float()[None, :]
+        # The rotary tables per sample, in float32 then cast to x's dtype (LlamaRotaryEmbedding), then
+        # unsqueezed over the heads (apply_rotary_pos_emb).
+        positions = torch.arange(s, device=x.device)[None, :].expand(b, s)
+        freqs = (self.inv_freq.float()[None, :, None] @ positions[:, None, :].float()).transpose(1, 2)
         emb = torch.cat((freqs, freqs), dim=-1)
-        cos, sin = emb.cos().to(x.dtype)[None, None], emb.sin().to(x.dtype)[None, None]
+        cos, sin = emb.cos().to(x.dtype).unsqueeze(1), emb.sin().to(x.dtype).unsqueeze(1)
         q = self.q_proj(x).view(b, s, self.heads, self.head_dim).transpose(1, 2)
         k = self.k_proj(x).view(b, s, self.kv_heads, self.head_dim).transpose(1, 2)
         v = self.v_proj(x).view(b, s, self.kv_heads, self.head_dim).transpose(1, 2)
