@@ -3,7 +3,6 @@
 #include <limits>
 #include <optional>
 #include <set>
-#include <string_view>
 
 #include <ATen/ExpandUtils.h>
 #include <ATen/InferSize.h>
@@ -113,6 +112,32 @@ std::tuple<at::Tensor, at::Tensor> addRmsNormCastChain(const at::Tensor &x, cons
 {
     auto h = x + residual;
     auto y = rmsNormCastChain(h, weight, eps, compute);
+    return {std::move(h), std::move(y)};
+}
+
+at::Tensor rmsNormCastTo(const at::Tensor &x, const at::Tensor &weight, double eps, at::ScalarType dtype)
+{
+    if (dtype == x.scalar_type()) {
+        static const auto fused = c10::Dispatcher::singleton()
+                                      .findSchemaOrThrow("kforge::rms_norm_cast", "")
+                                      .typed<at::Tensor(const at::Tensor &, const at::Tensor &, double)>();
+        return fused.call(x, weight, eps);
+    }
+    const auto xf = x.to(at::kFloat);
+    return weight * (xf * at::rsqrt(xf.pow(2).mean({-1}, true) + eps)).to(dtype);
+}
+
+std::tuple<at::Tensor, at::Tensor> addRmsNormCastTo(const at::Tensor &x, const at::Tensor &residual, const at::Tensor &weight, double eps,
+                                                    at::ScalarType dtype)
+{
+    if (dtype == at::result_type(x, residual)) {
+        static const auto fused = c10::Dispatcher::singleton()
+                                      .findSchemaOrThrow("kforge::add_rms_norm_cast", "")
+                                      .typed<std::tuple<at::Tensor, at::Tensor>(const at::Tensor &, const at::Tensor &, const at::Tensor &, double)>();
+        return fused.call(x, residual, weight, eps);
+    }
+    auto h = x + residual;
+    auto y = rmsNormCastTo(h, weight, eps, dtype);
     return {std::move(h), std::move(y)};
 }
 
@@ -275,7 +300,10 @@ const std::string kRmsBody = R"(  %xf = aten::to(%x, %f32, %nb1, %cp1, %mf1)
 )";
 const std::string kWeightFirstRmsPattern = kRmsHead + kRmsBody + "  %y = aten::mul(%w, %c)\n  return (%y)";
 const std::string kWeightLastRmsPattern = kRmsHead + kRmsBody + "  %y = aten::mul(%c, %w)\n  return (%y)";
-const std::string kRmsReplacement = kRmsHead + "  %y = kforge::rms_norm_cast(%x, %w, %eps)\n  return (%y)";
+const std::string kRmsReplacement = kRmsHead + "  %e = aten::Float(%eps)\n  %y = kforge::rms_norm_cast(%x, %w, %e)\n  return (%y)";
+// A trace holds `.to(input_dtype)` as the constant it saw: kforge::rms_norm_cast_to compares it with x's
+// dtype when it runs.
+const std::string kRmsToReplacement = kRmsHead + "  %e = aten::Float(%eps)\n  %y = kforge::rms_norm_cast_to(%x, %w, %e, %odt)\n  return (%y)";
 // The rotary embedding as Llama writes it on a projection's [b, s, h, d] view transposed to [b, h, s, d]:
 // `q * cos + rotate_half(q) * sin`, rotate_half(q) = cat([-q[..., half:], q[..., :half]], -1), the two
 // slices at one `half` value (a half computed from q, as Hugging Face writes it, uses q outside the
@@ -507,16 +535,28 @@ std::optional<std::vector<int64_t>> intList(const torch::jit::Value *v)
 }
 
 // The RMSNorm chain is the fused operator's only with: the upcast to float32, the square as pow 2, the mean
-// over [-1] kept with no dtype, eps a float constant added with alpha 1, the cast back to x's own dtype
+// over [-1] kept with no dtype, eps a float constant (or a traced 0-dim float64 one) added with alpha 1, the cast back to x's own dtype
 // (prim::dtype of x), plain casts, and a tensor weight.
-bool rmsNormFusable(const torch::jit::Match &m, const Vars &vars)
+bool rmsNormChain(const torch::jit::Match &m, const Vars &vars)
 {
     const auto get = [&](const char *name) { return matched(m, vars, name); };
     const auto keep = constantOf(get("keep"));
     const auto eps = constantOf(get("eps"));
     return isConstInt(get("f32"), int64_t(at::kFloat)) && isConstInt(get("two"), 2) && intList(get("dims")) == std::vector<int64_t>{-1}
-           && keep && keep->isBool() && keep->toBool() && isConstNone(get("mdt")) && eps && eps->isDouble() && isConstInt(get("alpha"), 1)
-           && plainCasts(m, vars) && dtypeOf(get("odt"), get("x")) && isTensor(get("w"));
+           && keep && keep->isBool() && keep->toBool() && isConstNone(get("mdt")) && eps && (eps->isDouble() || scaleFits(get("eps"), Scale::Float64Tensor))
+           && isConstInt(get("alpha"), 1) && plainCasts(m, vars) && isTensor(get("w"));
+}
+
+bool rmsNormFusable(const torch::jit::Match &m, const Vars &vars)
+{
+    return rmsNormChain(m, vars) && dtypeOf(matched(m, vars, "odt"), matched(m, vars, "x"));
+}
+
+// The same with the cast back to a constant dtype (Hugging Face's LlamaRMSNorm traced), for kforge::rms_norm_cast_to.
+bool rmsNormToFusable(const torch::jit::Match &m, const Vars &vars)
+{
+    const auto odt = constantOf(matched(m, vars, "odt"));
+    return rmsNormChain(m, vars) && odt && odt->isInt();
 }
 
 // A residual add right before the norm (`h = a + b`, then kforge::rms_norm_cast of h, as the rewrite left
@@ -524,18 +564,22 @@ bool rmsNormFusable(const torch::jit::Match &m, const Vars &vars)
 // graph rather than as a two-output pattern: the matcher anchors a pattern at its first output and will
 // not match a chain whose inner values (h's dtype read by the cast) sit between the add and the norm.
 // Only with alpha 1, two tensors, and every other use of h after the norm (it is the norm's output then).
+// A kforge::rms_norm_cast_to (its cast back a constant) becomes kforge::add_rms_norm_cast_to the same way.
 const char *kResidualNormOp = "kforge::add_rms_norm_cast";
+const char *kResidualNormToOp = "kforge::add_rms_norm_cast_to";
 
 void fuseResidualAdds(torch::jit::Graph &g)
 {
     const auto rms = c10::Symbol::fromQualString("kforge::rms_norm_cast");
+    const auto rmsTo = c10::Symbol::fromQualString("kforge::rms_norm_cast_to");
     const auto add = c10::Symbol::fromQualString("aten::add");
-    const auto fused = c10::Symbol::fromQualString(kResidualNormOp);
     std::vector<torch::jit::Node *> norms;
     for (auto *n : g.nodes())
-        if (n->kind() == rms)
+        if (n->kind() == rms || n->kind() == rmsTo)
             norms.push_back(n);
     for (auto *norm : norms) {
+        const bool to = norm->kind() == rmsTo;
+        const auto fused = c10::Symbol::fromQualString(to ? kResidualNormToOp : kResidualNormOp);
         auto *h = norm->input(0);
         auto *sum = h->node();
         if (sum->kind() != add || sum->inputs().size() != 3 || !isTensor(sum->input(0)) || !isTensor(sum->input(1)) || !isConstInt(sum->input(2), 1)
@@ -547,7 +591,10 @@ void fuseResidualAdds(torch::jit::Graph &g)
         if (!later)
             continue;
         torch::jit::WithInsertPoint at(norm);
-        auto *node = g.insertNode(g.create(fused, {sum->input(0), sum->input(1), norm->input(1), norm->input(2)}, 2));
+        std::vector<torch::jit::Value *> inputs = {sum->input(0), sum->input(1), norm->input(1), norm->input(2)};
+        if (to)
+            inputs.push_back(norm->input(3));
+        auto *node = g.insertNode(g.create(fused, inputs, 2));
         node->output(0)->setType(h->type());
         node->output(1)->setType(norm->output()->type());
         node->copyMetadata(norm);
@@ -648,23 +695,24 @@ const FusedPattern kPatterns[] = {
     {"kforge::silu_mul", kMulSiluPattern, kSiluMulReplacement, siluMulFusable},
     {"kforge::rms_norm_cast", kWeightFirstRmsPattern, kRmsReplacement, rmsNormFusable},
     {"kforge::rms_norm_cast", kWeightLastRmsPattern, kRmsReplacement, rmsNormFusable},
+    {"kforge::rms_norm_cast_to", kWeightFirstRmsPattern, kRmsToReplacement, rmsNormToFusable},
+    {"kforge::rms_norm_cast_to", kWeightLastRmsPattern, kRmsToReplacement, rmsNormToFusable},
     {"kforge::rotary_embedding", kRotaryPattern, kRotaryReplacement, rotaryFusable},
     {"kforge::rotary_embedding", kRotarySwappedPattern, kRotaryReplacement, rotaryFusable},
     {"kforge::rotary_embedding_sliced", kRotarySlicedPattern, kRotarySlicedReplacement, rotarySlicedFusable},
     {"kforge::rotary_embedding_sliced", kRotarySlicedSwappedPattern, kRotarySlicedReplacement, rotarySlicedFusable},
 };
 
-// The softmax operators take their scale through aten::Float (softmaxReplacement): folded here once, so
-// a forward neither reads a traced tensor constant nor converts a number on every call. A constant (a
-// number, or a traced 0-dim tensor) becomes a number constant; a float the model computes is passed as it
-// is; an int it computes keeps its conversion.
+// The softmax operators take their scale, and the norms their eps, through aten::Float (softmaxReplacement,
+// kRmsReplacement): folded here once, so a forward neither reads a traced tensor constant nor converts a
+// number on every call. A constant (a number, or a traced 0-dim tensor) becomes a number constant; a float
+// the model computes is passed as it is; an int it computes keeps its conversion.
 void foldScales(torch::jit::Graph &g)
 {
     const auto toFloat = c10::Symbol::fromQualString("aten::Float");
-    std::set<c10::Symbol> softmaxOps; // the operators the softmax patterns call
+    std::set<c10::Symbol> softmaxOps; // the operators the patterns call
     for (const auto &p : kPatterns)
-        if (std::string_view(p.op).rfind("kforge::scaled_", 0) == 0)
-            softmaxOps.insert(c10::Symbol::fromQualString(p.op));
+        softmaxOps.insert(c10::Symbol::fromQualString(p.op));
     for (auto it = g.nodes().begin(); it != g.nodes().end();) {
         auto *n = *it++;
         if (n->kind() != toFloat || n->inputs().size() != 1 || n->output()->uses().empty())
@@ -718,6 +766,7 @@ int fusedCalls(const std::shared_ptr<torch::jit::Graph> &g)
     for (const auto &p : kPatterns)
         ops.insert(c10::Symbol::fromQualString(p.op));
     ops.insert(c10::Symbol::fromQualString(kResidualNormOp)); // made by fuseResidualAdds, not by a pattern
+    ops.insert(c10::Symbol::fromQualString(kResidualNormToOp));
     int n = 0;
     for (const auto *node : g->nodes())
         n += int(ops.count(node->kind()));

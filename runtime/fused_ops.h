@@ -38,6 +38,11 @@
 //       xf = x.float(); weight * (xf * rsqrt(xf.pow(2).mean(-1, True) + eps)).to(x.dtype)   (RMSNorm written out)
 //   kforge::add_rms_norm_cast(Tensor x, Tensor residual, Tensor weight, float eps) -> (Tensor, Tensor)
 //       h = x + residual; (h, rms_norm_cast(h, weight, eps))   (a sublayer's residual add and the norm after it)
+//   kforge::rms_norm_cast_to(Tensor x, Tensor weight, float eps, ScalarType dtype) -> Tensor
+//   kforge::add_rms_norm_cast_to(Tensor x, Tensor residual, Tensor weight, float eps, ScalarType dtype) -> (Tensor, Tensor)
+//       the same with the cast back to `dtype`, a constant (Hugging Face's LlamaRMSNorm traced:
+//       `.to(input_dtype)`): the operators above through the dispatcher where dtype is x's (the sum's) when
+//       they run, else the chain
 //   kforge::rotary_embedding(Tensor x, Tensor cos, Tensor sin, int half) -> Tensor
 //       q = x.transpose(1, 2); q * cos + cat([-q[..., half:], q[..., :half]], -1) * sin
 //       (the rotary embedding of a projection viewed as [b, s, h, d], with Llama's rotate_half; the
@@ -81,6 +86,9 @@ at::Tensor rmsNormCastChain(const at::Tensor &x, const at::Tensor &weight, doubl
 // (h, y): h = x + residual, y = rmsNormCastChain(h, weight, eps, compute).
 std::tuple<at::Tensor, at::Tensor> addRmsNormCastChain(const at::Tensor &x, const at::Tensor &residual, const at::Tensor &weight, double eps,
                                                        at::ScalarType compute = at::kFloat);
+at::Tensor rmsNormCastTo(const at::Tensor &x, const at::Tensor &weight, double eps, at::ScalarType dtype);
+std::tuple<at::Tensor, at::Tensor> addRmsNormCastTo(const at::Tensor &x, const at::Tensor &residual, const at::Tensor &weight, double eps,
+                                                    at::ScalarType dtype);
 at::Tensor rotaryChain(const at::Tensor &x, const at::Tensor &cos, const at::Tensor &sin, int64_t half);
 at::Tensor rotarySliced(const at::Tensor &x, const at::Tensor &cos, const at::Tensor &sin, int64_t dim, int64_t half, int64_t backDim, int64_t back);
 

@@ -360,6 +360,8 @@ TORCH_LIBRARY(kforge, m)
     m.def("silu_mul(Tensor gate, Tensor up) -> Tensor");
     m.def("rms_norm_cast(Tensor x, Tensor weight, float eps) -> Tensor");
     m.def("add_rms_norm_cast(Tensor x, Tensor residual, Tensor weight, float eps) -> (Tensor, Tensor)");
+    m.def("rms_norm_cast_to(Tensor x, Tensor weight, float eps, ScalarType dtype) -> Tensor");
+    m.def("add_rms_norm_cast_to(Tensor x, Tensor residual, Tensor weight, float eps, ScalarType dtype) -> (Tensor, Tensor)");
     m.def("rotary_embedding(Tensor x, Tensor cos, Tensor sin, int half) -> Tensor");
     m.def("rotary_embedding_sliced(Tensor x, Tensor cos, Tensor sin, int dim, int half, int back_dim, int back) -> Tensor");
 }
@@ -397,6 +399,12 @@ TORCH_LIBRARY_IMPL(kforge, CompositeExplicitAutograd, m)
            [](const at::Tensor &x, const at::Tensor &weight, double eps) { return kforge::runtime::rmsNormCastChain(x, weight, eps); });
     m.impl("add_rms_norm_cast", [](const at::Tensor &x, const at::Tensor &residual, const at::Tensor &weight, double eps) {
         return kforge::runtime::addRmsNormCastChain(x, residual, weight, eps);
+    });
+    m.impl("rms_norm_cast_to", [](const at::Tensor &x, const at::Tensor &weight, double eps, at::ScalarType dtype) {
+        return kforge::runtime::rmsNormCastTo(x, weight, eps, dtype);
+    });
+    m.impl("add_rms_norm_cast_to", [](const at::Tensor &x, const at::Tensor &residual, const at::Tensor &weight, double eps, at::ScalarType dtype) {
+        return kforge::runtime::addRmsNormCastTo(x, residual, weight, eps, dtype);
     });
     m.impl("rotary_embedding", [](const at::Tensor &x, const at::Tensor &cos, const at::Tensor &sin, int64_t half) {
         return kforge::runtime::rotaryChain(x, cos, sin, half);

@@ -1536,6 +1536,109 @@ extern "C" int kforge_entry(const kf_tensor *in, int n_in, kf_tensor *out, int n
         QVERIFY(at::equal(runtime::rotarySliced(x4, c, s, 3, 8, -1, 8), runtime::rotaryChain(x4, c, s, 8)));
     }
 
+    // Hugging Face's LlamaRMSNorm traced: `.to(input_dtype)` a constant, so kforge::rms_norm_cast_to, and with the
+    // residual add before it kforge::add_rms_norm_cast_to (h keeps its later uses); each takes the fused
+    // operator where the constant is x's dtype when it runs, else the chain. The same bits either way.
+    void rewriteTracedRmsNorm_data()
+    {
+        QTest::addColumn<QString>("dtype");
+        QTest::addColumn<QString>("body");
+        QTest::addColumn<QString>("op"); // the one fused call, or "" for none
+        QTest::newRow("LlamaRMSNorm, bfloat16") << "bfloat16" << "return self.norm(x) * r" << "kforge::rms_norm_cast_to";
+        QTest::newRow("LlamaRMSNorm, float32") << "float32" << "return self.norm(x)" << "kforge::rms_norm_cast_to";
+        QTest::newRow("the residual add before it") << "bfloat16" << "h = x + r\n        return h + self.norm(h)" << "kforge::add_rms_norm_cast_to";
+        QTest::newRow("cast back to another dtype") << "bfloat16" << "return self.other(x)" << "kforge::rms_norm_cast_to";
+        QTest::newRow("the mean not kept") << "bfloat16" << "return self.unkept(x)" << "";
+    }
+
+    void rewriteTracedRmsNorm()
+    {
+        QFETCH(QString, dtype);
+        QFETCH(QString, body);
+        QFETCH(QString, op);
+        const auto py = python();
+        if (py.isEmpty())
+            QSKIP("no Python with torch to trace the model (install python3-torch)");
+        const std::string dt = "torch." + dtype.toStdString();
+        const std::string script = "import sys\nimport torch\n\n"
+                                   "class RMS(torch.nn.Module):\n"
+                                   "    def __init__(self, out=None, keep=True):\n"
+                                   "        super().__init__()\n"
+                                   "        self.weight = torch.nn.Parameter(torch.randn(64).to(" + dt + "))\n"
+                                   "        self.eps, self.out, self.keep = 1e-6, out, keep\n\n"
+                                   "    def forward(self, h):\n"
+                                   "        input_dtype = h.dtype\n"
+                                   "        h = h.to(torch.float32)\n"
+                                   "        variance = h.pow(2).mean(-1, keepdim=self.keep)\n"
+                                   "        if not self.keep:\n"
+                                   "            variance = variance[..., None]\n"
+                                   "        h = h * torch.rsqrt(variance + self.eps)\n"
+                                   "        return self.weight * h.to(self.out or input_dtype)\n\n"
+                                   "class A(torch.nn.Module):\n"
+                                   "    def __init__(self):\n"
+                                   "        super().__init__()\n"
+                                   "        self.norm, self.other, self.unkept = RMS(), RMS(torch.float16), RMS(keep=False)\n\n"
+                                   "    def forward(self, x, r):\n"
+                                   "        x, r = x.to(" + dt + "), r.to(" + dt + ")\n"
+                                   "        " + body.toStdString() + "\n\n"
+                                   "x = torch.randn(2, 8, 64)\n"
+                                   "torch.jit.trace(A(), (x, x)).save(sys.argv[1])\n";
+        std::string why;
+        auto module = traced(py, script, why);
+        QVERIFY2(why.empty(), why.c_str());
+        auto clone = module.clone();
+        QCOMPARE(runtime::rewriteFusedPatterns(clone), op.isEmpty() ? 0 : 1);
+        std::ostringstream os;
+        os << *clone.get_method("forward").graph();
+        if (!op.isEmpty())
+            QVERIFY2(os.str().find(op.toStdString() + "(") != std::string::npos, os.str().c_str());
+        torch::NoGradGuard noGrad;
+        const auto x = at::randn({2, 8, 64}), r = at::randn({2, 8, 64});
+        const auto want = module.forward({x, r}).toTensor(), got = clone.forward({x, r}).toTensor();
+        QCOMPARE(got.scalar_type(), want.scalar_type());
+        QVERIFY(at::equal(want, got));
+    }
+
+    // A whole Hugging Face Llama decoder layer traced as kforge-cli import traces it (bench/problems/models/
+    // llama_decoder_layer.py at a small size, bfloat16): its six chains are rewritten, the RMSNorm, the
+    // residual add with the second RMSNorm, the rotary embedding of q and of k, attention's softmax and the
+    // SiLU gate, and the rewritten layer computes the same bits.
+    void rewriteTracedLlamaLayer()
+    {
+        const auto py = python();
+        if (py.isEmpty())
+            QSKIP("no Python with torch to trace the model (install python3-torch)");
+        const std::string script = "import sys\nimport importlib.util\nimport torch\n\n"
+                                   "spec = importlib.util.spec_from_file_location('layer', '" KFORGE_SOURCE_DIR "/bench/problems/models/llama_decoder_layer.py')\n"
+                                   "layer = importlib.util.module_from_spec(spec)\nspec.loader.exec_module(layer)\n"
+                                   "model = layer.Model(hidden=256, heads=4, kv_heads=2, intermediate=512).eval()\n"
+                                   "x = torch.randn(2, 64, 256).to(torch.bfloat16)\n"
+                                   "am = (torch.arange(64)[None, :] >= torch.tensor([[0], [24]])).long()\n"
+                                   "torch.jit.trace(model, (x, am)).save(sys.argv[1])\n";
+        std::string why;
+        auto module = traced(py, script, why);
+        QVERIFY2(why.empty(), why.c_str());
+        auto clone = module.clone();
+        QCOMPARE(runtime::rewriteFusedPatterns(clone), 6);
+        std::ostringstream os;
+        os << *clone.get_method("forward").graph();
+        const auto count = [&](const std::string &op) {
+            int n = 0;
+            for (size_t at = os.str().find(op + "("); at != std::string::npos; at = os.str().find(op + "(", at + 1))
+                ++n;
+            return n;
+        };
+        QCOMPARE(count("kforge::rms_norm_cast_to"), 1);
+        QCOMPARE(count("kforge::add_rms_norm_cast_to"), 1);
+        QCOMPARE(count("kforge::rotary_embedding_sliced"), 2);
+        QCOMPARE(count("kforge::scaled_softmax_to"), 1);
+        QCOMPARE(count("kforge::silu_mul"), 1);
+        torch::NoGradGuard noGrad;
+        const auto x = at::randn({2, 64, 256}).to(at::kBFloat16);
+        const auto am = at::ge(at::arange(64).unsqueeze(0), at::tensor({int64_t(8), int64_t(40)}).unsqueeze(1)).to(at::kLong);
+        QVERIFY(at::equal(module.forward({x, am}).toTensor(), clone.forward({x, am}).toTensor()));
+    }
+
     // The decoder block's chains in its TorchScript module: both RMS norms, both rotary embeddings, attention's softmax and the SiLU
     // gate are rewritten, and the outputs keep their bits. A CPU pack with a kernel for one fused operator
     // at the decoder's shape takes its calls in kforge-cli run --compare, the outputs within the guard's

@@ -706,6 +706,9 @@ private slots:
         QTest::newRow("after an add with alpha 2") << "residual alpha 2" << "rms_norm_cast";
         QTest::newRow("after an add of a broadcast row") << "residual row" << "rms_norm_cast";
         QTest::newRow("after an add of float32 tensors") << "residual float32" << "rms_norm_cast";
+        // A trace keeps `variance + self.eps` as a sum with a 0-dim float64 tensor (Hugging Face's LlamaRMSNorm).
+        QTest::newRow("eps a traced tensor") << "traced eps" << "rms_norm_cast";
+        QTest::newRow("eps a tensor of unknown value") << "unknown eps" << "";
     }
 
     void fusedRmsNormCards()
@@ -730,7 +733,14 @@ private slots:
         calls.push_back(call("aten::pow", "Tensor_Scalar", {tensor(x), scalar("int", v == "cube" ? 3 : 2, "exponent")}, 2));
         calls.push_back(call("aten::mean", "dim", {tensor(x), scalar("int_list", J::array({-1}), "dim"), scalar("bool", v != "no keepdim", "keepdim"),
                                                    scalar("none", nullptr, "dtype")}, 3));
-        calls.push_back(call("aten::add", "Scalar", {tensor(stats), scalar("double", 1e-5, "other"), scalar("int", 1, "alpha")}, 1));
+        if (v == "traced eps" || v == "unknown eps") {
+            auto eps = tensor({}, "float64", "other");
+            if (v == "traced eps")
+                eps.tensors[0].min = eps.tensors[0].max = 1e-5;
+            calls.push_back(call("aten::add", "Tensor", {tensor(stats), eps, scalar("int", 1, "alpha")}, 1));
+        } else {
+            calls.push_back(call("aten::add", "Scalar", {tensor(stats), scalar("double", 1e-5, "other"), scalar("int", 1, "alpha")}, 1));
+        }
         calls.push_back(call("aten::rsqrt", "", {tensor(stats)}, 1));
         calls.push_back(call("aten::mul", "Tensor", {tensor(x), tensor(stats, "float32", "other")}, 2));
         calls.push_back(cast(x, "float32", v == "other cast" ? 5 : 15));

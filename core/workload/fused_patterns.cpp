@@ -318,6 +318,23 @@ bool named(const CapturedCall &c, const char *op, const TensorMeta *self, const 
     return c.qualifiedName() == op && self && self->shape == shape && self->dtype == dtype;
 }
 
+// The eps added to a float32 mean square of [shape]: a double (aten::add.Scalar), or a 0-dim float64 tensor
+// whose value the profile recorded (a trace keeps `variance + self.eps` so; float32 plus it is float32 plus
+// the number).
+std::optional<double> epsOf(const CapturedCall &add, const std::vector<int64_t> &shape)
+{
+    const auto *self = tensorArg(add, "self");
+    const auto *other = arg(add, "other");
+    if (!self || self->shape != shape || self->dtype != "float32" || !other)
+        return std::nullopt;
+    if (add.qualifiedName() == "aten::add.Scalar" && other->kind == "double" && other->value.is_number())
+        return other->value.get<double>();
+    const auto *t = tensorArg(add, "other");
+    if (add.qualifiedName() == "aten::add.Tensor" && t && t->shape.empty() && t->dtype == "float64" && t->min && t->max && *t->min == *t->max)
+        return *t->min;
+    return std::nullopt;
+}
+
 // RMSNorm written out, starting at top-level call `i` (the decoder's, and Llama's in eager PyTorch):
 //   xf = x.float(); var = xf.pow(2).mean(-1, True); xf = xf * torch.rsqrt(var + eps); w * xf.to(x.dtype)
 // eight adjacent calls: to.dtype, pow.Tensor_Scalar, mean.dim, add.Scalar, rsqrt, mul.Tensor, to.dtype and
@@ -332,13 +349,13 @@ std::optional<Chain> rmsNormCastAt(const std::vector<const CapturedCall *> &top,
     statsShape.back() = 1;
     const TensorMeta stats{statsShape, {}, "float32", std::nullopt, std::nullopt}; // the row's mean square, kept
     const auto &pow = *top[i + 1], &mean = *top[i + 2], &add = *top[i + 3], &rsqrt = *top[i + 4], &mul = *top[i + 5];
-    const auto *dims = arg(mean, "dim"), *keep = arg(mean, "keepdim"), *eps = arg(add, "other");
+    const auto *dims = arg(mean, "dim"), *keep = arg(mean, "keepdim");
+    const auto eps = epsOf(add, statsShape);
     if (!named(pow, "aten::pow.Tensor_Scalar", tensorArg(pow, "self"), x->shape, "float32") || !numberArg(pow, "exponent", 2)
         || !named(mean, "aten::mean.dim", tensorArg(mean, "self"), x->shape, "float32") || !dims || dims->kind != "int_list"
         || !(dims->value == nlohmann::json::array({-1}) || dims->value == nlohmann::json::array({int64_t(x->shape.size()) - 1})) || !keep
         || keep->kind != "bool" || keep->value != true || !arg(mean, "dtype") || arg(mean, "dtype")->kind != "none"
-        || !named(add, "aten::add.Scalar", tensorArg(add, "self"), statsShape, "float32") || !eps || eps->kind != "double"
-        || !numberArg(add, "alpha", 1) || !named(rsqrt, "aten::rsqrt", tensorArg(rsqrt, "self"), statsShape, "float32")
+        || !eps || !numberArg(add, "alpha", 1) || !named(rsqrt, "aten::rsqrt", tensorArg(rsqrt, "self"), statsShape, "float32")
         || !named(mul, "aten::mul.Tensor", tensorArg(mul, "self"), x->shape, "float32") || !sameTensor(tensorArg(mul, "other"), stats)
         || !plainCast(*top[i + 6], x->shape, "float32", x->dtype))
         return std::nullopt;
@@ -352,7 +369,7 @@ std::optional<Chain> rmsNormCastAt(const std::vector<const CapturedCall *> &top,
     c.family = "rms_norm_cast";
     c.shape = rowsCols(x->shape);
     c.dtype = x->dtype;
-    c.args[2] = {{"double", eps->value.get<double>()}};
+    c.args[2] = {{"double", *eps}};
     for (size_t k = i; k < i + 8; ++k)
         take(c, top, k);
     return c;
