@@ -34,6 +34,7 @@
 #include "workload/profile_compare.h"
 #include "workload/workload_file.h"
 #include "worker/cpu/cpu_compiler.h"
+#include "worker/profile/float64_module.h"
 #include "worker/torch/reference.h"
 
 using namespace kforge;
@@ -254,6 +255,17 @@ q = torch.randn(2, 2, 64, 16)
 am = torch.randint(0, 2, (2, 64))
 torch.jit.trace(A(), (q, q, am)).save(sys.argv[1])
 )";
+
+// A Hugging Face Llama decoder layer (bench/problems/models/llama_decoder_layer.py) at a small size in
+// bfloat16, traced as kforge-cli import traces a model.
+const char *kLlamaLayerTrace = "import sys\nimport importlib.util\nimport torch\n\n"
+                               "spec = importlib.util.spec_from_file_location('layer', '" KFORGE_SOURCE_DIR
+                               "/bench/problems/models/llama_decoder_layer.py')\n"
+                               "layer = importlib.util.module_from_spec(spec)\nspec.loader.exec_module(layer)\n"
+                               "model = layer.Model(hidden=256, heads=4, kv_heads=2, intermediate=512).eval()\n"
+                               "x = torch.randn(2, 64, 256).to(torch.bfloat16)\n"
+                               "am = (torch.arange(64)[None, :] >= torch.tensor([[0], [24]])).long()\n"
+                               "torch.jit.trace(model, (x, am)).save(sys.argv[1])\n";
 
 // A row sum written for the test: it checks kforge_symbol against its sizes (the runtime answers it
 // from the call's shape symbols) and refuses rows of 40, so a kernel's refusal is seen to fall back.
@@ -1608,15 +1620,8 @@ extern "C" int kforge_entry(const kf_tensor *in, int n_in, kf_tensor *out, int n
         const auto py = python();
         if (py.isEmpty())
             QSKIP("no Python with torch to trace the model (install python3-torch)");
-        const std::string script = "import sys\nimport importlib.util\nimport torch\n\n"
-                                   "spec = importlib.util.spec_from_file_location('layer', '" KFORGE_SOURCE_DIR "/bench/problems/models/llama_decoder_layer.py')\n"
-                                   "layer = importlib.util.module_from_spec(spec)\nspec.loader.exec_module(layer)\n"
-                                   "model = layer.Model(hidden=256, heads=4, kv_heads=2, intermediate=512).eval()\n"
-                                   "x = torch.randn(2, 64, 256).to(torch.bfloat16)\n"
-                                   "am = (torch.arange(64)[None, :] >= torch.tensor([[0], [24]])).long()\n"
-                                   "torch.jit.trace(model, (x, am)).save(sys.argv[1])\n";
         std::string why;
-        auto module = traced(py, script, why);
+        auto module = traced(py, kLlamaLayerTrace, why);
         QVERIFY2(why.empty(), why.c_str());
         auto clone = module.clone();
         QCOMPARE(runtime::rewriteFusedPatterns(clone), 6);
@@ -1637,6 +1642,33 @@ extern "C" int kforge_entry(const kf_tensor *in, int n_in, kf_tensor *out, int n
         const auto x = at::randn({2, 64, 256}).to(at::kBFloat16);
         const auto am = at::ge(at::arange(64).unsqueeze(0), at::tensor({int64_t(8), int64_t(40)}).unsqueeze(1)).to(at::kLong);
         QVERIFY(at::equal(module.forward({x, am}).toTensor(), clone.forward({x, am}).toTensor()));
+    }
+
+    // The float64 copy the references judge by: a traced bfloat16 layer's dtype constants (its casts back, the
+    // softmax's float32, the mask's dtype) made float64 with its parameters, so it runs in float64 on float64
+    // inputs; the module it was cloned from is untouched.
+    void float64CopyOfATrace()
+    {
+        const auto py = python();
+        if (py.isEmpty())
+            QSKIP("no Python with torch to trace the model (install python3-torch)");
+        std::string why;
+        auto module = traced(py, kLlamaLayerTrace, why);
+        QVERIFY2(why.empty(), why.c_str());
+        torch::NoGradGuard noGrad;
+        const auto x = at::randn({2, 64, 256}).to(at::kBFloat16);
+        const auto am = at::ge(at::arange(64).unsqueeze(0), at::tensor({int64_t(0), int64_t(24)}).unsqueeze(1)).to(at::kLong);
+        const auto before = module.forward({x, am}).toTensor();
+        auto plain = module.clone();
+        plain.to(at::kDouble);
+        QVERIFY_THROWS_EXCEPTION(std::exception, plain.forward({x.to(at::kDouble), am})); // the constants' casts meet float64
+        auto copy = module.clone();
+        QVERIFY(worker::retargetFloatingDtypes(copy, at::kDouble) >= 4); // casts back, softmax, mask, rotary tables
+        copy.to(at::kDouble);
+        const auto y = copy.forward({x.to(at::kDouble), am}).toTensor();
+        QCOMPARE(y.scalar_type(), at::kDouble);
+        QVERIFY(at::allclose(y, before.to(at::kDouble), 0.05, 0.05)); // bfloat16's rounding from the float64 result
+        QVERIFY(at::equal(module.forward({x, am}).toTensor(), before));
     }
 
     // The decoder block's chains in its TorchScript module: both RMS norms, both rotary embeddings, attention's softmax and the SiLU

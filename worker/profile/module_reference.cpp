@@ -8,6 +8,7 @@
 
 #include "util/error.h"
 #include "util/text.h"
+#include "worker/profile/float64_module.h"
 #include "worker/profile/model_inputs.h"
 
 namespace kforge::worker {
@@ -30,6 +31,8 @@ torch::jit::Module &moduleFor(const OperatorCard &card, const std::string &path,
         throw Error("operator card '" + card.key + "': cannot load its problem module " + path + ": " + firstLines(e.what(), 1));
     }
     m.eval();
+    if (type == at::kDouble)
+        retargetFloatingDtypes(m, type); // a trace's dtype constants too (worker/profile/float64_module.h)
     m.to(type);
     return g_modules.emplace(key, std::move(m)).first->second;
 }

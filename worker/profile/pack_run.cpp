@@ -13,6 +13,7 @@
 #include "util/error.h"
 #include "util/stats.h"
 #include "workload/workload_file.h"
+#include "worker/profile/float64_module.h"
 #include "worker/profile/model_inputs.h"
 #include "worker/torch/checks.h"
 #ifdef KFORGE_HAVE_CUDA_BACKEND
@@ -202,16 +203,17 @@ nlohmann::json runPackReply(const nlohmann::json &id, const nlohmann::json &req)
             }
             runtime::unloadPacks();
         }
-        // Outputs: each against the model in float64 on the same inputs, as the guard judges a kernel. A
-        // trace holds the dtypes it saw as constants (`.to(q.dtype)`, `softmax(..., dtype=torch.float32)`),
-        // so a traced model may not run in float64 (a float32 or bfloat16 cast meets float64 tensors): then
-        // each output is held to the guard's floor of units from the model's own output without the pack.
+        // Outputs: each against the model in float64 on the same inputs, as the guard judges a kernel (a
+        // traced model's dtype constants made float64 too: worker/profile/float64_module.h). A model that
+        // still does not run in float64 holds each output to the guard's floor of units from its own output
+        // without the pack.
         const auto a32 = tensorsOf(without), p32 = tensorsOf(with);
         std::vector<at::Tensor> refOut;
         std::string against;
         bool refAsWritten = false;
         try {
             auto ref = module.clone();
+            retargetFloatingDtypes(ref, at::kDouble);
             ref.to(at::kDouble);
             std::vector<c10::IValue> inputs64;
             for (const auto &v : inputs)
