@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
-"""Time a built-in model's workload eager, eager with a kforge kernel pack, and under torch.compile, in one process.
+"""Time a built-in model's or an imported problem's workload eager, eager with a kforge kernel pack, and under torch.compile, in one process.
 
     python3 kforge_model_time.py WORKLOAD.json [--pack DIR --runtime libkforge_runtime.so [--no-fx]] [--device cpu|cuda]
                                  [--iters N] [--no-compile] [--out RESULT.json]
 
 The workload must come from `kforge-cli model NAME` (or `profile builtin:NAME`): its file carries the model's
 methods as TorchScript source, which is Python, so the model is rebuilt here as an eager nn.Module with the
-weights of its .pt file, and checked against the TorchScript module on the same inputs first. The variants
+weights of its .pt file; or from `kforge-cli import`: its file carries the problem's Python source, whose Model
+is built here (get_init_inputs) and given the traced module's parameters and buffers by name. Either is
+checked against the TorchScript module on the same inputs first. The variants
 are then timed interleaved, round by round (CUDA events on the GPU), after a warm-up of each; medians and
 spreads are reported. The pack is loaded through torch.ops.load_library and registered only around its
 runs, so its rounds and the others see the same process; after each load one untimed forward loads its
@@ -73,8 +75,27 @@ def build_eager(torch, scripted, source):
     return module.eval()
 
 
-def make_inputs(torch, workload, device):
+def build_problem(torch, scripted, source, device):
+    """An imported problem's Model (a KernelBench-style file: Model, get_init_inputs), built from the source
+    the workload carries, holding the traced module's parameters and buffers (loaded by name)."""
+    namespace = {"__name__": "kforge_problem"}
+    exec(compile(source, "<imported problem source>", "exec"), namespace)
+    if "Model" not in namespace:
+        raise ValueError("the problem's source defines no Model")
+    init = namespace["get_init_inputs"]() if "get_init_inputs" in namespace else []
+    module = namespace["Model"](*init)
+    # The trace also holds the Model's non-persistent buffers, which the Model computes itself.
+    expected = module.state_dict()
+    module.load_state_dict({k: v for k, v in scripted.state_dict().items() if k in expected}, strict=True)
+    return module.to(device).eval()
+
+
+def make_inputs(torch, workload, device, workload_dir="."):
     spec = workload.get("inputs", {})
+    if spec.get("captured"):
+        # The inputs kforge-cli import saved: buffers i0, i1, ... of a TorchScript module.
+        held = dict(torch.jit.load(os.path.join(workload_dir, spec["captured"]), map_location=device).named_buffers())
+        return [held["i%d" % i] for i in range(len(held))]
     torch.manual_seed(int(spec.get("seed", 0)))
     out = []
     for t in spec.get("tensors", []):
@@ -133,15 +154,16 @@ def main(argv=None):
         with open(args.workload) as f:
             workload = json.load(f)
         model = workload["model"]
-        if model.get("kind") != "torchscript" or not model.get("source"):
-            return _fail(args.out, "%s is not a built-in model's workload: only those carry their source (kforge-cli model NAME)"
-                         % args.workload)
+        problem_source = workload.get("problem_source")
+        if model.get("kind") != "torchscript" or not (model.get("source") or problem_source):
+            return _fail(args.out, "%s carries no model source: a built-in model's workload (kforge-cli model NAME) or an "
+                         "imported problem's (kforge-cli import) does" % args.workload)
         pt = os.path.join(os.path.dirname(os.path.abspath(args.workload)), model["path"])
         if args.device == "cuda" and not torch.cuda.is_available():
             return _fail(args.out, "this Python's torch %s sees no CUDA device" % torch.__version__)
         scripted = torch.jit.load(pt, map_location=args.device).eval()
-        eager = build_eager(torch, scripted, model["source"])
-        inputs = make_inputs(torch, workload, args.device)
+        eager = build_eager(torch, scripted, model["source"]) if model.get("source") else build_problem(torch, scripted, problem_source, args.device)
+        inputs = make_inputs(torch, workload, args.device, os.path.dirname(os.path.abspath(args.workload)))
     except Exception as e:
         return _fail(args.out, "the model did not build: %s: %s" % (type(e).__name__, e))
 
