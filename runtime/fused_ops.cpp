@@ -100,11 +100,21 @@ at::Tensor siluMulChain(const at::Tensor &gate, const at::Tensor &up)
     return at::silu(gate) * up;
 }
 
-at::Tensor rmsNormCastChain(const at::Tensor &x, const at::Tensor &weight, double eps, at::ScalarType compute)
+namespace {
+
+// The written-out RMSNorm upcast to `compute` and cast back to `out`.
+at::Tensor rmsNormChain(const at::Tensor &x, const at::Tensor &weight, double eps, at::ScalarType compute, at::ScalarType out)
 {
     const auto xf = x.to(compute);
     const auto var = xf.pow(2).mean({-1}, true);
-    return weight * (xf * at::rsqrt(var + eps)).to(x.scalar_type());
+    return weight * (xf * at::rsqrt(var + eps)).to(out);
+}
+
+} // namespace
+
+at::Tensor rmsNormCastChain(const at::Tensor &x, const at::Tensor &weight, double eps, at::ScalarType compute)
+{
+    return rmsNormChain(x, weight, eps, compute, x.scalar_type());
 }
 
 std::tuple<at::Tensor, at::Tensor> addRmsNormCastChain(const at::Tensor &x, const at::Tensor &residual, const at::Tensor &weight, double eps,
@@ -123,8 +133,7 @@ at::Tensor rmsNormCastTo(const at::Tensor &x, const at::Tensor &weight, double e
                                       .typed<at::Tensor(const at::Tensor &, const at::Tensor &, double)>();
         return fused.call(x, weight, eps);
     }
-    const auto xf = x.to(at::kFloat);
-    return weight * (xf * at::rsqrt(xf.pow(2).mean({-1}, true) + eps)).to(dtype);
+    return rmsNormChain(x, weight, eps, at::kFloat, dtype);
 }
 
 std::tuple<at::Tensor, at::Tensor> addRmsNormCastTo(const at::Tensor &x, const at::Tensor &residual, const at::Tensor &weight, double eps,
@@ -305,42 +314,34 @@ const std::string kRmsReplacement = kRmsHead + "  %e = aten::Float(%eps)\n  %y =
 // dtype when it runs.
 const std::string kRmsToReplacement = kRmsHead + "  %e = aten::Float(%eps)\n  %y = kforge::rms_norm_cast_to(%x, %w, %e, %odt)\n  return (%y)";
 // The rotary embedding as Llama writes it on a projection's [b, s, h, d] view transposed to [b, h, s, d]:
-// `q * cos + rotate_half(q) * sin`, rotate_half(q) = cat([-q[..., half:], q[..., :half]], -1), the two
-// slices at one `half` value (a half computed from q, as Hugging Face writes it, uses q outside the
-// match, so no rewrite), the sum in either order. The transpose is
-// part of the match: the fused operator reads the projection's own contiguous layout.
-const std::string kRotaryHead = "graph(%x, %d0, %d1, %cos, %sin, %dim, %start, %half, %step1, %end, %step2, %cdim, %alpha):\n";
-const std::string kRotaryBody = R"(  %q = aten::transpose(%x, %d0, %d1)
-  %a = aten::mul(%q, %cos)
-  %x1 = aten::slice(%q, %dim, %start, %half, %step1)
-  %x2 = aten::slice(%q, %dim, %half, %end, %step2)
-  %n = aten::neg(%x2)
-  %l = prim::ListConstruct(%n, %x1)
-  %c = aten::cat(%l, %cdim)
-  %b = aten::mul(%c, %sin)
-)";
-const std::string kRotaryPattern = kRotaryHead + kRotaryBody + "  %y = aten::add(%a, %b, %alpha)\n  return (%y)";
-const std::string kRotarySwappedPattern = kRotaryHead + kRotaryBody + "  %y = aten::add(%b, %a, %alpha)\n  return (%y)";
-const std::string kRotaryReplacement = kRotaryHead + "  %y = kforge::rotary_embedding(%x, %cos, %sin, %half)\n  return (%y)";
-// The same as a trace records Hugging Face's rotate_half: each slice's `x.shape[-1] // 2` its own value, the
-// slices over dim 3 (the last of q's four), the back one's open end the largest int64. The graph proves
-// neither that the halves are one value nor that dim 3 is the last: kforge::rotary_embedding_sliced checks
-// both when it runs.
-const std::string kRotarySlicedHead =
-    "graph(%x, %d0, %d1, %cos, %sin, %dim, %start, %half, %step1, %bdim, %back, %end, %step2, %cdim, %alpha):\n";
-const std::string kRotarySlicedBody = R"(  %q = aten::transpose(%x, %d0, %d1)
-  %a = aten::mul(%q, %cos)
-  %x1 = aten::slice(%q, %dim, %start, %half, %step1)
-  %x2 = aten::slice(%q, %bdim, %back, %end, %step2)
-  %n = aten::neg(%x2)
-  %l = prim::ListConstruct(%n, %x1)
-  %c = aten::cat(%l, %cdim)
-  %b = aten::mul(%c, %sin)
-)";
-const std::string kRotarySlicedPattern = kRotarySlicedHead + kRotarySlicedBody + "  %y = aten::add(%a, %b, %alpha)\n  return (%y)";
-const std::string kRotarySlicedSwappedPattern = kRotarySlicedHead + kRotarySlicedBody + "  %y = aten::add(%b, %a, %alpha)\n  return (%y)";
-const std::string kRotarySlicedReplacement =
-    kRotarySlicedHead + "  %y = kforge::rotary_embedding_sliced(%x, %cos, %sin, %dim, %half, %bdim, %back)\n  return (%y)";
+// `q * cos + rotate_half(q) * sin`, rotate_half(q) = cat([-q[..., half:], q[..., :half]], -1), the sum in
+// either order. The transpose is part of the match: the fused operator reads the projection's own
+// contiguous layout. `sliced`: each slice with its own dim and half values (the back one %bdim, %back), as
+// a trace records Hugging Face's rotate_half (`x.shape[-1] // 2` computed before each slice, the slices
+// over dim 3, the back one's open end the largest int64); the graph proves neither that the halves are one
+// value nor that dim 3 is the last, so kforge::rotary_embedding_sliced checks both when it runs.
+std::string rotaryHead(bool sliced)
+{
+    return std::string("graph(%x, %d0, %d1, %cos, %sin, %dim, %start, %half, %step1, ") + (sliced ? "%bdim, %back, " : "")
+           + "%end, %step2, %cdim, %alpha):\n";
+}
+
+std::string rotaryPattern(bool sliced, bool swapped)
+{
+    return rotaryHead(sliced) + "  %q = aten::transpose(%x, %d0, %d1)\n  %a = aten::mul(%q, %cos)\n"
+           + "  %x1 = aten::slice(%q, %dim, %start, %half, %step1)\n"
+           + (sliced ? "  %x2 = aten::slice(%q, %bdim, %back, %end, %step2)\n" : "  %x2 = aten::slice(%q, %dim, %half, %end, %step2)\n")
+           + "  %n = aten::neg(%x2)\n  %l = prim::ListConstruct(%n, %x1)\n  %c = aten::cat(%l, %cdim)\n  %b = aten::mul(%c, %sin)\n"
+           + (swapped ? "  %y = aten::add(%b, %a, %alpha)\n" : "  %y = aten::add(%a, %b, %alpha)\n") + "  return (%y)";
+}
+
+std::string rotaryReplacement(bool sliced)
+{
+    return rotaryHead(sliced)
+           + (sliced ? "  %y = kforge::rotary_embedding_sliced(%x, %cos, %sin, %dim, %half, %bdim, %back)\n"
+                     : "  %y = kforge::rotary_embedding(%x, %cos, %sin, %half)\n")
+           + "  return (%y)";
+}
 
 std::optional<c10::IValue> constantOf(const torch::jit::Value *v)
 {
@@ -697,10 +698,10 @@ const FusedPattern kPatterns[] = {
     {"kforge::rms_norm_cast", kWeightLastRmsPattern, kRmsReplacement, rmsNormFusable},
     {"kforge::rms_norm_cast_to", kWeightFirstRmsPattern, kRmsToReplacement, rmsNormToFusable},
     {"kforge::rms_norm_cast_to", kWeightLastRmsPattern, kRmsToReplacement, rmsNormToFusable},
-    {"kforge::rotary_embedding", kRotaryPattern, kRotaryReplacement, rotaryFusable},
-    {"kforge::rotary_embedding", kRotarySwappedPattern, kRotaryReplacement, rotaryFusable},
-    {"kforge::rotary_embedding_sliced", kRotarySlicedPattern, kRotarySlicedReplacement, rotarySlicedFusable},
-    {"kforge::rotary_embedding_sliced", kRotarySlicedSwappedPattern, kRotarySlicedReplacement, rotarySlicedFusable},
+    {"kforge::rotary_embedding", rotaryPattern(false, false), rotaryReplacement(false), rotaryFusable},
+    {"kforge::rotary_embedding", rotaryPattern(false, true), rotaryReplacement(false), rotaryFusable},
+    {"kforge::rotary_embedding_sliced", rotaryPattern(true, false), rotaryReplacement(true), rotarySlicedFusable},
+    {"kforge::rotary_embedding_sliced", rotaryPattern(true, true), rotaryReplacement(true), rotarySlicedFusable},
 };
 
 // The softmax operators take their scale, and the norms their eps, through aten::Float (softmaxReplacement,

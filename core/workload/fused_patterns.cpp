@@ -97,6 +97,14 @@ struct ScaleOf {
     bool divide = false;
 };
 
+// The value of a 0-dim float64 tensor the profile recorded: a number a trace keeps as a tensor constant.
+std::optional<double> tracedNumber(const TensorMeta &t)
+{
+    if (t.shape.empty() && t.dtype == "float64" && t.min && t.max && *t.min == *t.max)
+        return *t.min;
+    return std::nullopt;
+}
+
 std::optional<ScaleOf> scaleOf(const CapturedCall &call)
 {
     const std::string name = call.qualifiedName();
@@ -108,11 +116,9 @@ std::optional<ScaleOf> scaleOf(const CapturedCall &call)
     std::optional<ScaleOf> got;
     if (number && (scale->kind == "double" || scale->kind == "int") && scale->value.is_number())
         got = ScaleOf{scale->value.get<double>(), false, scale->kind == "int", divide};
-    if (!number && scale->kind == "tensor" && scale->tensors.size() == 1) {
-        const auto &t = scale->tensors[0];
-        if (t.shape.empty() && t.dtype == "float64" && t.min && t.max && *t.min == *t.max)
-            got = ScaleOf{*t.min, true, false, divide};
-    }
+    if (!number && scale->kind == "tensor" && scale->tensors.size() == 1)
+        if (const auto v = tracedNumber(scale->tensors[0]))
+            got = ScaleOf{*v, true, false, divide};
     if (got && divide && !std::isnormal(got->value))
         return std::nullopt;
     return got;
@@ -330,9 +336,7 @@ std::optional<double> epsOf(const CapturedCall &add, const std::vector<int64_t> 
     if (add.qualifiedName() == "aten::add.Scalar" && other->kind == "double" && other->value.is_number())
         return other->value.get<double>();
     const auto *t = tensorArg(add, "other");
-    if (add.qualifiedName() == "aten::add.Tensor" && t && t->shape.empty() && t->dtype == "float64" && t->min && t->max && *t->min == *t->max)
-        return *t->min;
-    return std::nullopt;
+    return add.qualifiedName() == "aten::add.Tensor" && t ? tracedNumber(*t) : std::nullopt;
 }
 
 // RMSNorm written out, starting at top-level call `i` (the decoder's, and Llama's in eager PyTorch):

@@ -209,8 +209,7 @@ nlohmann::json runPackReply(const nlohmann::json &id, const nlohmann::json &req)
         // without the pack.
         const auto a32 = tensorsOf(without), p32 = tensorsOf(with);
         std::vector<at::Tensor> refOut;
-        std::string against;
-        bool refAsWritten = false;
+        std::string against; // what the outputs were held to, where not the model in float64
         try {
             auto ref = module.clone();
             retargetFloatingDtypes(ref, at::kDouble);
@@ -226,7 +225,6 @@ nlohmann::json runPackReply(const nlohmann::json &id, const nlohmann::json &req)
                 why.pop_back();
             why = why.substr(why.rfind('\n') + 1);
             against = "the model as written (it does not run in float64: " + why + ")";
-            refAsWritten = true;
             refOut.clear();
             for (const auto &t : a32)
                 refOut.push_back(at::isFloatingType(t.scalar_type()) ? t.to(at::kDouble) : t);
@@ -258,7 +256,7 @@ nlohmann::json runPackReply(const nlohmann::json &id, const nlohmann::json &req)
                 note += (note.empty() ? "" : "; ") + why->message;
             }
         }
-        if (match && refAsWritten)
+        if (match && !against.empty())
             note = "within the guard's floor of " + std::to_string(int(guard::kFloorUnits)) + " pointwise units of " + against;
         else if (match)
             note = "within the guard's numerics against the model in float64 (pointwise units, at most " + std::to_string(int(guard::kAtenFactor))
