@@ -61,12 +61,17 @@ number there takes the chain as written).
 The pointwise chains, where the runtime registers their operators (the C++ rewrite's other patterns):
 
     silu(gate) * up                                          by torch.ops.kforge.silu_mul(gate, up)
+    gelu(gate, approximate="tanh") * up                      by torch.ops.kforge.gelu_tanh_mul(gate, up)
+    gelu(gate) * up                                          by torch.ops.kforge.gelu_mul(gate, up)
     w * (xf * rsqrt(xf.pow(2).mean(-1, True) + eps)).to(x.dtype), xf = x.float()
                                                              by torch.ops.kforge.rms_norm_cast(x, w, eps)
+    (xf * rsqrt(xf.pow(2).mean(-1, True) + eps) * (1.0 + w.float())).type_as(x)   (Gemma's)
+                                                             by torch.ops.kforge.rms_norm_offset(x, w, eps)
 
-A residual add right before that RMSNorm, where the runtime registers its operator:
+A residual add right before either RMSNorm, where the runtime registers its operator:
 
     h = a + b; <the RMSNorm above of h>                      by h, y = torch.ops.kforge.add_rms_norm_cast(a, b, w, eps)
+                                                             (add_rms_norm_offset for Gemma's)
 
 a + b with alpha absent or 1, either order; h keeps its other uses (the next residual), which must come after
 the norm in the graph.
@@ -180,6 +185,35 @@ def _silu_mul_checked(gate, up):
     if isinstance(up, torch.Tensor):
         return torch.ops.kforge.silu_mul(gate, up)
     return torch.nn.functional.silu(gate) * up
+
+
+def _gelu_tanh_mul_checked(gate, up):
+    if isinstance(up, torch.Tensor):
+        return torch.ops.kforge.gelu_tanh_mul(gate, up)
+    return torch.nn.functional.gelu(gate, approximate="tanh") * up
+
+
+def _gelu_mul_checked(gate, up):
+    if isinstance(up, torch.Tensor):
+        return torch.ops.kforge.gelu_mul(gate, up)
+    return torch.nn.functional.gelu(gate) * up
+
+
+_GELU_CHECKED = {"tanh": _gelu_tanh_mul_checked, "none": _gelu_mul_checked}
+
+
+def _rms_norm_offset_checked(x, weight, eps):
+    if isinstance(weight, torch.Tensor):
+        return torch.ops.kforge.rms_norm_offset(x, weight, eps)
+    xf = x.float()
+    return (xf * torch.rsqrt(xf.pow(2).mean(-1, True) + eps) * (1.0 + weight.float())).type_as(x)
+
+
+def _add_rms_norm_offset_checked(x, residual, weight, eps):
+    if isinstance(x, torch.Tensor) and isinstance(residual, torch.Tensor) and isinstance(weight, torch.Tensor):
+        return torch.ops.kforge.add_rms_norm_offset(x, residual, weight, eps)
+    h = x + residual
+    return h, _rms_norm_offset_checked(h, weight, eps)
 
 
 def _rms_norm_cast_checked(x, weight, eps):
@@ -452,15 +486,37 @@ def _silu_input(gm, node):
     return None
 
 
-def _match_silu_mul(gm, y):
-    """silu(gate) * up, either order: (nodes to remove, gate, up), or None."""
+def _gelu_input(gm, node):
+    """(gate, approximate) when the node is gelu(gate, approximate) with approximate "none" or "tanh" (F.gelu,
+    or an nn.GELU module), else None."""
+    if _is_function(node, torch.nn.functional.gelu):
+        a = _call_args(node, ("input", "approximate"))
+        gate = a and a.get("input")
+        how = a.get("approximate", "none") if a else None
+        return (gate, how) if isinstance(gate, torch.fx.Node) and how in ("none", "tanh") else None
+    if node.op == "call_module":
+        sub = gm.get_submodule(node.target)
+        if type(sub) is torch.nn.GELU and sub.approximate in ("none", "tanh") and len(node.args) == 1 and not node.kwargs \
+                and isinstance(node.args[0], torch.fx.Node):
+            return node.args[0], sub.approximate
+    return None
+
+
+def _match_gate_mul(gm, y):
+    """act(gate) * up, either order, act SiLU or GELU: (nodes to remove, gate, up, GELU's approximate or None
+    for SiLU), or None."""
     operands = _product_operands(y)
     if operands is None:
         return None
     for s, up in (operands, operands[::-1]):
+        if not _single_use(s, y) or up is s:
+            continue
         gate = _silu_input(gm, s)
-        if gate is not None and _single_use(s, y) and up is not s:
-            return [s, y], gate, up
+        if gate is not None:
+            return [s, y], gate, up, None
+        gelu = _gelu_input(gm, s)
+        if gelu is not None:
+            return [s, y], gelu[0], up, gelu[1]
     return None
 
 
@@ -505,6 +561,44 @@ def _match_rms_norm_cast(gm, y):
             if not _only_used_by(xf, {sq, xn}) or w in (xf, sq, var, ve, r, xn, c):
                 continue
             return [xf, sq, var, ve, r, xn, c, y], x, w, eps, d
+    return None
+
+
+def _match_rms_norm_offset(gm, y):
+    """(xf * rsqrt(xf.pow(2).mean(-1, True) + eps) * (1.0 + w.float())).type_as(x) with xf = x.float(), Gemma's
+    RMSNorm, the products either way round: (nodes to remove, x, w, eps, None), or None."""
+    back = _cast_back_to(y, y.args[0] if _is_method(y, "type_as") and y.args else None)
+    if back is None or back[1] is not None:
+        return None
+    o, x = y.args[0], back[0]
+    operands = _product_operands(o) if isinstance(o, torch.fx.Node) and _single_use(o, y) else None
+    if operands is None:
+        return None
+    for xn, w1 in (operands, operands[::-1]):
+        summed = _add_operands(w1) if _single_use(w1, o) else None
+        if summed is None:
+            continue
+        wf = summed[1] if _is_one(summed[0]) else summed[0] if _is_one(summed[1]) else None
+        w = _float32_upcast(wf) if isinstance(wf, torch.fx.Node) and _single_use(wf, w1) else None
+        prod = _product_operands(xn) if w is not None and _single_use(xn, o) else None
+        if prod is None:
+            continue
+        for xf, r in (prod, prod[::-1]):
+            if _float32_upcast(xf) is not x or not _single_use(r, xn):
+                continue
+            if not (_is_function(r, torch.rsqrt) and len(r.args) == 1 and not r.kwargs) and not (_is_method(r, "rsqrt") and len(r.args) == 1 and not r.kwargs):
+                continue
+            ve = r.args[0]
+            added = _plus_number(ve) if isinstance(ve, torch.fx.Node) and _single_use(ve, r) else None
+            if added is None:
+                continue
+            var, eps = added
+            sq = _mean_last_kept(var) if _single_use(var, ve) else None
+            if sq is None or not _single_use(sq, var) or _squared(sq) is not xf:
+                continue
+            if not _only_used_by(xf, {sq, xn}) or w in (xf, sq, var, ve, r, xn, wf, w1, o):
+                continue
+            return [xf, sq, var, ve, r, xn, wf, w1, o, y], x, w, eps, None
     return None
 
 
@@ -768,6 +862,8 @@ def rewrite_fused_patterns(module, concrete_args=None):
     """
     plain_op, masked_op = _ops()
     silu_mul_op, rms_op = _optional_op("silu_mul"), _optional_op("rms_norm_cast")
+    gelu_ops = {"tanh": _optional_op("gelu_tanh_mul"), "none": _optional_op("gelu_mul")}
+    offset_op, add_offset_op = _optional_op("rms_norm_offset"), _optional_op("add_rms_norm_offset")
     rotary_op = _optional_op("rotary_embedding")
     add_rms_op = _optional_op("add_rms_norm_cast")
     native_ops = _optional_op("scaled_softmax_native") is not None and _optional_op("scaled_masked_softmax_native") is not None
@@ -827,18 +923,26 @@ def rewrite_fused_patterns(module, concrete_args=None):
                 replace(chain, _scaled_masked_softmax_native_div_checked if divide else _scaled_masked_softmax_native_checked, (x, scale, mask))
             count += 1
             continue
-        found = _match_rms_norm_cast(gm, node) if rms_op is not None else None
-        added = _residual_before(graph, found) if found is not None and add_rms_op is not None else None
+        found, offset = _match_rms_norm_cast(gm, node) if rms_op is not None else None, False
+        if found is None and offset_op is not None:
+            found, offset = _match_rms_norm_offset(gm, node), True
+        added = _residual_before(graph, found) if found is not None and (add_offset_op if offset else add_rms_op) is not None else None
         if added is not None:
             chain, x, w, eps, dtype_read = found
             # a and b are any values of the graph: the call checks they are tensors. h, the sum, is the
             # fused call's first result for its other uses.
-            fused = replace(chain, _add_rms_norm_cast_checked, added + (w, eps), [dtype_read], output=1)
+            fused = replace(chain, _add_rms_norm_offset_checked if offset else _add_rms_norm_cast_checked, added + (w, eps),
+                            [dtype_read] if dtype_read is not None else [], output=1)
             with graph.inserting_after(fused):
                 h = graph.call_function(operator.getitem, (fused, 0))
             x.replace_all_uses_with(h)
             graph.erase_node(x)
             erased.add(x)
+            count += 1
+            continue
+        if found is not None and offset:
+            chain, x, w, eps, _ = found
+            replace(chain, offset_op if _tensor_attr(gm, w) else _rms_norm_offset_checked, (x, w, eps))
             count += 1
             continue
         if found is not None:
@@ -855,10 +959,14 @@ def rewrite_fused_patterns(module, concrete_args=None):
             replace(chain, rotary_op if both else _rotary_checked, (x, cos, sin, half))
             count += 1
             continue
-        found = _match_silu_mul(gm, node) if silu_mul_op is not None else None
-        if found is not None:
-            chain, gate, up = found
+        found = _match_gate_mul(gm, node)
+        if found is not None and found[3] is None and silu_mul_op is not None:
+            chain, gate, up, _ = found
             replace(chain, silu_mul_op if _tensor_attr(gm, up) else _silu_mul_checked, (gate, up))
+            count += 1
+        elif found is not None and found[3] is not None and gelu_ops[found[3]] is not None:
+            chain, gate, up, how = found
+            replace(chain, gelu_ops[how] if _tensor_attr(gm, up) else _GELU_CHECKED[how], (gate, up))
             count += 1
     graph.lint()
     gm.recompile()
@@ -875,10 +983,12 @@ def fused_calls(gm):
              _scaled_softmax_native_div_checked: "kforge::scaled_softmax_native_div",
              _scaled_masked_softmax_native_div_checked: "kforge::scaled_masked_softmax_native_div",
              _masked_softmax_checked: "kforge::scaled_masked_softmax", _masked_softmax_native_checked: "kforge::scaled_masked_softmax_native",
-             _masked_softmax_native_view_checked: "kforge::masked_softmax_native_view"}
+             _masked_softmax_native_view_checked: "kforge::masked_softmax_native_view",
+             _rms_norm_offset_checked: "kforge::rms_norm_offset", _gelu_tanh_mul_checked: "kforge::gelu_tanh_mul",
+             _gelu_mul_checked: "kforge::gelu_mul", _add_rms_norm_offset_checked: "kforge::add_rms_norm_offset"}
     for name in ("scaled_softmax", "scaled_masked_softmax", "silu_mul", "rms_norm_cast", "rotary_embedding", "add_rms_norm_cast",
                  "scaled_softmax_native", "scaled_masked_softmax_native", "scaled_softmax_native_div", "scaled_masked_softmax_native_div",
-                 "masked_softmax_native_view"):
+                 "masked_softmax_native_view", "gelu_tanh_mul", "gelu_mul", "rms_norm_offset", "add_rms_norm_offset"):
         op = _optional_op(name)
         if op is not None:
             names[op] = "kforge::" + name

@@ -1,6 +1,7 @@
 #include "runtime/fused_ops.h"
 
 #include <limits>
+#include <map>
 #include <optional>
 #include <set>
 
@@ -100,6 +101,11 @@ at::Tensor siluMulChain(const at::Tensor &gate, const at::Tensor &up)
     return at::silu(gate) * up;
 }
 
+at::Tensor geluMulChain(const at::Tensor &gate, const at::Tensor &up, c10::string_view approximate)
+{
+    return at::gelu(gate, approximate) * up;
+}
+
 namespace {
 
 // The written-out RMSNorm upcast to `compute` and cast back to `out`.
@@ -122,6 +128,20 @@ std::tuple<at::Tensor, at::Tensor> addRmsNormCastChain(const at::Tensor &x, cons
 {
     auto h = x + residual;
     auto y = rmsNormCastChain(h, weight, eps, compute);
+    return {std::move(h), std::move(y)};
+}
+
+at::Tensor rmsNormOffsetChain(const at::Tensor &x, const at::Tensor &weight, double eps, at::ScalarType compute)
+{
+    const auto xf = x.to(compute);
+    return (xf * at::rsqrt(xf.pow(2).mean({-1}, true) + eps) * (1.0 + weight.to(compute))).to(x.scalar_type());
+}
+
+std::tuple<at::Tensor, at::Tensor> addRmsNormOffsetChain(const at::Tensor &x, const at::Tensor &residual, const at::Tensor &weight, double eps,
+                                                         at::ScalarType compute)
+{
+    auto h = x + residual;
+    auto y = rmsNormOffsetChain(h, weight, eps, compute);
     return {std::move(h), std::move(y)};
 }
 
@@ -295,6 +315,41 @@ const char *kSiluMulReplacement = R"(
 graph(%gate, %up):
   %y = kforge::silu_mul(%gate, %up)
   return (%y))";
+// The GELU gates, gelu(gate, approximate) * up either order; the filter says which operator by the string.
+const char *kGeluMulPattern = R"(
+graph(%gate, %how, %up):
+  %s = aten::gelu(%gate, %how)
+  %y = aten::mul(%s, %up)
+  return (%y))";
+const char *kMulGeluPattern = R"(
+graph(%gate, %how, %up):
+  %s = aten::gelu(%gate, %how)
+  %y = aten::mul(%up, %s)
+  return (%y))";
+const char *kGeluTanhMulReplacement = R"(
+graph(%gate, %how, %up):
+  %y = kforge::gelu_tanh_mul(%gate, %up)
+  return (%y))";
+const char *kGeluMulReplacement = R"(
+graph(%gate, %how, %up):
+  %y = kforge::gelu_mul(%gate, %up)
+  return (%y))";
+// Gemma's RMSNorm: `output = _norm(x.float()) * (1.0 + self.weight.float()); return output.type_as(x)`, the
+// product either way round; `1.0 + w` is aten::add(w, 1.0, 1) (a 0-dim float64 tensor where traced).
+const std::string kOffsetRmsHead =
+    "graph(%x, %w, %f32, %nb1, %cp1, %mf1, %two, %dims, %keep, %mdt, %eps, %alpha, %wf32, %nb2, %cp2, %mf2, %one, %alpha2):\n";
+const std::string kOffsetRmsBody = R"(  %xf = aten::to(%x, %f32, %nb1, %cp1, %mf1)
+  %sq = aten::pow(%xf, %two)
+  %var = aten::mean(%sq, %dims, %keep, %mdt)
+  %ve = aten::add(%var, %eps, %alpha)
+  %r = aten::rsqrt(%ve)
+  %xn = aten::mul(%xf, %r)
+  %wf = aten::to(%w, %wf32, %nb2, %cp2, %mf2)
+  %w1 = aten::add(%wf, %one, %alpha2)
+)";
+const std::string kOffsetRmsPattern = kOffsetRmsHead + kOffsetRmsBody + "  %o = aten::mul(%xn, %w1)\n  %y = aten::type_as(%o, %x)\n  return (%y)";
+const std::string kOffsetFirstRmsPattern = kOffsetRmsHead + kOffsetRmsBody + "  %o = aten::mul(%w1, %xn)\n  %y = aten::type_as(%o, %x)\n  return (%y)";
+const std::string kOffsetRmsReplacement = kOffsetRmsHead + "  %e = aten::Float(%eps)\n  %y = kforge::rms_norm_offset(%x, %w, %e)\n  return (%y)";
 // RMSNorm as `xf = x.float(); var = xf.pow(2).mean(-1, True); xf = xf * torch.rsqrt(var + eps);
 // return w * xf.to(x.dtype)` writes it (the weight on either side of the product); the mean's dims are
 // free, a list constant or a list built from a constant, and checked by the filter.
@@ -518,6 +573,13 @@ bool siluMulFusable(const torch::jit::Match &m, const Vars &vars)
     return isTensor(matched(m, vars, "up"));
 }
 
+template <bool Tanh>
+bool geluMulFusable(const torch::jit::Match &m, const Vars &vars)
+{
+    const auto how = constantOf(matched(m, vars, "how"));
+    return isTensor(matched(m, vars, "up")) && how && how->isString() && how->toStringRef() == (Tanh ? "tanh" : "none");
+}
+
 // The mean's dims as a list of ints: a list constant, or prim::ListConstruct of int constants.
 std::optional<std::vector<int64_t>> intList(const torch::jit::Value *v)
 {
@@ -535,10 +597,10 @@ std::optional<std::vector<int64_t>> intList(const torch::jit::Value *v)
     return out;
 }
 
-// The RMSNorm chain is the fused operator's only with: the upcast to float32, the square as pow 2, the mean
-// over [-1] kept with no dtype, eps a float constant (or a traced 0-dim float64 one) added with alpha 1, the cast back to x's own dtype
-// (prim::dtype of x), plain casts, and a tensor weight.
-bool rmsNormChain(const torch::jit::Match &m, const Vars &vars)
+// An RMSNorm chain is a fused operator's only with: the upcast to float32, the square as pow 2, the mean over
+// [-1] kept with no dtype, eps a float constant (or a traced 0-dim float64 one) added with alpha 1, plain
+// casts, and a tensor weight; rms_norm_cast's also with the cast back to x's own dtype (prim::dtype of x).
+bool rmsNormStatistics(const torch::jit::Match &m, const Vars &vars)
 {
     const auto get = [&](const char *name) { return matched(m, vars, name); };
     const auto keep = constantOf(get("keep"));
@@ -550,14 +612,27 @@ bool rmsNormChain(const torch::jit::Match &m, const Vars &vars)
 
 bool rmsNormFusable(const torch::jit::Match &m, const Vars &vars)
 {
-    return rmsNormChain(m, vars) && dtypeOf(matched(m, vars, "odt"), matched(m, vars, "x"));
+    return rmsNormStatistics(m, vars) && dtypeOf(matched(m, vars, "odt"), matched(m, vars, "x"));
+}
+
+// Gemma's: the same statistics (rmsNormChain's constants), the weight's upcast to float32 and `1.0 +` it
+// with alpha 1, the one a float constant or a traced 0-dim float64 tensor holding 1. The cast back is
+// type_as(x): x's dtype by construction.
+bool rmsNormOffsetFusable(const torch::jit::Match &m, const Vars &vars)
+{
+    const auto get = [&](const char *name) { return matched(m, vars, name); };
+    const auto one = constantOf(get("one"));
+    const bool isOne = one
+                       && ((one->isDouble() && one->toDouble() == 1.0)
+                           || (scaleFits(get("one"), Scale::Float64Tensor) && one->toTensor().item<double>() == 1.0));
+    return isConstInt(get("wf32"), int64_t(at::kFloat)) && isOne && isConstInt(get("alpha2"), 1) && rmsNormStatistics(m, vars);
 }
 
 // The same with the cast back to a constant dtype (Hugging Face's LlamaRMSNorm traced), for kforge::rms_norm_cast_to.
 bool rmsNormToFusable(const torch::jit::Match &m, const Vars &vars)
 {
     const auto odt = constantOf(matched(m, vars, "odt"));
-    return rmsNormChain(m, vars) && odt && odt->isInt();
+    return rmsNormStatistics(m, vars) && odt && odt->isInt();
 }
 
 // A residual add right before the norm (`h = a + b`, then kforge::rms_norm_cast of h, as the rewrite left
@@ -565,22 +640,24 @@ bool rmsNormToFusable(const torch::jit::Match &m, const Vars &vars)
 // graph rather than as a two-output pattern: the matcher anchors a pattern at its first output and will
 // not match a chain whose inner values (h's dtype read by the cast) sit between the add and the norm.
 // Only with alpha 1, two tensors, and every other use of h after the norm (it is the norm's output then).
-// A kforge::rms_norm_cast_to (its cast back a constant) becomes kforge::add_rms_norm_cast_to the same way.
-const char *kResidualNormOp = "kforge::add_rms_norm_cast";
-const char *kResidualNormToOp = "kforge::add_rms_norm_cast_to";
+// Each norm operator has its residual form, taking the sum's two tensors and the norm's other inputs.
+const std::pair<const char *, const char *> kResidualNorms[] = {
+    {"kforge::rms_norm_cast", "kforge::add_rms_norm_cast"},
+    {"kforge::rms_norm_cast_to", "kforge::add_rms_norm_cast_to"},
+    {"kforge::rms_norm_offset", "kforge::add_rms_norm_offset"},
+};
 
 void fuseResidualAdds(torch::jit::Graph &g)
 {
-    const auto rms = c10::Symbol::fromQualString("kforge::rms_norm_cast");
-    const auto rmsTo = c10::Symbol::fromQualString("kforge::rms_norm_cast_to");
+    std::map<c10::Symbol, c10::Symbol> residualOf;
+    for (const auto &[norm, fused] : kResidualNorms)
+        residualOf.emplace(c10::Symbol::fromQualString(norm), c10::Symbol::fromQualString(fused));
     const auto add = c10::Symbol::fromQualString("aten::add");
     std::vector<torch::jit::Node *> norms;
     for (auto *n : g.nodes())
-        if (n->kind() == rms || n->kind() == rmsTo)
+        if (residualOf.count(n->kind()))
             norms.push_back(n);
     for (auto *norm : norms) {
-        const bool to = norm->kind() == rmsTo;
-        const auto fused = c10::Symbol::fromQualString(to ? kResidualNormToOp : kResidualNormOp);
         auto *h = norm->input(0);
         auto *sum = h->node();
         if (sum->kind() != add || sum->inputs().size() != 3 || !isTensor(sum->input(0)) || !isTensor(sum->input(1)) || !isConstInt(sum->input(2), 1)
@@ -592,10 +669,10 @@ void fuseResidualAdds(torch::jit::Graph &g)
         if (!later)
             continue;
         torch::jit::WithInsertPoint at(norm);
-        std::vector<torch::jit::Value *> inputs = {sum->input(0), sum->input(1), norm->input(1), norm->input(2)};
-        if (to)
-            inputs.push_back(norm->input(3));
-        auto *node = g.insertNode(g.create(fused, inputs, 2));
+        std::vector<torch::jit::Value *> inputs = {sum->input(0), sum->input(1)};
+        for (size_t k = 1; k < norm->inputs().size(); ++k)
+            inputs.push_back(norm->input(k));
+        auto *node = g.insertNode(g.create(residualOf.at(norm->kind()), inputs, 2));
         node->output(0)->setType(h->type());
         node->output(1)->setType(norm->output()->type());
         node->copyMetadata(norm);
@@ -694,6 +771,12 @@ const FusedPattern kPatterns[] = {
     {"kforge::masked_softmax_native_view", kUnscaledViewPattern, kUnscaledViewReplacement, unscaledFusable<false>},
     {"kforge::silu_mul", kSiluMulPattern, kSiluMulReplacement, siluMulFusable},
     {"kforge::silu_mul", kMulSiluPattern, kSiluMulReplacement, siluMulFusable},
+    {"kforge::gelu_tanh_mul", kGeluMulPattern, kGeluTanhMulReplacement, geluMulFusable<true>},
+    {"kforge::gelu_tanh_mul", kMulGeluPattern, kGeluTanhMulReplacement, geluMulFusable<true>},
+    {"kforge::gelu_mul", kGeluMulPattern, kGeluMulReplacement, geluMulFusable<false>},
+    {"kforge::gelu_mul", kMulGeluPattern, kGeluMulReplacement, geluMulFusable<false>},
+    {"kforge::rms_norm_offset", kOffsetRmsPattern, kOffsetRmsReplacement, rmsNormOffsetFusable},
+    {"kforge::rms_norm_offset", kOffsetFirstRmsPattern, kOffsetRmsReplacement, rmsNormOffsetFusable},
     {"kforge::rms_norm_cast", kWeightFirstRmsPattern, kRmsReplacement, rmsNormFusable},
     {"kforge::rms_norm_cast", kWeightLastRmsPattern, kRmsReplacement, rmsNormFusable},
     {"kforge::rms_norm_cast_to", kWeightFirstRmsPattern, kRmsToReplacement, rmsNormToFusable},
@@ -766,8 +849,8 @@ int fusedCalls(const std::shared_ptr<torch::jit::Graph> &g)
     std::set<c10::Symbol> ops;
     for (const auto &p : kPatterns)
         ops.insert(c10::Symbol::fromQualString(p.op));
-    ops.insert(c10::Symbol::fromQualString(kResidualNormOp)); // made by fuseResidualAdds, not by a pattern
-    ops.insert(c10::Symbol::fromQualString(kResidualNormToOp));
+    for (const auto &residual : kResidualNorms) // made by fuseResidualAdds, not by a pattern
+        ops.insert(c10::Symbol::fromQualString(residual.second));
     int n = 0;
     for (const auto *node : g->nodes())
         n += int(ops.count(node->kind()));

@@ -34,10 +34,19 @@
 //       same values), through the dispatcher so a pack's kernel for it takes the call; else the chain
 //   kforge::silu_mul(Tensor gate, Tensor up) -> Tensor
 //       silu(gate) * up                                         (the gated MLP's SiLU gate)
+//   kforge::gelu_tanh_mul(Tensor gate, Tensor up) -> Tensor
+//   kforge::gelu_mul(Tensor gate, Tensor up) -> Tensor
+//       gelu(gate, approximate='tanh') * up, gelu(gate) * up    (the GELU gates: Gemma's, GeGLU's)
 //   kforge::rms_norm_cast(Tensor x, Tensor weight, float eps) -> Tensor
 //       xf = x.float(); weight * (xf * rsqrt(xf.pow(2).mean(-1, True) + eps)).to(x.dtype)   (RMSNorm written out)
 //   kforge::add_rms_norm_cast(Tensor x, Tensor residual, Tensor weight, float eps) -> (Tensor, Tensor)
 //       h = x + residual; (h, rms_norm_cast(h, weight, eps))   (a sublayer's residual add and the norm after it)
+//   kforge::rms_norm_offset(Tensor x, Tensor weight, float eps) -> Tensor
+//       xf = x.float(); (xf * rsqrt(xf.pow(2).mean(-1, True) + eps) * (1.0 + weight.float())).type_as(x)
+//       (Gemma's RMSNorm, and the models written after it: the weight an offset from one, the product
+//       in float32 and rounded once)
+//   kforge::add_rms_norm_offset(Tensor x, Tensor residual, Tensor weight, float eps) -> (Tensor, Tensor)
+//       h = x + residual; (h, rms_norm_offset(h, weight, eps))
 //   kforge::rms_norm_cast_to(Tensor x, Tensor weight, float eps, ScalarType dtype) -> Tensor
 //   kforge::add_rms_norm_cast_to(Tensor x, Tensor residual, Tensor weight, float eps, ScalarType dtype) -> (Tensor, Tensor)
 //       the same with the cast back to `dtype`, a constant (Hugging Face's LlamaRMSNorm traced:
@@ -82,6 +91,8 @@ at::Tensor maskedSoftmaxNativeView(const at::Tensor &x, const at::Tensor &mask, 
 // x's, else the chain as written (times a 0-dim float64 tensor where tensorScale).
 at::Tensor scaledSoftmaxTo(const at::Tensor &x, double scale, const c10::optional<at::Tensor> &mask, at::ScalarType dtype, bool tensorScale);
 at::Tensor siluMulChain(const at::Tensor &gate, const at::Tensor &up);
+// gelu(gate, approximate) * up, approximate "tanh" or "none".
+at::Tensor geluMulChain(const at::Tensor &gate, const at::Tensor &up, c10::string_view approximate);
 at::Tensor rmsNormCastChain(const at::Tensor &x, const at::Tensor &weight, double eps, at::ScalarType compute = at::kFloat);
 // (h, y): h = x + residual, y = rmsNormCastChain(h, weight, eps, compute).
 std::tuple<at::Tensor, at::Tensor> addRmsNormCastChain(const at::Tensor &x, const at::Tensor &residual, const at::Tensor &weight, double eps,
@@ -89,6 +100,10 @@ std::tuple<at::Tensor, at::Tensor> addRmsNormCastChain(const at::Tensor &x, cons
 at::Tensor rmsNormCastTo(const at::Tensor &x, const at::Tensor &weight, double eps, at::ScalarType dtype);
 std::tuple<at::Tensor, at::Tensor> addRmsNormCastTo(const at::Tensor &x, const at::Tensor &residual, const at::Tensor &weight, double eps,
                                                     at::ScalarType dtype);
+at::Tensor rmsNormOffsetChain(const at::Tensor &x, const at::Tensor &weight, double eps, at::ScalarType compute = at::kFloat);
+// (h, y): h = x + residual, y = rmsNormOffsetChain(h, weight, eps, compute).
+std::tuple<at::Tensor, at::Tensor> addRmsNormOffsetChain(const at::Tensor &x, const at::Tensor &residual, const at::Tensor &weight, double eps,
+                                                         at::ScalarType compute = at::kFloat);
 at::Tensor rotaryChain(const at::Tensor &x, const at::Tensor &cos, const at::Tensor &sin, int64_t half);
 at::Tensor rotarySliced(const at::Tensor &x, const at::Tensor &cos, const at::Tensor &sin, int64_t dim, int64_t half, int64_t backDim, int64_t back);
 

@@ -358,6 +358,10 @@ TORCH_LIBRARY(kforge, m)
     m.def("masked_softmax_native_view(Tensor x, Tensor mask, int[] size) -> Tensor");
     m.def("scaled_softmax_to(Tensor x, float scale, Tensor? mask, ScalarType dtype, bool tensor_scale) -> Tensor");
     m.def("silu_mul(Tensor gate, Tensor up) -> Tensor");
+    m.def("gelu_tanh_mul(Tensor gate, Tensor up) -> Tensor");
+    m.def("gelu_mul(Tensor gate, Tensor up) -> Tensor");
+    m.def("rms_norm_offset(Tensor x, Tensor weight, float eps) -> Tensor");
+    m.def("add_rms_norm_offset(Tensor x, Tensor residual, Tensor weight, float eps) -> (Tensor, Tensor)");
     m.def("rms_norm_cast(Tensor x, Tensor weight, float eps) -> Tensor");
     m.def("add_rms_norm_cast(Tensor x, Tensor residual, Tensor weight, float eps) -> (Tensor, Tensor)");
     m.def("rms_norm_cast_to(Tensor x, Tensor weight, float eps, ScalarType dtype) -> Tensor");
@@ -395,6 +399,13 @@ TORCH_LIBRARY_IMPL(kforge, CompositeExplicitAutograd, m)
         return kforge::runtime::scaledSoftmaxTo(x, scale, mask, dtype, tensorScale);
     });
     m.impl("silu_mul", [](const at::Tensor &gate, const at::Tensor &up) { return kforge::runtime::siluMulChain(gate, up); });
+    m.impl("gelu_tanh_mul", [](const at::Tensor &gate, const at::Tensor &up) { return kforge::runtime::geluMulChain(gate, up, "tanh"); });
+    m.impl("gelu_mul", [](const at::Tensor &gate, const at::Tensor &up) { return kforge::runtime::geluMulChain(gate, up, "none"); });
+    m.impl("rms_norm_offset",
+           [](const at::Tensor &x, const at::Tensor &weight, double eps) { return kforge::runtime::rmsNormOffsetChain(x, weight, eps); });
+    m.impl("add_rms_norm_offset", [](const at::Tensor &x, const at::Tensor &residual, const at::Tensor &weight, double eps) {
+        return kforge::runtime::addRmsNormOffsetChain(x, residual, weight, eps);
+    });
     m.impl("rms_norm_cast",
            [](const at::Tensor &x, const at::Tensor &weight, double eps) { return kforge::runtime::rmsNormCastChain(x, weight, eps); });
     m.impl("add_rms_norm_cast", [](const at::Tensor &x, const at::Tensor &residual, const at::Tensor &weight, double eps) {

@@ -42,6 +42,9 @@ class Chain(torch.nn.Module):
         self.register_buffer("rope_sin", torch.linspace(0.9, -0.7, H * D, dtype=dtype).view(H, D))
         self.softmax_last = torch.nn.Softmax(dim=-1)
         self.silu = torch.nn.SiLU()
+        self.gelu = torch.nn.GELU()
+        # A norm's weight as models hold it, a parameter (symbolic tracing folds arithmetic on a buffer alone).
+        self.norm_weight = torch.nn.Parameter(torch.linspace(-0.2, 0.3, D, dtype=dtype))
         self.softmax_dim1 = torch.nn.Softmax(dim=1)
 
     def forward(self, q, k):
@@ -171,6 +174,15 @@ POINTWISE = {
     "rotary_number_tables": ("rotary_embedding", lambda m, q, k: (lambda t: t * 0.5 + torch.cat((-t[..., 2:], t[..., :2]), dim=-1) * 0.25)(q.transpose(1, 2))),
     "rotary_mismatched_halves": ("rotary_embedding", lambda m, q, k: (lambda t: t * m.rope_cos + torch.cat((-t[..., 1:], t[..., :3]), dim=-1)[..., :4] * m.rope_sin)(q.transpose(1, 2))),
     "rms_norm_constant_dtype": ("rms_norm_cast", lambda m, q, k: (lambda xf: m.weight * (xf * torch.rsqrt(xf.pow(2).mean(-1, True) + 1e-6)).to(torch.float32))(q.float())),
+    # the GELU gates (Gemma's tanh form, GeGLU's exact GELU)
+    "gelu_tanh_mul_functional": ("gelu_tanh_mul", lambda m, q, k: F.gelu(q, approximate="tanh") * k),
+    "gelu_mul_module_swapped": ("gelu_mul", lambda m, q, k: k * m.gelu(q)),
+    "gelu_tanh_times_number": ("gelu_tanh_mul", lambda m, q, k: F.gelu(q, approximate="tanh") * 2.0),
+    # Gemma's RMSNorm: the product in float32 with one plus the weight, type_as back
+    "rms_norm_gemma": ("rms_norm_offset", lambda m, q, k: (lambda xf: (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + 1e-6) * (1.0 + m.norm_weight.float())).type_as(q))(q.float())),
+    "rms_norm_gemma_weight_first": ("rms_norm_offset", lambda m, q, k: (lambda xf: ((m.norm_weight.float() + 1.0) * (torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + 1e-6) * xf)).type_as(q))(q.float())),
+    "rms_norm_gemma_plus_two": ("rms_norm_offset", lambda m, q, k: (lambda xf: (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + 1e-6) * (2.0 + m.norm_weight.float())).type_as(q))(q.float())),
+    "add_rms_gemma": ("add_rms_norm_offset", lambda m, q, k: (lambda h: (lambda xf: h + (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + 1e-6) * (1.0 + m.norm_weight.float())).type_as(h))(h.float()))(q + k)),
 }
 
 
@@ -238,6 +250,12 @@ def main():
                 cases[name] = {"skipped": "this runtime registers no kforge::%s" % op}
             else:
                 cases[name] = case_result(Chain(body), [(q, k)])
+        if kforge_fx._optional_op("rms_norm_offset") is not None:
+            cases["rms_norm_gemma_bfloat16"] = case_result(Chain(POINTWISE["rms_norm_gemma"][1], dtype=torch.bfloat16), [(hq, hk)])
+            cases["gelu_tanh_mul_bfloat16"] = case_result(Chain(POINTWISE["gelu_tanh_mul_functional"][1], dtype=torch.bfloat16), [(hq, hk)])
+        else:
+            cases["rms_norm_gemma_bfloat16"] = {"skipped": "this runtime registers no kforge::rms_norm_offset"}
+            cases["gelu_tanh_mul_bfloat16"] = {"skipped": "this runtime registers no kforge::gelu_tanh_mul"}
         if kforge_fx._optional_op("rms_norm_cast") is not None:
             cases["rms_norm_bfloat16"] = case_result(Chain(POINTWISE["rms_norm_decoder"][1], dtype=torch.bfloat16), [(hq, hk)])
         else:

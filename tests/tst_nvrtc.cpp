@@ -279,6 +279,9 @@ extern "C" __global__ void local_array(const float *x, float *y, int k)
             // Attention over few tokens, a warp a row: ViT's 197 and CLIP's 77.
             {"scaled_softmax", "rows=151296,cols=197"}, {"scaled_masked_softmax", "rows=39424,cols=77,mrows=77"},
             {"add_rms_norm_cast", "rows=16384,cols=4096"}, {"add_rms_norm_cast", "rows=64,cols=262147"},
+            // Gemma 3's norms (hidden 1152, heads of 256) and GELU gate.
+            {"rms_norm_offset", "rows=2048,cols=1152"}, {"rms_norm_offset", "rows=16384,cols=256"}, {"add_rms_norm_offset", "rows=2048,cols=1152"}, {"add_rms_norm_cast", "rows=2048,cols=1152"},
+            {"gelu_tanh_mul", "rows=2048,cols=6912"}, {"gelu_mul", "rows=2048,cols=6912"},
             {"rotary_embedding", "b=8,s=2048,h=32,d=128"}, {"rotary_embedding", "b=1,s=4097,h=40,d=80"},
             {"rotary_embedding_batched", "b=4,s=4096,h=32,d=128"},
             {"mse_loss", "rows=32768,cols=32768"}, {"mse_loss_sum", "rows=4096,cols=4095"}, {"l1_loss", "rows=4096,cols=4095"},

@@ -267,6 +267,26 @@ const char *kLlamaLayerTrace = "import sys\nimport importlib.util\nimport torch\
                                "am = (torch.arange(64)[None, :] >= torch.tensor([[0], [24]])).long()\n"
                                "torch.jit.trace(model, (x, am)).save(sys.argv[1])\n";
 
+// How many calls of `op` a printed graph makes.
+int callsIn(const std::string &graph, const std::string &op)
+{
+    int n = 0;
+    for (size_t at = graph.find(op + "("); at != std::string::npos; at = graph.find(op + "(", at + 1))
+        ++n;
+    return n;
+}
+
+// A Gemma 3 decoder layer (bench/problems/models/gemma3_decoder_layer.py) at a small size in bfloat16,
+// traced as kforge-cli import traces a model.
+const char *kGemmaLayerTrace = "import sys\nimport importlib.util\nimport torch\n\n"
+                               "spec = importlib.util.spec_from_file_location('layer', '" KFORGE_SOURCE_DIR
+                               "/bench/problems/models/gemma3_decoder_layer.py')\n"
+                               "layer = importlib.util.module_from_spec(spec)\nspec.loader.exec_module(layer)\n"
+                               "model = layer.Model(hidden=256, heads=4, kv_heads=1, head_dim=64, intermediate=512).eval()\n"
+                               "x = torch.randn(2, 64, 256).to(torch.bfloat16)\n"
+                               "am = (torch.arange(64)[None, :] >= torch.tensor([[0], [24]])).long()\n"
+                               "torch.jit.trace(model, (x, am)).save(sys.argv[1])\n";
+
 // An imported problem (KernelBench's layout) with a parameter, a non-persistent buffer and a padding mask
 // among its inputs.
 const char *kTinyProblem = R"(import torch
@@ -1225,7 +1245,11 @@ extern "C" int kforge_entry(const kf_tensor *in, int n_in, kf_tensor *out, int n
             {"rotary_q_used_twice", 0}, {"rotary_number_tables", 0}, {"rotary_mismatched_halves", 0}, {"rotary_hugging_face", 1},
             {"rotary_size_method", 1}, {"rotary_half_of_another_tensor", 0},
             // a residual add before the norm: one fused call either way, add_rms_norm_cast only where exact
-            {"add_rms_decoder", 1}, {"add_rms_swapped_weight_last", 1}, {"add_rms_alpha_2", 1}, {"add_rms_h_used_before", 1}};
+            {"add_rms_decoder", 1}, {"add_rms_swapped_weight_last", 1}, {"add_rms_alpha_2", 1}, {"add_rms_h_used_before", 1},
+            // the GELU gates and Gemma's norm (one plus the weight, the product in float32), its residual add fused
+            {"gelu_tanh_mul_functional", 1}, {"gelu_mul_module_swapped", 1}, {"gelu_tanh_times_number", 0}, {"gelu_tanh_mul_bfloat16", 1},
+            {"rms_norm_gemma", 1}, {"rms_norm_gemma_weight_first", 1}, {"rms_norm_gemma_plus_two", 0}, {"rms_norm_gemma_bfloat16", 1},
+            {"add_rms_gemma", 1}};
         for (const auto &[name, n] : rows)
             QTest::newRow(name) << QString::fromLatin1(name) << n;
     }
@@ -1266,6 +1290,7 @@ extern "C" int kforge_entry(const kf_tensor *in, int n_in, kf_tensor *out, int n
         QTest::newRow("add_rms_swapped_weight_last") << "add_rms_swapped_weight_last" << "kforge::add_rms_norm_cast";
         QTest::newRow("add_rms_alpha_2") << "add_rms_alpha_2" << "kforge::rms_norm_cast";
         QTest::newRow("add_rms_h_used_before") << "add_rms_h_used_before" << "kforge::rms_norm_cast";
+        QTest::newRow("add_rms_gemma") << "add_rms_gemma" << "kforge::add_rms_norm_offset";
     }
 
     void fxPassFusesTheResidualAdd()
@@ -1670,17 +1695,40 @@ extern "C" int kforge_entry(const kf_tensor *in, int n_in, kf_tensor *out, int n
         QCOMPARE(runtime::rewriteFusedPatterns(clone), 6);
         std::ostringstream os;
         os << *clone.get_method("forward").graph();
-        const auto count = [&](const std::string &op) {
-            int n = 0;
-            for (size_t at = os.str().find(op + "("); at != std::string::npos; at = os.str().find(op + "(", at + 1))
-                ++n;
-            return n;
-        };
+        const auto count = [&](const std::string &op) { return callsIn(os.str(), op); };
         QCOMPARE(count("kforge::rms_norm_cast_to"), 1);
         QCOMPARE(count("kforge::add_rms_norm_cast_to"), 1);
         QCOMPARE(count("kforge::rotary_embedding_sliced"), 2);
         QCOMPARE(count("kforge::scaled_softmax_to"), 1);
         QCOMPARE(count("kforge::silu_mul"), 1);
+        torch::NoGradGuard noGrad;
+        const auto x = at::randn({2, 64, 256}).to(at::kBFloat16);
+        const auto am = at::ge(at::arange(64).unsqueeze(0), at::tensor({int64_t(8), int64_t(40)}).unsqueeze(1)).to(at::kLong);
+        QVERIFY(at::equal(module.forward({x, am}).toTensor(), clone.forward({x, am}).toTensor()));
+    }
+
+    // A traced Gemma 3 layer: its six norms (Gemma's, one plus the weight; the pre-MLP one with the residual
+    // add before it), attention's softmax with casts and the GELU tanh gate are rewritten (the rotary
+    // embedding reads q's norm, not the projection's transposed view, and is left), and the outputs keep
+    // their bits.
+    void rewriteTracedGemmaLayer()
+    {
+        const auto py = python();
+        if (py.isEmpty())
+            QSKIP("no Python with torch to trace the model (install python3-torch)");
+        std::string why;
+        auto module = traced(py, kGemmaLayerTrace, why);
+        QVERIFY2(why.empty(), why.c_str());
+        auto clone = module.clone();
+        QCOMPARE(runtime::rewriteFusedPatterns(clone), 8);
+        std::ostringstream os;
+        os << *clone.get_method("forward").graph();
+        const auto count = [&](const std::string &op) { return callsIn(os.str(), op); };
+        QCOMPARE(count("kforge::rms_norm_offset"), 5); // input, q, k, post-attention, post-MLP
+        QCOMPARE(count("kforge::add_rms_norm_offset"), 1);
+        QCOMPARE(count("kforge::scaled_softmax_to"), 1);
+        QCOMPARE(count("kforge::gelu_tanh_mul"), 1);
+        QCOMPARE(count("aten::type_as"), 0);
         torch::NoGradGuard noGrad;
         const auto x = at::randn({2, 64, 256}).to(at::kBFloat16);
         const auto am = at::ge(at::arange(64).unsqueeze(0), at::tensor({int64_t(8), int64_t(40)}).unsqueeze(1)).to(at::kLong);

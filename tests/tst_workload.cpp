@@ -416,6 +416,10 @@ private slots:
         QTest::newRow("too far") << "silu linear linear linear linear linear mul" << 0 << 0;
         QTest::newRow("nested product") << "silu linear mul.nested" << 0 << 0;
         QTest::newRow("another gate first") << "silu silu.other mul" << 0 << 0;
+        // The GELU gates: Gemma's tanh form, GeGLU's exact one; another GELU call begins another gate.
+        QTest::newRow("GELU tanh gate") << "gelu.tanh linear mul" << 1 << 1;
+        QTest::newRow("GELU gate") << "gelu.none linear mul" << 1 << 1;
+        QTest::newRow("GELU then a SiLU gate") << "gelu.tanh silu.other mul" << 0 << 0;
     }
 
     void fusedSiluGateCards()
@@ -429,6 +433,8 @@ private slots:
             const auto w = word.toStdString();
             if (w == "silu")
                 captured.push_back(call("aten::silu", "", {tensor(x, "bfloat16")}, 3));
+            else if (w == "gelu.tanh" || w == "gelu.none")
+                captured.push_back(call("aten::gelu", "", {tensor(x, "bfloat16"), scalar("str", w.substr(5), "approximate")}, 3));
             else if (w == "silu.other")
                 captured.push_back(call("aten::silu", "", {tensor({2, 8, 128}, "bfloat16")}, 3));
             else if (w == "linear") {
@@ -452,9 +458,10 @@ private slots:
         if (cards == 0)
             return;
         const auto &c = got.front();
-        QCOMPARE(c.family, std::string("silu_mul"));
-        QCOMPARE(c.key, std::string("silu_mul.bfloat16.5"));
-        QCOMPARE(c.atenOp, std::string("kforge::silu_mul"));
+        const std::string family = chain.startsWith(QStringLiteral("gelu.tanh")) ? "gelu_tanh_mul" : chain.startsWith(QStringLiteral("gelu")) ? "gelu_mul" : "silu_mul";
+        QCOMPARE(c.family, family);
+        QCOMPARE(c.key, family + ".bfloat16.5");
+        QCOMPARE(c.atenOp, "kforge::" + family);
         QCOMPARE(c.shape.at("rows"), int64_t(16));
         QCOMPARE(c.shape.at("cols"), int64_t(344));
         QCOMPARE(c.inputs.size(), size_t(2));
@@ -709,6 +716,15 @@ private slots:
         // A trace keeps `variance + self.eps` as a sum with a 0-dim float64 tensor (Hugging Face's LlamaRMSNorm).
         QTest::newRow("eps a traced tensor") << "traced eps" << "rms_norm_cast";
         QTest::newRow("eps a tensor of unknown value") << "unknown eps" << "";
+        // Gemma's RMSNorm: times one plus the weight in float32, type_as back (ten calls); `1.0 +` the weight
+        // traced as a sum with a 0-dim float64 tensor, or a number.
+        QTest::newRow("Gemma's, traced") << "gemma" << "rms_norm_offset";
+        QTest::newRow("Gemma's, one a number") << "gemma number one" << "rms_norm_offset";
+        QTest::newRow("Gemma's, weight first") << "gemma weight first" << "rms_norm_offset";
+        QTest::newRow("Gemma's after a residual add") << "residual gemma" << "add_rms_norm_offset";
+        QTest::newRow("Gemma's with two plus the weight") << "gemma two" << "";
+        QTest::newRow("Gemma's cast back with to") << "gemma to" << "";
+        QTest::newRow("Gemma's weight not upcast") << "gemma bf16 weight" << "";
     }
 
     void fusedRmsNormCards()
@@ -743,11 +759,41 @@ private slots:
         }
         calls.push_back(call("aten::rsqrt", "", {tensor(stats)}, 1));
         calls.push_back(call("aten::mul", "Tensor", {tensor(x), tensor(stats, "float32", "other")}, 2));
-        calls.push_back(cast(x, "float32", v == "other cast" ? 5 : 15));
-        const bool last = v == "weight last";
-        const auto weight = tensor({v == "short weight" ? 64 : 128}, "bfloat16", last ? "other" : "self");
-        const auto normed = tensor(x, "bfloat16", last ? "self" : "other");
-        calls.push_back(call("aten::mul", "Tensor", last ? std::vector<CallArg>{normed, weight} : std::vector<CallArg>{weight, normed}, 2));
+        if (v.find("gemma") != std::string::npos) {
+            const Shape cols = {128};
+            if (v == "gemma bf16 weight")
+                calls.push_back(call("aten::to", "dtype", {tensor(cols, "bfloat16"), scalar("int", 15, "dtype"), scalar("bool", false, "non_blocking"),
+                                                           scalar("bool", false, "copy"), scalar("none", nullptr, "memory_format")}, 1));
+            else
+                calls.push_back(cast(cols, "bfloat16", 6));
+            const std::string wdt = v == "gemma bf16 weight" ? "bfloat16" : "float32";
+            if (v == "gemma number one" || v == "gemma two") {
+                calls.push_back(call("aten::add", "Scalar", {tensor(cols, wdt), scalar("double", v == "gemma two" ? 2.0 : 1.0, "other"),
+                                                             scalar("int", 1, "alpha")}, 1));
+            } else {
+                auto one = tensor({}, "float64", "other");
+                one.tensors[0].min = one.tensors[0].max = 1.0;
+                calls.push_back(call("aten::add", "Tensor", {tensor(cols, wdt), one, scalar("int", 1, "alpha")}, 1));
+            }
+            const bool first = v == "gemma weight first";
+            const auto w1 = tensor(cols, wdt, first ? "self" : "other"), xn = tensor(x, "float32", first ? "other" : "self");
+            calls.push_back(call("aten::mul", "Tensor", first ? std::vector<CallArg>{w1, xn} : std::vector<CallArg>{xn, w1}, 2));
+            if (v == "gemma to")
+                calls.push_back(cast(x, "float32", 15));
+            else
+                calls.push_back(call("aten::type_as", "", {tensor(x, "float32"), tensor(x, "bfloat16", "other")}, 1));
+        } else {
+            calls.push_back(cast(x, "float32", v == "other cast" ? 5 : 15));
+            const bool last = v == "weight last";
+            const auto weight = tensor({v == "short weight" ? 64 : 128}, "bfloat16", last ? "other" : "self");
+            const auto normed = tensor(x, "bfloat16", last ? "self" : "other");
+            calls.push_back(call("aten::mul", "Tensor", last ? std::vector<CallArg>{normed, weight} : std::vector<CallArg>{weight, normed}, 2));
+        }
+        double us = 0; // every call is the chain's, the residual add where the card takes it
+        for (const auto &k : calls)
+            us += k.durUs;
+        if (v.rfind("residual", 0) == 0 && !family.startsWith(QStringLiteral("add_")))
+            us -= calls.front().durUs;
         const auto got = fusedPatternCards(calls, 0);
         QCOMPARE(got.size(), size_t(fused ? 1 : 0));
         if (!fused)
@@ -755,12 +801,12 @@ private slots:
         const auto &c = got.front();
         QCOMPARE(c.family, family.toStdString());
         QCOMPARE(c.atenOp, "kforge::" + family.toStdString());
-        if (family == QStringLiteral("add_rms_norm_cast")) {
+        if (family.startsWith(QStringLiteral("add_"))) {
             QCOMPARE(c.inputs.at(1).dims, (std::vector<std::string>{"rows", "cols"}));
             QCOMPARE(c.inputs.at(2).dims, std::vector<std::string>{"cols"});
             QCOMPARE(c.outputs.size(), size_t(2)); // h, the next residual, and the norm
             QCOMPARE(c.referenceArgs.at(3).at("double").get<double>(), 1e-5);
-            QCOMPARE(c.workloadMs, (5 + 13) / 1000.0);
+            QCOMPARE(c.workloadMs, us / 1000.0);
             QVERIFY(!TemplateLibrary::builtin().forFamily(c.family, "cpu").empty());
             QVERIFY(!TemplateLibrary::builtin().forFamily(c.family, "cuda").empty());
             return;
@@ -771,7 +817,7 @@ private slots:
         QCOMPARE(c.inputs.at(1).dims, std::vector<std::string>{"cols"});
         QCOMPARE(c.referenceArgs.at(2).at("double").get<double>(), 1e-5);
         QCOMPARE(c.calls, int64_t(1));
-        QCOMPARE(c.workloadMs, 13 / 1000.0);
+        QCOMPARE(c.workloadMs, us / 1000.0);
         QVERIFY(!TemplateLibrary::builtin().forFamily(c.family, "cpu").empty());
         QVERIFY(!TemplateLibrary::builtin().forFamily(c.family, "cuda").empty());
     }

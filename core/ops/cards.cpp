@@ -41,6 +41,27 @@ OperatorCard rowCard(const std::string &family, const ShapeBindings &s, DType dt
     return c;
 }
 
+// An RMS norm a model writes out (runtime/fused_ops.h): x [rows, cols] and weight [cols] in, eps (the model's)
+// the third reference argument; `residual`: the sublayer's residual add before it, h = x + residual and
+// the norm both outputs, eps the fourth.
+OperatorCard writtenRmsNormCard(const std::string &family, const ShapeBindings &s, DType dt, bool residual, int flops)
+{
+    auto c = rowCard(family, s, dt);
+    c.atenOp = "kforge::" + family;
+    c.atenSchema = c.atenOp + (residual ? "(Tensor x, Tensor residual, Tensor weight, float eps) -> (Tensor, Tensor)"
+                                        : "(Tensor x, Tensor weight, float eps) -> Tensor");
+    c.errorModel = ErrorModel::Normalization;
+    if (residual)
+        c.inputs.push_back({"residual", {"rows", "cols"}, dt});
+    c.inputs.push_back({"weight", {"cols"}, dt, "randn_unscaled"});
+    if (residual)
+        c.outputs = {{"h", {"rows", "cols"}, dt}, {"y", {"rows", "cols"}, dt}};
+    c.referenceArgs = residual ? J::array({{{"input", 0}}, {{"input", 1}}, {{"input", 2}}, {{"double", 1e-6}}})
+                               : J::array({{{"input", 0}}, {{"input", 1}}, {{"double", 1e-6}}});
+    c.flopsPerElement = flops;
+    return c;
+}
+
 // The rotary embedding as Llama writes it (runtime/fused_ops.h): x is a projection viewed as [b, s, h, d],
 // contiguous; y = q * cos + rotate_half(q) * sin for q = x.transpose(1, 2), written [b, h, s, d]. The tables
 // are the model's: [s, d] shared by the batch (rotary_embedding), or [b, 1, s, d] per sequence as Hugging
@@ -193,30 +214,14 @@ const std::map<std::string, std::function<OperatorCard(const ShapeBindings &, DT
          }},
         // RMSNorm as models write it out (runtime/fused_ops.h): the statistics in float32, the normalized
         // row cast back to x's dtype before the weight multiplies it. eps is the model's.
-        {"rms_norm_cast", [](const ShapeBindings &s, DType dt) {
-             auto c = rowCard("rms_norm_cast", s, dt);
-             c.atenSchema = "kforge::rms_norm_cast(Tensor x, Tensor weight, float eps) -> Tensor";
-             c.atenOp = "kforge::rms_norm_cast";
-             c.errorModel = ErrorModel::Normalization;
-             c.inputs.push_back({"weight", {"cols"}, dt, "randn_unscaled"});
-             c.referenceArgs = J::array({{{"input", 0}}, {{"input", 1}}, {{"double", 1e-6}}});
-             c.flopsPerElement = 4;
-             return c;
-         }},
+        {"rms_norm_cast", [](const ShapeBindings &s, DType dt) { return writtenRmsNormCard("rms_norm_cast", s, dt, false, 4); }},
+        // Gemma's RMSNorm (runtime/fused_ops.h): the statistics in float32, the normalized row times one plus the
+        // weight in float32, rounded to x's dtype once. eps is the model's.
+        {"rms_norm_offset", [](const ShapeBindings &s, DType dt) { return writtenRmsNormCard("rms_norm_offset", s, dt, false, 5); }},
+        {"add_rms_norm_offset", [](const ShapeBindings &s, DType dt) { return writtenRmsNormCard("add_rms_norm_offset", s, dt, true, 6); }},
         // The residual add before an RMSNorm written out, as a decoder's sublayer ends (runtime/fused_ops.h):
         // h = x + residual, y = rms_norm_cast(h); both are outputs (h is the next residual). eps is the model's.
-        {"add_rms_norm_cast", [](const ShapeBindings &s, DType dt) {
-             auto c = rowCard("add_rms_norm_cast", s, dt);
-             c.atenSchema = "kforge::add_rms_norm_cast(Tensor x, Tensor residual, Tensor weight, float eps) -> (Tensor, Tensor)";
-             c.atenOp = "kforge::add_rms_norm_cast";
-             c.errorModel = ErrorModel::Normalization;
-             c.inputs.push_back({"residual", {"rows", "cols"}, dt});
-             c.inputs.push_back({"weight", {"cols"}, dt, "randn_unscaled"});
-             c.outputs = {{"h", {"rows", "cols"}, dt}, {"y", {"rows", "cols"}, dt}};
-             c.referenceArgs = J::array({{{"input", 0}}, {{"input", 1}}, {{"input", 2}}, {{"double", 1e-6}}});
-             c.flopsPerElement = 5;
-             return c;
-         }},
+        {"add_rms_norm_cast", [](const ShapeBindings &s, DType dt) { return writtenRmsNormCard("add_rms_norm_cast", s, dt, true, 5); }},
         {"group_norm", [](const ShapeBindings &s, DType dt) {
              OperatorCard c;
              c.family = "group_norm";

@@ -39,6 +39,12 @@ std::string operatorMeaning(const OperatorCard &card)
     if (op == "kforge::add_rms_norm_cast")
         return "h = x + residual (in x's dtype); xf = h.float(); y = weight * (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + "
                "eps)).to(h.dtype), eps the fourth reference argument; both h and y are outputs";
+    if (op == "kforge::rms_norm_offset")
+        return "xf = x.float(); y = (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + eps) * (1.0 + weight.float())).type_as(x), eps "
+               "the third reference argument: the product is taken in float32 and rounded to x's dtype once";
+    if (op == "kforge::add_rms_norm_offset")
+        return "h = x + residual (in x's dtype); xf = h.float(); y = (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + eps) * (1.0 + "
+               "weight.float())).type_as(h), eps the fourth reference argument; both h and y are outputs";
     if (op == "kforge::rotary_embedding")
         return "q = x.transpose(1, 2) (x is [b, s, h, d], q [b, h, s, d]); y = q * cos + torch.cat([-q[..., half:], q[..., :half]], "
                "dim=-1) * sin, written contiguous [b, h, s, d]; half is the fourth reference argument; cos and sin broadcast over "

@@ -46,6 +46,11 @@ const std::vector<PointwiseOp> &pointwiseOps()
         // The gated MLP's SiLU gate as a model writes it, silu(gate) * up (runtime/fused_ops.h): a fused chain.
         {"silu_mul", "kforge::silu_mul", "", "kforge::silu_mul(Tensor gate, Tensor up) -> Tensor", {"gate", "up"}, {}, "",
          "gate * sigmoid(gate) * up"},
+        // The same gate with GELU (Gemma's gelu_pytorch_tanh, GeGLU's exact GELU): gelu(gate, approximate) * up.
+        {"gelu_tanh_mul", "kforge::gelu_tanh_mul", "", "kforge::gelu_tanh_mul(Tensor gate, Tensor up) -> Tensor", {"gate", "up"}, {}, "",
+         "0.5 * gate * (1 + tanh(0.7978845608028654 * (gate + 0.044715 * pow(gate, 3)))) * up"},
+        {"gelu_mul", "kforge::gelu_mul", "", "kforge::gelu_mul(Tensor gate, Tensor up) -> Tensor", {"gate", "up"}, {}, "",
+         "0.5 * gate * (1 + erf(gate * 0.7071067811865476)) * up"},
     };
     return ops;
 }

@@ -275,24 +275,38 @@ std::optional<Chain> softmaxChainAt(const std::vector<const CapturedCall *> &top
     return c;
 }
 
-// How many top-level calls after a SiLU its product may come: the gated MLP computes the up projection
-// between them (`silu(linear(m, gate)) * linear(m, up)`), one call, or two for a linear written as a
-// matmul and an add.
-constexpr size_t kSiluMulWindow = 4;
+// How many top-level calls after a gate's activation its product may come: the gated MLP computes the up
+// projection between them (`act(linear(m, gate)) * linear(m, up)`), one call, or two for a linear written
+// as a matmul and an add.
+constexpr size_t kGateMulWindow = 4;
 
-// The SiLU gate starting at top-level call `i`: aten::silu, then the first aten::mul.Tensor after it that
-// takes a tensor of the SiLU's shape and dtype, which must be the product with another of the same shape
-// and dtype (the profile records no tensor identity: the pairing is by order, shape and dtype; the
-// rewrite in the model follows data flow).
-std::optional<Chain> siluMulAt(const std::vector<const CapturedCall *> &top, size_t i)
+// The fused family of a gated MLP's activation call: aten::silu (Llama's SwiGLU), aten::gelu with
+// approximate "tanh" (Gemma's gelu_pytorch_tanh) or "none" (GeGLU); "" for any other call.
+std::string gateFamily(const CapturedCall &c)
 {
-    const auto &silu = *top[i];
-    const auto *a = tensorArg(silu, "self");
-    if (silu.qualifiedName() != "aten::silu" || !a || !a->contiguous() || a->shape.empty() || scalarTypeCode(a->dtype) < 0)
+    if (c.qualifiedName() == "aten::silu")
+        return "silu_mul";
+    const auto *approximate = arg(c, "approximate");
+    if (c.qualifiedName() != "aten::gelu" || !approximate || approximate->kind != "str" || !approximate->value.is_string())
+        return "";
+    const auto how = approximate->value.get<std::string>();
+    return how == "tanh" ? "gelu_tanh_mul" : how == "none" ? "gelu_mul" : "";
+}
+
+// The gate starting at top-level call `i`: the activation, then the first aten::mul.Tensor after it that
+// takes a tensor of the activation's shape and dtype, which must be the product with another of the same
+// shape and dtype (the profile records no tensor identity: the pairing is by order, shape and dtype; the
+// rewrite in the model follows data flow).
+std::optional<Chain> gateMulAt(const std::vector<const CapturedCall *> &top, size_t i)
+{
+    const auto &act = *top[i];
+    const auto *a = tensorArg(act, "self");
+    const auto family = gateFamily(act);
+    if (family.empty() || !a || !a->contiguous() || a->shape.empty() || scalarTypeCode(a->dtype) < 0)
         return std::nullopt;
-    for (size_t j = i + 1; j < top.size() && j <= i + kSiluMulWindow; ++j) {
+    for (size_t j = i + 1; j < top.size() && j <= i + kGateMulWindow; ++j) {
         const auto &c = *top[j];
-        if (c.qualifiedName() == "aten::silu")
+        if (!gateFamily(c).empty())
             return std::nullopt; // the next gate begins
         if (c.qualifiedName() != "aten::mul.Tensor")
             continue;
@@ -303,7 +317,7 @@ std::optional<Chain> siluMulAt(const std::vector<const CapturedCall *> &top, siz
         if (!(selfIs && otherIs))
             return std::nullopt; // the product with a scalar or a broadcast tensor
         Chain chain;
-        chain.family = "silu_mul";
+        chain.family = family;
         chain.shape = rowsCols(a->shape);
         chain.dtype = a->dtype;
         take(chain, top, i);
@@ -339,14 +353,14 @@ std::optional<double> epsOf(const CapturedCall &add, const std::vector<int64_t> 
     return add.qualifiedName() == "aten::add.Tensor" && t ? tracedNumber(*t) : std::nullopt;
 }
 
-// RMSNorm written out, starting at top-level call `i` (the decoder's, and Llama's in eager PyTorch):
-//   xf = x.float(); var = xf.pow(2).mean(-1, True); xf = xf * torch.rsqrt(var + eps); w * xf.to(x.dtype)
-// eight adjacent calls: to.dtype, pow.Tensor_Scalar, mean.dim, add.Scalar, rsqrt, mul.Tensor, to.dtype and
-// the weight's mul.Tensor, the weight [cols] in x's dtype on either side.
-std::optional<Chain> rmsNormCastAt(const std::vector<const CapturedCall *> &top, size_t i)
+// The statistics of an RMSNorm written out, starting at top-level call `i`, x of a floating dtype:
+//   xf = x.float(); xf * torch.rsqrt(xf.pow(2).mean(-1, True) + eps)
+// six adjacent calls: to.dtype, pow.Tensor_Scalar, mean.dim, add.Scalar (or add.Tensor of a traced eps),
+// rsqrt and mul.Tensor. Its eps, or nothing.
+std::optional<double> rmsStatisticsAt(const std::vector<const CapturedCall *> &top, size_t i)
 {
     const auto *x = tensorArg(*top[i], "self");
-    if (i + 8 > top.size() || !x || !x->contiguous() || x->shape.empty() || scalarTypeCode(x->dtype) < 0
+    if (i + 6 > top.size() || !x || !x->contiguous() || x->shape.empty() || scalarTypeCode(x->dtype) < 0
         || !plainCast(*top[i], x->shape, x->dtype, "float32"))
         return std::nullopt;
     auto statsShape = x->shape;
@@ -360,28 +374,82 @@ std::optional<Chain> rmsNormCastAt(const std::vector<const CapturedCall *> &top,
         || !(dims->value == nlohmann::json::array({-1}) || dims->value == nlohmann::json::array({int64_t(x->shape.size()) - 1})) || !keep
         || keep->kind != "bool" || keep->value != true || !arg(mean, "dtype") || arg(mean, "dtype")->kind != "none"
         || !eps || !numberArg(add, "alpha", 1) || !named(rsqrt, "aten::rsqrt", tensorArg(rsqrt, "self"), statsShape, "float32")
-        || !named(mul, "aten::mul.Tensor", tensorArg(mul, "self"), x->shape, "float32") || !sameTensor(tensorArg(mul, "other"), stats)
-        || !plainCast(*top[i + 6], x->shape, "float32", x->dtype))
+        || !named(mul, "aten::mul.Tensor", tensorArg(mul, "self"), x->shape, "float32") || !sameTensor(tensorArg(mul, "other"), stats))
         return std::nullopt;
-    const auto &weigh = *top[i + 7];
-    const TensorMeta weight{{x->shape.back()}, {1}, x->dtype, std::nullopt, std::nullopt};
-    const auto *self = tensorArg(weigh, "self"), *other = tensorArg(weigh, "other");
-    if (weigh.qualifiedName() != "aten::mul.Tensor"
-        || !((sameTensor(self, weight) && sameTensor(other, *x)) || (sameTensor(self, *x) && sameTensor(other, weight))))
-        return std::nullopt;
+    return eps;
+}
+
+Chain normChain(const char *family, const TensorMeta &x, double eps, const std::vector<const CapturedCall *> &top, size_t from, size_t to)
+{
     Chain c;
-    c.family = "rms_norm_cast";
-    c.shape = rowsCols(x->shape);
-    c.dtype = x->dtype;
-    c.args[2] = {{"double", *eps}};
-    for (size_t k = i; k < i + 8; ++k)
+    c.family = family;
+    c.shape = rowsCols(x.shape);
+    c.dtype = x.dtype;
+    c.args[2] = {{"double", eps}};
+    for (size_t k = from; k < to; ++k)
         take(c, top, k);
     return c;
 }
 
+// RMSNorm written out, starting at top-level call `i` (the decoder's, and Llama's in eager PyTorch):
+//   xf = x.float(); var = xf.pow(2).mean(-1, True); xf = xf * torch.rsqrt(var + eps); w * xf.to(x.dtype)
+// eight adjacent calls: the statistics' six (rmsStatisticsAt), to.dtype and the weight's mul.Tensor, the
+// weight [cols] in x's dtype on either side.
+std::optional<Chain> rmsNormCastAt(const std::vector<const CapturedCall *> &top, size_t i)
+{
+    const auto eps = rmsStatisticsAt(top, i);
+    if (!eps || i + 8 > top.size())
+        return std::nullopt;
+    const auto &x = *tensorArg(*top[i], "self");
+    if (!plainCast(*top[i + 6], x.shape, "float32", x.dtype))
+        return std::nullopt;
+    const auto &weigh = *top[i + 7];
+    const TensorMeta weight{{x.shape.back()}, {1}, x.dtype, std::nullopt, std::nullopt};
+    const auto *self = tensorArg(weigh, "self"), *other = tensorArg(weigh, "other");
+    if (weigh.qualifiedName() != "aten::mul.Tensor"
+        || !((sameTensor(self, weight) && sameTensor(other, x)) || (sameTensor(self, x) && sameTensor(other, weight))))
+        return std::nullopt;
+    return normChain("rms_norm_cast", x, *eps, top, i, i + 8);
+}
+
+// Gemma's RMSNorm (and the models written after it), starting at top-level call `i`:
+//   output = <the statistics' six calls>; output = output * (1.0 + self.weight.float()); output.type_as(x)
+// ten adjacent calls: the six, the weight's to.dtype (a floating [cols] to float32), its add of one
+// (add.Scalar, or add.Tensor of a traced 0-dim float64 one), the product mul.Tensor either way round, and
+// type_as back to x's dtype.
+std::optional<Chain> rmsNormOffsetAt(const std::vector<const CapturedCall *> &top, size_t i)
+{
+    const auto eps = rmsStatisticsAt(top, i);
+    if (!eps || i + 10 > top.size())
+        return std::nullopt;
+    const auto &x = *tensorArg(*top[i], "self");
+    const auto &up = *top[i + 6], &plusOne = *top[i + 7], &weigh = *top[i + 8], &back = *top[i + 9];
+    const auto *w = tensorArg(up, "self");
+    const std::vector<int64_t> cols = {x.shape.back()};
+    if (!w || w->shape != cols || scalarTypeCode(w->dtype) < 0 || !plainCast(up, cols, w->dtype, "float32"))
+        return std::nullopt;
+    const TensorMeta wf{cols, {1}, "float32", std::nullopt, std::nullopt};
+    const auto *one = arg(plusOne, "other");
+    const auto *oneTensor = tensorArg(plusOne, "other");
+    const bool byOne = one
+                       && ((plusOne.qualifiedName() == "aten::add.Scalar" && (one->kind == "double" || one->kind == "int") && one->value.is_number()
+                            && one->value.get<double>() == 1.0)
+                           || (plusOne.qualifiedName() == "aten::add.Tensor" && oneTensor && tracedNumber(*oneTensor) == 1.0));
+    if (!sameTensor(tensorArg(plusOne, "self"), wf) || !byOne || !numberArg(plusOne, "alpha", 1))
+        return std::nullopt;
+    const TensorMeta xf{x.shape, {}, "float32", std::nullopt, std::nullopt};
+    const auto *l = tensorArg(weigh, "self"), *r = tensorArg(weigh, "other");
+    if (weigh.qualifiedName() != "aten::mul.Tensor" || !((sameTensor(l, xf) && sameTensor(r, wf)) || (sameTensor(l, wf) && sameTensor(r, xf))))
+        return std::nullopt;
+    const auto *out = tensorArg(back, "self"), *like = tensorArg(back, "other");
+    if (back.qualifiedName() != "aten::type_as" || !sameTensor(out, xf) || !like || like->shape != x.shape || like->dtype != x.dtype)
+        return std::nullopt;
+    return normChain("rms_norm_offset", x, *eps, top, i, i + 10);
+}
+
 // A sublayer's residual add and the RMSNorm after it, starting at top-level call `i`: aten::add.Tensor of
-// two tensors of one shape and dtype (alpha 1), then the written-out RMSNorm (rmsNormCastAt) of a tensor of
-// that shape and dtype. Its card's fourth argument is the norm's eps.
+// two tensors of one shape and dtype (alpha 1), then an RMSNorm written out (rmsNormCastAt, or Gemma's,
+// rmsNormOffsetAt) of a tensor of that shape and dtype. Its card's fourth argument is the norm's eps.
 std::optional<Chain> addRmsNormAt(const std::vector<const CapturedCall *> &top, size_t i)
 {
     const auto &add = *top[i];
@@ -389,11 +457,13 @@ std::optional<Chain> addRmsNormAt(const std::vector<const CapturedCall *> &top, 
     if (i + 9 > top.size() || add.qualifiedName() != "aten::add.Tensor" || !a || !a->contiguous() || !sameTensor(b, *a) || !intArg(add, "alpha", 1))
         return std::nullopt;
     auto norm = rmsNormCastAt(top, i + 1);
+    if (!norm)
+        norm = rmsNormOffsetAt(top, i + 1);
     const auto *x = tensorArg(*top[i + 1], "self");
     if (!norm || !x || x->shape != a->shape || x->dtype != a->dtype)
         return std::nullopt;
     Chain c;
-    c.family = "add_rms_norm_cast";
+    c.family = "add_" + norm->family;
     c.shape = norm->shape;
     c.dtype = norm->dtype;
     c.args[3] = norm->args.at(2);
@@ -501,7 +571,7 @@ std::vector<OperatorCard> fusedPatternCards(const std::vector<CapturedCall> &cal
         if (used[i])
             continue;
         std::optional<Chain> chain;
-        for (const auto matcher : {softmaxChainAt, siluMulAt, addRmsNormAt, rmsNormCastAt, rotaryAt})
+        for (const auto matcher : {softmaxChainAt, gateMulAt, addRmsNormAt, rmsNormCastAt, rmsNormOffsetAt, rotaryAt})
             if ((chain = matcher(top, i)))
                 break;
         if (!chain || std::any_of(chain->calls.begin(), chain->calls.end(), [&](size_t k) { return used[k]; })

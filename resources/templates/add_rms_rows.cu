@@ -2,7 +2,8 @@
 //   h = x + residual;  y = weight * (hf * rsqrt(mean(hf^2) + EPS)).to(h.dtype),  hf = h.float()
 // in one pass: a block per row, each thread keeping REG packs of VEC elements of h in registers (the rest
 // of a longer row is streamed and read back from what this thread wrote). h is rounded to the storage type
-// before its statistics, and the normalized value before the weight multiplies it, as the chain rounds.
+// before its statistics, and the normalized value before the weight multiplies it, as the chain rounds; with
+// WEIGHT_OFFSET (Gemma's norm) y = hf * rstd * (1 + weight) in float32, rounded once.
 
 // h = x + r for VEC elements at i, rounded to T, stored; returns the sum of squares of the rounded values.
 __device__ __forceinline__ float ar_add(const T *xr, const T *rr, T *hr, long long i, long long n, bool vec_ok, float *hv)
@@ -25,7 +26,12 @@ __device__ __forceinline__ void ar_norm(const T *w, T *yr, long long i, long lon
     float wv[VEC], o[VEC];
     load_vec(w, i, n, vec_ok, 0.f, wv);
 #pragma unroll
-    for (int j = 0; j < VEC; ++j) o[j] = to_f(from_f(hv[j] * rstd)) * wv[j];
+    for (int j = 0; j < VEC; ++j)
+#ifdef WEIGHT_OFFSET
+        o[j] = hv[j] * rstd * (1.f + wv[j]);
+#else
+        o[j] = to_f(from_f(hv[j] * rstd)) * wv[j];
+#endif
     store_vec(yr, i, n, vec_ok, o);
 }
 

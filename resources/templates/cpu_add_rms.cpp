@@ -1,4 +1,4 @@
-// cpu.add_rms_norm_cast.rows: h = x + residual, then y = weight * (h * rsqrt(mean(h^2) + EPS)) per row, in
+// cpu.add_rms_norm_cast.rows (and cpu.add_rms_norm_offset.rows, times one plus the weight): h = x + residual, then y = weight * (h * rsqrt(mean(h^2) + EPS)) per row, in
 // float32 (the chain's casts are no-ops there). UNROLL independent partial sums of squares per row.
 extern "C" int kforge_entry(const kf_tensor *inputs, int n_inputs, kf_tensor *outputs, int n_outputs)
 {
@@ -33,8 +33,13 @@ extern "C" int kforge_entry(const kf_tensor *inputs, int n_inputs, kf_tensor *ou
         for (int u = 0; u < UNROLL; ++u)
             ss += part[u];
         const float rstd = 1.0f / std::sqrt(ss / (float)cols + (float)EPS);
+#ifdef WEIGHT_OFFSET
+        for (c = 0; c < cols; ++c)
+            yr[c] = (hr[c] * rstd) * (1.f + w[c]); // Gemma's norm: one plus the weight
+#else
         for (c = 0; c < cols; ++c)
             yr[c] = (hr[c] * rstd) * w[c];
+#endif
     }
     return 0;
 }

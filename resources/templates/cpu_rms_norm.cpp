@@ -1,5 +1,6 @@
 // cpu.rms_norm.rows and cpu.rms_norm_cast.rows: sum of squares per row, then x * rsqrt(mean + EPS) * weight (in
-// float32 the chain's cast back to x's dtype before the weight is no cast at all).
+// float32 the chain's cast back to x's dtype before the weight is no cast at all); cpu.rms_norm_offset.rows
+// times (1 + weight), Gemma's.
 extern "C" int kforge_entry(const kf_tensor *inputs, int n_inputs, kf_tensor *outputs, int n_outputs)
 {
     ROWS_PROLOGUE(2)
@@ -19,8 +20,13 @@ extern "C" int kforge_entry(const kf_tensor *inputs, int n_inputs, kf_tensor *ou
         for (int a = 0; a < ACCUMULATORS; ++a)
             ss += part[a];
         const float scale = (float)(1.0 / std::sqrt((double)(ss / (ACC)cols) + EPS));
+#ifdef WEIGHT_OFFSET
+        for (c = 0; c < cols; ++c)
+            yr[c] = xr[c] * scale * (1.f + w[c]);
+#else
         for (c = 0; c < cols; ++c)
             yr[c] = xr[c] * scale * w[c];
+#endif
     }
     return 0;
 }

@@ -139,6 +139,8 @@ __device__ __forceinline__ float finish(float v, float a, float b, float wv, flo
     return (v - a) * b * wv + bv;    // a = mean, b = rstd
 #elif CAST_NORMED
     return to_f(from_f(v * b)) * wv; // the written-out chain: (x * rstd).to(x.dtype), then times the weight
+#elif defined(WEIGHT_OFFSET)
+    return v * b * (1.f + wv);       // Gemma's: (x * rstd) * (1 + w) in float32, rounded once
 #else
     return v * b * wv;               // b = rsqrt(mean square + eps)
 #endif

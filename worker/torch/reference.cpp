@@ -154,6 +154,17 @@ std::vector<at::Tensor> callComposite(const OperatorCard &card, const std::vecto
         return {at::gelu(in.at(0).to(computeType) + in.at(1).to(computeType)).to(in[0].scalar_type())};
     if (name == "silu_mul") // the chain as the model makes it (runtime/fused_ops.h), at the inputs' own dtype
         return {runtime::siluMulChain(in.at(0), in.at(1))};
+    if (name == "gelu_tanh_mul" || name == "gelu_mul") // the chain as the model makes it, at the inputs' own dtype
+        return {runtime::geluMulChain(in.at(0), in.at(1), name == "gelu_tanh_mul" ? "tanh" : "none")};
+    if (name == "rms_norm_offset") { // the chain as the model makes it, its upcast in float64 for a float64 reference
+        const double eps = card.referenceArgs.size() > 2 ? card.referenceArgs[2].value("double", 1e-6) : 1e-6;
+        return {runtime::rmsNormOffsetChain(in.at(0), in.at(1), eps, computeType)};
+    }
+    if (name == "add_rms_norm_offset") {
+        const double eps = card.referenceArgs.size() > 3 ? card.referenceArgs[3].value("double", 1e-6) : 1e-6;
+        auto [h, y] = runtime::addRmsNormOffsetChain(in.at(0), in.at(1), in.at(2), eps, computeType);
+        return {h, y};
+    }
     if (name == "rms_norm_cast") { // the chain as the model makes it, its upcast in float64 for a float64 reference
         const double eps = card.referenceArgs.size() > 2 ? card.referenceArgs[2].value("double", 1e-6) : 1e-6;
         return {runtime::rmsNormCastChain(in.at(0), in.at(1), eps, computeType)};

@@ -20,11 +20,13 @@ KernelTemplate rowTemplate(const std::string &family, const std::string &descrip
                            std::string helper, std::string kernelFile, bool eps = false)
 {
     const std::string id = "cpu." + family + ".rows";
-    auto render = [id, helper, kernelFile, eps](const J &p, const OperatorCard &card) {
+    auto render = [id, family, helper, kernelFile, eps](const J &p, const OperatorCard &card) {
         char epsLine[64] = "";
         if (eps)
             std::snprintf(epsLine, sizeof epsLine, "#define EPS %.17g\n", referenceEps(card));
-        return paramDefines(id, p) + epsLine + templateSource("cpu_rows.h") + (helper.empty() ? std::string() : templateSource(helper))
+        // The RMS norms' one kernel file: Gemma's multiplies by one plus the weight.
+        const std::string offset = family == "rms_norm_offset" ? "#define WEIGHT_OFFSET 1\n" : "";
+        return paramDefines(id, p) + epsLine + offset + templateSource("cpu_rows.h") + (helper.empty() ? std::string() : templateSource(helper))
                + templateSource(kernelFile);
     };
     auto valid = [](const J &, const OperatorCard &card) { return card.inputs.front().dtype == DType::F32; };
@@ -47,6 +49,8 @@ void addCpuRowwiseTemplates(TemplateLibrary &lib)
     for (const char *f : {"rms_norm", "rms_norm_cast"})
         lib.add(rowTemplate(f, "sum of squares with partial sums, then x * rsqrt(mean + eps) * weight",
                             {{"acc", kAcc}, {"accumulators", kAccumulators}}, "", "cpu_rms_norm.cpp", true));
+    lib.add(rowTemplate("rms_norm_offset", "sum of squares with partial sums, then x * rsqrt(mean + eps) * (1 + weight)",
+                        {{"acc", kAcc}, {"accumulators", kAccumulators}}, "", "cpu_rms_norm.cpp", true));
     lib.add(rowTemplate("group_norm", "per (sample, group): mean and variance over channels x spatial, then per-channel affine",
                         {{"acc", kAcc}, {"accumulators", kAccumulators}}, "cpu_row_sum.h", "cpu_group_norm.cpp", true));
     lib.add(rowTemplate("sum", "row sums with independent partial sums", {{"acc", kAcc}, {"accumulators", kAccumulators}}, "cpu_row_sum.h",

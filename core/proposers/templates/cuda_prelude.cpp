@@ -11,12 +11,12 @@ int cudaDtypeCode(DType dtype)
 
 int cudaNormFamilyCode(const std::string &f)
 {
-    return f == "softmax" ? 0 : f == "log_softmax" ? 1 : f == "layer_norm" ? 2 : f == "rms_norm" || f == "rms_norm_cast" ? 3 : 4;
+    return f == "softmax" ? 0 : f == "log_softmax" ? 1 : f == "layer_norm" ? 2 : f == "rms_norm" || f == "rms_norm_cast" || f == "rms_norm_offset" ? 3 : 4;
 }
 
 bool cudaWeightedNorm(const std::string &family)
 {
-    return family == "layer_norm" || family == "rms_norm" || family == "rms_norm_cast";
+    return family == "layer_norm" || family == "rms_norm" || family == "rms_norm_cast" || family == "rms_norm_offset";
 }
 
 bool cudaSoftmaxFamily(const std::string &family)

@@ -1,6 +1,7 @@
 // CUDA templates for row-wise normalizations: softmax, log-softmax, layer norm and RMS norm over the
 // last dimension, in float32, float16 and bfloat16; also rms_norm_cast, RMS norm as models write it out,
-// whose normalized value is rounded to the storage type before the weight multiplies it (CAST_NORMED).
+// whose normalized value is rounded to the storage type before the weight multiplies it (CAST_NORMED), and
+// rms_norm_offset, Gemma's, which multiplies by one plus the weight in float32 (WEIGHT_OFFSET).
 //
 // `cuda.<family>.rows`: a group of TPR threads per row (a warp, or several warps with a shared-memory
 // combine), RPB rows per block, VEC-element (up to 16-byte) loads when the row length and pointers
@@ -59,6 +60,8 @@ KernelTemplate rowsTemplate(const std::string &family)
         s += defineLine("OCC", std::to_string(p.value("occ", 0))) + defineLine("HINT", std::to_string(p.value("hint", 0)));
         s += epsDefine(referenceEps(card));
         s += defineLine("CAST_NORMED", family == "rms_norm_cast" ? "1" : "0");
+        if (family == "rms_norm_offset")
+            s += defineLine("WEIGHT_OFFSET", "1");
         return s + cudaPrelude(card.inputs.front().dtype) + templateSource("row_packs.cuh") + templateSource("rows.cu");
     };
     t.seed = [family](const OperatorCard &card) {
@@ -149,7 +152,7 @@ KernelTemplate splitTemplate(const std::string &family)
 
 void addCudaRowTemplates(TemplateLibrary &lib)
 {
-    for (const char *f : {"softmax", "log_softmax", "layer_norm", "rms_norm", "rms_norm_cast"})
+    for (const char *f : {"softmax", "log_softmax", "layer_norm", "rms_norm", "rms_norm_cast", "rms_norm_offset"})
         lib.add(rowsTemplate(f));
     for (const char *f : {"softmax", "log_softmax"})
         lib.add(splitTemplate(f));
