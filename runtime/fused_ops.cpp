@@ -190,6 +190,13 @@ at::Tensor rotarySliced(const at::Tensor &x, const at::Tensor &cos, const at::Te
     return q * cos + at::cat({-q.slice(backDim, back), q.slice(dim, 0, half)}, -1) * sin;
 }
 
+at::Tensor rotaryHeads(const at::Tensor &q, const at::Tensor &cos, const at::Tensor &sin, int64_t dim, int64_t half, int64_t backDim, int64_t back)
+{
+    if (q.dim() == 4)
+        return rotarySliced(q.transpose(1, 2), cos, sin, dim, half, backDim, back);
+    return q * cos + at::cat({-q.slice(backDim, back), q.slice(dim, 0, half)}, -1) * sin;
+}
+
 namespace {
 
 // Attention's softmax chains as the TorchScript frontend writes them: `torch.softmax((s * c [+ m]).float(),
@@ -375,19 +382,29 @@ const std::string kRmsToReplacement = kRmsHead + "  %e = aten::Float(%eps)\n  %y
 // a trace records Hugging Face's rotate_half (`x.shape[-1] // 2` computed before each slice, the slices
 // over dim 3, the back one's open end the largest int64); the graph proves neither that the halves are one
 // value nor that dim 3 is the last, so kforge::rotary_embedding_sliced checks both when it runs.
-std::string rotaryHead(bool sliced)
+// `heads`: q any [b, h, s, d] tensor, not the transpose itself (Gemma 3 normalizes q per head between the two):
+// kforge::rotary_embedding_heads.
+std::string rotaryHead(bool sliced, bool heads = false)
 {
-    return std::string("graph(%x, %d0, %d1, %cos, %sin, %dim, %start, %half, %step1, ") + (sliced ? "%bdim, %back, " : "")
+    return std::string(heads ? "graph(%q, " : "graph(%x, %d0, %d1, ") + "%cos, %sin, %dim, %start, %half, %step1, " + (sliced ? "%bdim, %back, " : "")
            + "%end, %step2, %cdim, %alpha):\n";
 }
 
-std::string rotaryPattern(bool sliced, bool swapped)
+std::string rotaryPattern(bool sliced, bool swapped, bool heads = false)
 {
-    return rotaryHead(sliced) + "  %q = aten::transpose(%x, %d0, %d1)\n  %a = aten::mul(%q, %cos)\n"
+    return rotaryHead(sliced, heads) + (heads ? "" : "  %q = aten::transpose(%x, %d0, %d1)\n") + "  %a = aten::mul(%q, %cos)\n"
            + "  %x1 = aten::slice(%q, %dim, %start, %half, %step1)\n"
            + (sliced ? "  %x2 = aten::slice(%q, %bdim, %back, %end, %step2)\n" : "  %x2 = aten::slice(%q, %dim, %half, %end, %step2)\n")
            + "  %n = aten::neg(%x2)\n  %l = prim::ListConstruct(%n, %x1)\n  %c = aten::cat(%l, %cdim)\n  %b = aten::mul(%c, %sin)\n"
            + (swapped ? "  %y = aten::add(%b, %a, %alpha)\n" : "  %y = aten::add(%a, %b, %alpha)\n") + "  return (%y)";
+}
+
+std::string rotaryHeadsReplacement(bool sliced)
+{
+    return rotaryHead(sliced, true)
+           + (sliced ? "  %y = kforge::rotary_embedding_heads(%q, %cos, %sin, %dim, %half, %bdim, %back)\n"
+                     : "  %y = kforge::rotary_embedding_heads(%q, %cos, %sin, %dim, %half, %dim, %half)\n")
+           + "  return (%y)";
 }
 
 std::string rotaryReplacement(bool sliced)
@@ -689,7 +706,7 @@ void fuseResidualAdds(torch::jit::Graph &g)
 bool rotaryFusable(const torch::jit::Match &m, const Vars &vars)
 {
     const auto get = [&](const char *name) { return matched(m, vars, name); };
-    const bool transposed = (isConstInt(get("d0"), 1) && isConstInt(get("d1"), 2)) || (isConstInt(get("d0"), 2) && isConstInt(get("d1"), 1));
+    const bool transposed = !vars.count("d0") || (isConstInt(get("d0"), 1) && isConstInt(get("d1"), 2)) || (isConstInt(get("d0"), 2) && isConstInt(get("d1"), 1));
     const auto *half = get("half");
     return transposed && isConstInt(get("dim"), -1) && isConstInt(get("cdim"), -1) && isConstInt(get("step1"), 1)
            && isConstInt(get("step2"), 1) && (isConstNone(get("start")) || isConstInt(get("start"), 0)) && isConstNone(get("end"))
@@ -702,7 +719,7 @@ bool rotaryFusable(const torch::jit::Match &m, const Vars &vars)
 bool rotarySlicedFusable(const torch::jit::Match &m, const Vars &vars)
 {
     const auto get = [&](const char *name) { return matched(m, vars, name); };
-    const bool transposed = (isConstInt(get("d0"), 1) && isConstInt(get("d1"), 2)) || (isConstInt(get("d0"), 2) && isConstInt(get("d1"), 1));
+    const bool transposed = !vars.count("d0") || (isConstInt(get("d0"), 1) && isConstInt(get("d1"), 2)) || (isConstInt(get("d0"), 2) && isConstInt(get("d1"), 1));
     const auto isInt = [](const torch::jit::Value *v) { return v && v->type()->isSubtypeOf(*c10::IntType::get()); };
     return transposed && isConstInt(get("cdim"), -1) && isConstInt(get("step1"), 1) && isConstInt(get("step2"), 1)
            && (isConstNone(get("start")) || isConstInt(get("start"), 0))
@@ -785,6 +802,11 @@ const FusedPattern kPatterns[] = {
     {"kforge::rotary_embedding", rotaryPattern(false, true), rotaryReplacement(false), rotaryFusable},
     {"kforge::rotary_embedding_sliced", rotaryPattern(true, false), rotaryReplacement(true), rotarySlicedFusable},
     {"kforge::rotary_embedding_sliced", rotaryPattern(true, true), rotaryReplacement(true), rotarySlicedFusable},
+    // After them: q not the transpose itself (no %d0 in the pattern, so the filters skip that check).
+    {"kforge::rotary_embedding_heads", rotaryPattern(false, false, true), rotaryHeadsReplacement(false), rotaryFusable},
+    {"kforge::rotary_embedding_heads", rotaryPattern(false, true, true), rotaryHeadsReplacement(false), rotaryFusable},
+    {"kforge::rotary_embedding_heads", rotaryPattern(true, false, true), rotaryHeadsReplacement(true), rotarySlicedFusable},
+    {"kforge::rotary_embedding_heads", rotaryPattern(true, true, true), rotaryHeadsReplacement(true), rotarySlicedFusable},
 };
 
 // The softmax operators take their scale, and the norms their eps, through aten::Float (softmaxReplacement,

@@ -61,6 +61,11 @@
 //       (a trace of Hugging Face's rotate_half: each half computed apart, the slices over dim 3): where both
 //       dims are q's last and the halves equal, kforge::rotary_embedding(x, cos, sin, half) through the
 //       dispatcher, else the chain
+//   kforge::rotary_embedding_heads(Tensor q, Tensor cos, Tensor sin, int dim, int half, int back_dim, int back) -> Tensor
+//       q * cos + cat([-q.slice(back_dim, back), q.slice(dim, 0, half)], -1) * sin with q any [b, h, s, d]
+//       tensor (Gemma 3 normalizes q per head on the transposed view before its rotary embedding):
+//       kforge::rotary_embedding_sliced(q.transpose(1, 2), ...) where q has four dims, so a pack's kernel
+//       takes the call where that transpose is contiguous; else the chain
 //
 // rewriteFusedPatterns finds the chains in a TorchScript module's graphs and replaces each by its
 // operator (TorchScript's SubgraphRewriter); an eager Python model would need the same done by an FX pass.
@@ -105,6 +110,8 @@ at::Tensor rmsNormOffsetChain(const at::Tensor &x, const at::Tensor &weight, dou
 std::tuple<at::Tensor, at::Tensor> addRmsNormOffsetChain(const at::Tensor &x, const at::Tensor &residual, const at::Tensor &weight, double eps,
                                                          at::ScalarType compute = at::kFloat);
 at::Tensor rotaryChain(const at::Tensor &x, const at::Tensor &cos, const at::Tensor &sin, int64_t half);
+// q [b, h, s, d] in any layout: rotarySliced(q.transpose(1, 2), ...) where q has four dims, else the chain on q.
+at::Tensor rotaryHeads(const at::Tensor &q, const at::Tensor &cos, const at::Tensor &sin, int64_t dim, int64_t half, int64_t backDim, int64_t back);
 at::Tensor rotarySliced(const at::Tensor &x, const at::Tensor &cos, const at::Tensor &sin, int64_t dim, int64_t half, int64_t backDim, int64_t back);
 
 // Rewrites every method of the module (and its submodules) in place; returns how many chains it replaced

@@ -368,6 +368,7 @@ TORCH_LIBRARY(kforge, m)
     m.def("add_rms_norm_cast_to(Tensor x, Tensor residual, Tensor weight, float eps, ScalarType dtype) -> (Tensor, Tensor)");
     m.def("rotary_embedding(Tensor x, Tensor cos, Tensor sin, int half) -> Tensor");
     m.def("rotary_embedding_sliced(Tensor x, Tensor cos, Tensor sin, int dim, int half, int back_dim, int back) -> Tensor");
+    m.def("rotary_embedding_heads(Tensor q, Tensor cos, Tensor sin, int dim, int half, int back_dim, int back) -> Tensor");
 }
 
 TORCH_LIBRARY_IMPL(kforge, CompositeExplicitAutograd, m)
@@ -420,6 +421,10 @@ TORCH_LIBRARY_IMPL(kforge, CompositeExplicitAutograd, m)
     m.impl("rotary_embedding", [](const at::Tensor &x, const at::Tensor &cos, const at::Tensor &sin, int64_t half) {
         return kforge::runtime::rotaryChain(x, cos, sin, half);
     });
+    m.impl("rotary_embedding_heads",
+           [](const at::Tensor &q, const at::Tensor &cos, const at::Tensor &sin, int64_t dim, int64_t half, int64_t backDim, int64_t back) {
+               return kforge::runtime::rotaryHeads(q, cos, sin, dim, half, backDim, back);
+           });
     m.impl("rotary_embedding_sliced",
            [](const at::Tensor &x, const at::Tensor &cos, const at::Tensor &sin, int64_t dim, int64_t half, int64_t backDim, int64_t back) {
                return kforge::runtime::rotarySliced(x, cos, sin, dim, half, backDim, back);

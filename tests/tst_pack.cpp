@@ -1708,9 +1708,9 @@ extern "C" int kforge_entry(const kf_tensor *in, int n_in, kf_tensor *out, int n
     }
 
     // A traced Gemma 3 layer: its six norms (Gemma's, one plus the weight; the pre-MLP one with the residual
-    // add before it), attention's softmax with casts and the GELU tanh gate are rewritten (the rotary
-    // embedding reads q's norm, not the projection's transposed view, and is left), and the outputs keep
-    // their bits.
+    // add before it), attention's softmax with casts, the GELU tanh gate and both rotary embeddings (which
+    // read q's and k's norms, not the projection's transposed view: rotary_embedding_heads) are rewritten,
+    // and the outputs keep their bits.
     void rewriteTracedGemmaLayer()
     {
         const auto py = python();
@@ -1720,7 +1720,7 @@ extern "C" int kforge_entry(const kf_tensor *in, int n_in, kf_tensor *out, int n
         auto module = traced(py, kGemmaLayerTrace, why);
         QVERIFY2(why.empty(), why.c_str());
         auto clone = module.clone();
-        QCOMPARE(runtime::rewriteFusedPatterns(clone), 8);
+        QCOMPARE(runtime::rewriteFusedPatterns(clone), 10);
         std::ostringstream os;
         os << *clone.get_method("forward").graph();
         const auto count = [&](const std::string &op) { return callsIn(os.str(), op); };
@@ -1728,6 +1728,8 @@ extern "C" int kforge_entry(const kf_tensor *in, int n_in, kf_tensor *out, int n
         QCOMPARE(count("kforge::add_rms_norm_offset"), 1);
         QCOMPARE(count("kforge::scaled_softmax_to"), 1);
         QCOMPARE(count("kforge::gelu_tanh_mul"), 1);
+        QCOMPARE(count("kforge::rotary_embedding_heads"), 2); // q and k after their norms
+        QCOMPARE(count("aten::neg"), 0);
         QCOMPARE(count("aten::type_as"), 0);
         torch::NoGradGuard noGrad;
         const auto x = at::randn({2, 64, 256}).to(at::kBFloat16);
