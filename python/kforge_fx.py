@@ -237,6 +237,14 @@ def _rotary_checked(x, cos, sin, half):
     return q * cos + torch.cat((-q[..., half:], q[..., :half]), dim=-1) * sin
 
 
+def _rotary_heads_checked(q, cos, sin, half):
+    """The rotary embedding of q [b, h, s, d] in any layout: kforge's operator on q.transpose(1, 2) (a pack's
+    kernel takes it where that is contiguous) where q has four dims and the tables are tensors, else the chain."""
+    if isinstance(cos, torch.Tensor) and isinstance(sin, torch.Tensor) and q.dim() == 4:
+        return torch.ops.kforge.rotary_embedding(q.transpose(1, 2), cos, sin, half)
+    return q * cos + torch.cat((-q[..., half:], q[..., :half]), dim=-1) * sin
+
+
 def _optional_op(name):
     """A fused operator of this runtime that not every build has, or None."""
     try:
@@ -729,7 +737,9 @@ def _rotated_half(cat):
 
 def _match_rotary(y):
     """q * cos + rotate_half(q) * sin with q = x.transpose(1, 2), products and sum either way round:
-    (nodes to remove, x, cos, sin, half, the node reading q's shape for half or None), or None."""
+    (nodes to remove, x, cos, sin, half, the node reading q's shape for half or None, False), or None. Where
+    q is not such a transpose used only by the chain (Gemma 3 normalizes q per head first), q itself stays:
+    (nodes to remove, q, cos, sin, half, None, True)."""
     operands = _sum_operands(y)
     if operands is None:
         return None
@@ -743,15 +753,15 @@ def _match_rotary(y):
                 continue
             q, half, nodes, computed = rotated
             for q2, cos in (pa, pa[::-1]):
+                if q2 is not q or cos is q or sin is q:
+                    continue
                 x = _transposed_1_2(q)
-                if q2 is not q or x is None or cos is q or sin is q:
-                    continue
-                if not _only_used_by(q, {a, nodes[0], nodes[1]} | ({computed[0][0], computed[1][0]} if computed else set())):
-                    continue
+                kept, dropped = computed if computed else ([None], [])
+                if x is None or not _only_used_by(q, {a, nodes[0], nodes[1]} | ({computed[0][0], computed[1][0]} if computed else set())):
+                    return dropped + nodes + [b, a, y], q, cos, sin, half, None, True
                 # The half computation kept reads q's shape; the pass re-points it at x (whose last dimension
                 # is q's) before q goes, and the other computation goes with the chain.
-                kept, dropped = computed if computed else ([None], [])
-                return [q] + dropped + nodes + [b, a, y], x, cos, sin, half, kept[0]
+                return [q] + dropped + nodes + [b, a, y], x, cos, sin, half, kept[0], False
     return None
 
 
@@ -952,7 +962,11 @@ def rewrite_fused_patterns(module, concrete_args=None):
             continue
         found = _match_rotary(node) if rotary_op is not None else None
         if found is not None:
-            chain, x, cos, sin, half, reads_q = found
+            chain, x, cos, sin, half, reads_q, heads = found
+            if heads:
+                replace(chain, _rotary_heads_checked, (x, cos, sin, half))
+                count += 1
+                continue
             if reads_q is not None:
                 reads_q.replace_input_with(chain[0], x)
             both = _tensor_attr(gm, cos) and _tensor_attr(gm, sin)
@@ -977,7 +991,7 @@ def fused_calls(gm):
     """How many calls of each kforge fused operator the GraphModule's graph makes, by operator name
     ("kforge::scaled_masked_softmax": 1, ...); a call checked when it runs counts as its operator's."""
     names = {_scaled_masked_softmax_checked: "kforge::scaled_masked_softmax", _silu_mul_checked: "kforge::silu_mul",
-             _rms_norm_cast_checked: "kforge::rms_norm_cast", _rotary_checked: "kforge::rotary_embedding",
+             _rms_norm_cast_checked: "kforge::rms_norm_cast", _rotary_checked: "kforge::rotary_embedding", _rotary_heads_checked: "kforge::rotary_embedding",
              _add_rms_norm_cast_checked: "kforge::add_rms_norm_cast", _scaled_softmax_native_checked: "kforge::scaled_softmax_native",
              _scaled_masked_softmax_native_checked: "kforge::scaled_masked_softmax_native",
              _scaled_softmax_native_div_checked: "kforge::scaled_softmax_native_div",
@@ -997,6 +1011,27 @@ def fused_calls(gm):
         if n.op == "call_function" and n.target in names:
             out[names[n.target]] = out.get(names[n.target], 0) + 1
     return out
+
+
+def rewrite_traced(model, example_inputs):
+    """The TorchScript route for a model FX cannot trace (a forward that unpacks a shape, as Hugging Face's
+    modules do): `model` traced with torch.jit.trace on `example_inputs` (a tuple), rewritten by the
+    runtime's TorchScript rewrite (the C++ patterns, the same meanings as this pass) and loaded back.
+    Returns (traced, rewritten, count): the plain trace, the rewritten one and the chains it runs fused. The
+    trace holds the sizes and constants of `example_inputs`, as any trace does. Needs the kforge operators:
+    torch.ops.load_library(libkforge_runtime.so) first."""
+    import os
+    import tempfile
+    if _optional_op("rewrite_fused_file") is None:
+        raise RuntimeError("kforge's operators are not loaded: call torch.ops.load_library(libkforge_runtime.so) first")
+    with torch.no_grad():
+        traced = torch.jit.trace(model, example_inputs, check_trace=False)
+    with tempfile.TemporaryDirectory() as d:
+        source, target = os.path.join(d, "traced.pt"), os.path.join(d, "rewritten.pt")
+        traced.save(source)
+        count = torch.ops.kforge.rewrite_fused_file(source, target)
+        rewritten = torch.jit.load(target, map_location=next(iter(t.device for t in example_inputs if isinstance(t, torch.Tensor)), None))
+    return traced, rewritten, count
 
 
 def load_pack(model, pack_dir, runtime_lib):

@@ -15,7 +15,10 @@ runs, so its rounds and the others see the same process; after each load one unt
 kernels onto the device (a once-per-process cost), and the next is timed. "eager with the pack" runs the eager module
 rewritten by kforge_fx (the FX pass: each exact attention-softmax chain calls kforge's fused operator, whose kernel the
 pack may hold; "fused_chains" says how many, "fused_calls" of which operators), checked first to compute bit for bit what the eager module computes
-without the pack; --no-fx runs the eager module as written instead (only one-for-one kernels apply). torch.compile
+without the pack; --no-fx runs the eager module as written instead (only one-for-one kernels apply). A model FX cannot
+trace (a forward that unpacks a shape) takes the TorchScript route: traced, rewritten by the runtime's TorchScript
+rewrite (kforge_fx.rewrite_traced), checked bit for bit against its plain trace, and both timed unoptimized ("traced"
+and "eager_pack"; "torchscript_route" says so). torch.compile
 needs PyTorch 2.0 or later; where it is missing, or fails, the result says why and the other figures stand.
 
 Writes {"eager": {...}, "eager_pack": {...}, "compile": {...}, "torchscript_max_diff": ..., "fused_chains": ..., ...}.
@@ -119,13 +122,39 @@ def make_inputs(torch, workload, device, workload_dir="."):
     return out
 
 
-def _fx_rewrite(module):
+def _kforge_fx():
     sys.dont_write_bytecode = True  # no __pycache__ beside the script
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    here = os.path.dirname(os.path.abspath(__file__))
+    if here not in sys.path:
+        sys.path.insert(0, here)
     import kforge_fx
+    return kforge_fx
 
+
+def _fx_rewrite(module):
+    kforge_fx = _kforge_fx()
     gm, count = kforge_fx.rewrite_fused_patterns(module)
     return gm, count, kforge_fx.fused_calls(gm)
+
+
+def _traced_rewrite(module, inputs):
+    """(plain trace, rewritten trace, chains, fused calls) by the TorchScript route, both run unoptimized: the
+    graph executor's fusers would fuse pointwise chains themselves and time something other than eager."""
+    import torch
+
+    traced, rewritten, count = _kforge_fx().rewrite_traced(module, tuple(inputs))
+
+    def unoptimized(m):
+        def run(*args):
+            with torch.jit.optimized_execution(False):
+                return m(*args)
+        return run
+
+    calls = {}
+    for node in rewritten.inlined_graph.nodes():
+        if node.kind().startswith("kforge::"):
+            calls[node.kind()] = calls.get(node.kind(), 0) + 1
+    return unoptimized(traced), unoptimized(rewritten), count, calls
 
 
 def _summary(samples):
@@ -216,12 +245,23 @@ def main(argv=None):
                 try:
                     with_pack, result["fused_chains"], result["fused_calls"] = _fx_rewrite(eager)
                     result["fx"] = {"used": True}
-                except Exception as e:  # a model FX cannot trace: the pack still serves its one-for-one calls
+                except Exception as e:  # a model FX cannot trace: the TorchScript route below
                     result["fx"] = {"used": False, "why": "the FX pass failed: %s: %s" % (type(e).__name__, str(e).splitlines()[0] if str(e) else "")}
                 if result["fx"]["used"]:
                     # Without the pack the operators' own implementation is the chain: the same bits, or a bug.
                     if not torch.equal(with_pack(*inputs), a):
                         return _fail(args.out, "the FX-rewritten module does not compute what the eager module computes")
+            if not args.no_fx and not result["fx"]["used"]:
+                # Traced, rewritten by the runtime's TorchScript rewrite, and timed beside its own plain trace
+                # (both unoptimized), so the pack's gain is not the interpreter's difference from eager.
+                try:
+                    traced, with_pack, result["fused_chains"], result["fused_calls"] = _traced_rewrite(eager, inputs)
+                    result["torchscript_route"] = {"used": True}
+                    if not torch.equal(with_pack(*inputs), traced(*inputs)):
+                        return _fail(args.out, "the rewritten trace does not compute what the plain trace computes")
+                    variants.append(("traced", traced))
+                except Exception as e:
+                    result["torchscript_route"] = {"used": False, "why": "%s: %s" % (type(e).__name__, str(e).splitlines()[0] if str(e) else "")}
             variants.append(("eager_pack", with_pack))
         compiled = None
         if not args.no_compile:
@@ -264,9 +304,11 @@ def main(argv=None):
             ref = eager(*inputs)
             result["pack_max_diff"] = (pack_out.double() - ref.double()).abs().max().item()
         base = result["eager"]["median_ms"]
-        for name in ("eager_pack", "compile"):
+        for name in ("eager_pack", "compile", "traced"):
             if name in samples:
                 result[name]["speedup_over_eager"] = base / result[name]["median_ms"]
+        if "traced" in samples:  # the pack's own gain on the TorchScript route
+            result["eager_pack"]["speedup_over_traced"] = result["traced"]["median_ms"] / result["eager_pack"]["median_ms"]
     text = json.dumps(result)
     if args.out:
         with open(args.out, "w") as f:

@@ -24,6 +24,7 @@
 
 #include <ATen/ATen.h>
 #include <ATen/core/dispatch/Dispatcher.h>
+#include <torch/csrc/jit/serialization/import.h>
 #include <torch/library.h>
 
 #include <nlohmann/json.hpp>
@@ -343,6 +344,14 @@ TORCH_LIBRARY(kforge, m)
     m.def("counters() -> str", [] { return kforge::runtime::countersJson(); });
     m.def("reset_counters() -> ()", [] { kforge::runtime::resetCounters(); });
     m.def("unload_packs() -> ()", [] { kforge::runtime::unloadPacks(); });
+    // A saved TorchScript module (a model torch.jit.trace made, which FX cannot trace) rewritten to call the
+    // fused operators and saved to `target`; returns how many chains its forward now runs fused.
+    m.def("rewrite_fused_file(str source, str target) -> int", [](std::string source, std::string target) {
+        auto module = torch::jit::load(source);
+        const int64_t n = kforge::runtime::rewriteFusedPatterns(module);
+        module.save(target);
+        return n;
+    });
     // The fused patterns (runtime/fused_ops.h): their own implementation is the chain they replace, so a
     // rewritten program computes the same without a pack, and a pack's kernel stands in front of it.
     m.def("scaled_softmax(Tensor x, float scale) -> Tensor");

@@ -172,6 +172,7 @@ POINTWISE = {
     "rotary_minus": ("rotary_embedding", lambda m, q, k: (lambda t: t * m.rope_cos - torch.cat((-t[..., 2:], t[..., :2]), dim=-1) * m.rope_sin)(q.transpose(1, 2))),
     "rotary_q_used_twice": ("rotary_embedding", lambda m, q, k: (lambda t: t * m.rope_cos + torch.cat((-t[..., 2:], t[..., :2]), dim=-1) * m.rope_sin + t)(q.transpose(1, 2))),
     "rotary_number_tables": ("rotary_embedding", lambda m, q, k: (lambda t: t * 0.5 + torch.cat((-t[..., 2:], t[..., :2]), dim=-1) * 0.25)(q.transpose(1, 2))),
+    "rotary_after_a_norm": ("rotary_embedding", lambda m, q, k: (lambda t: t * m.rope_cos + torch.cat((-t[..., 2:], t[..., :2]), dim=-1) * m.rope_sin)(q.transpose(1, 2) * 2.0)),
     "rotary_mismatched_halves": ("rotary_embedding", lambda m, q, k: (lambda t: t * m.rope_cos + torch.cat((-t[..., 1:], t[..., :3]), dim=-1)[..., :4] * m.rope_sin)(q.transpose(1, 2))),
     "rms_norm_constant_dtype": ("rms_norm_cast", lambda m, q, k: (lambda xf: m.weight * (xf * torch.rsqrt(xf.pow(2).mean(-1, True) + 1e-6)).to(torch.float32))(q.float())),
     # the GELU gates (Gemma's tanh form, GeGLU's exact GELU)

@@ -313,6 +313,32 @@ def get_init_inputs():
     return []
 )";
 
+// An imported problem whose forward unpacks a shape (as Hugging Face's modules do), which FX cannot trace:
+// its attention softmax with casts reaches the pack through the TorchScript route.
+const char *kUnpackingProblem = R"(import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self, hidden=32):
+        super().__init__()
+        self.proj = nn.Linear(hidden, hidden)
+
+    def forward(self, x, mask):
+        b, s, h = x.shape
+        q = self.proj(x).view(b, s, h)
+        w = torch.matmul(q, x.transpose(1, 2)) * 0.125 + mask[:, None, :].to(x.dtype) * -1e4
+        return torch.softmax(w.float(), dim=-1).to(x.dtype) @ x
+
+
+def get_inputs():
+    return [torch.randn(2, 16, 32), (torch.arange(16)[None, :] >= torch.tensor([[16], [9]])).long()]
+
+
+def get_init_inputs():
+    return []
+)";
+
 // A row sum written for the test: it checks kforge_symbol against its sizes (the runtime answers it
 // from the call's shape symbols) and refuses rows of 40, so a kernel's refusal is seen to fall back.
 const char *kRowSum = R"(
@@ -1045,6 +1071,32 @@ extern "C" int kforge_entry(const kf_tensor *in, int n_in, kf_tensor *out, int n
         QCOMPARE(ji.at("torchscript_max_diff").get<double>(), 0.0);
         QCOMPARE(ji.at("eager").at("samples_ms").size(), size_t(2));
 
+        // One FX cannot trace (it unpacks a shape): traced, rewritten by the TorchScript rewrite, the same
+        // bits as its plain trace without the pack, and both timed; the softmax call reaches the pack.
+        QDir().mkpath(QString::fromStdString(path("unpacking")));
+        writeText(path("unpacking/unpacking_attention.py"), kUnpackingProblem);
+        const auto importedU = cli({QStringLiteral("import"), QString::fromStdString(path("unpacking")), QStringLiteral("--out"),
+                                    QString::fromStdString(path("")), QStringLiteral("--python"), py});
+        QVERIFY2(importedU.code == 0, qPrintable(importedU.out + importedU.err));
+        const auto ru = run(py, {QStringLiteral(KFORGE_SOURCE_DIR "/python/kforge_model_time.py"), QString::fromStdString(path("unpacking_attention.json")),
+                                 QStringLiteral("--pack"), QString::fromStdString(m_pack), QStringLiteral("--runtime"), QStringLiteral(KFORGE_RUNTIME_PATH),
+                                 QStringLiteral("--iters"), QStringLiteral("2"), QStringLiteral("--no-compile"), QStringLiteral("--out"),
+                                 QString::fromStdString(path("unpacking-time.json"))},
+                            300000);
+        QVERIFY2(ru.code == 0, qPrintable(ru.out + ru.err));
+        const auto ju = nlohmann::json::parse(readText(path("unpacking-time.json")));
+        QVERIFY2(ju.at("ok").get<bool>(), ju.dump().c_str());
+        QVERIFY2(!ju.at("fx").at("used").get<bool>(), ju.dump().c_str());
+        QVERIFY2(ju.at("torchscript_route").at("used").get<bool>(), ju.dump().c_str());
+        QCOMPARE(ju.at("fused_chains").get<int>(), 1);
+        QCOMPARE(ju.at("fused_calls").at("kforge::scaled_softmax_to").get<int>(), 1);
+        for (const char *v : {"eager", "traced", "eager_pack"})
+            QCOMPARE(ju.at(v).at("samples_ms").size(), size_t(2));
+        QVERIFY(ju.at("eager_pack").contains("speedup_over_traced"));
+        const auto &cu = ju.at("counters").at("aten::_softmax");
+        QCOMPARE(cu.at("taken").get<int64_t>() + cu.at("fell_back").get<int64_t>(), int64_t(1));
+        QVERIFY2(ju.at("pack_max_diff").get<double>() < 1e-4, ju.dump().c_str());
+
         // A workload that carries no source is refused with the reason.
         writeText(path("nosrc.json"), nlohmann::json{{"kforge_workload", 1}, {"name", "nosrc"}, {"model", {{"kind", "torchscript"}, {"path", "dec.pt"}}}}.dump());
         const auto refused = run(py, {QStringLiteral(KFORGE_SOURCE_DIR "/python/kforge_model_time.py"), QString::fromStdString(path("nosrc.json"))});
@@ -1242,8 +1294,9 @@ extern "C" int kforge_entry(const kf_tensor *in, int n_in, kf_tensor *out, int n
             {"rms_norm_bfloat16", 1}, {"rms_norm_int_eps", 0}, {"rms_norm_over_dim_2", 0}, {"rms_norm_fourth_power", 0},
             {"rms_norm_keepdim_false", 0}, {"rms_norm_sqrt_divide", 0}, {"rms_norm_constant_dtype", 0},
             {"rotary_decoder", 1}, {"rotary_swapped", 1}, {"rotary_other_half", 1}, {"rotary_halves_swapped", 0}, {"rotary_minus", 0},
-            {"rotary_q_used_twice", 0}, {"rotary_number_tables", 0}, {"rotary_mismatched_halves", 0}, {"rotary_hugging_face", 1},
+            {"rotary_q_used_twice", 1}, {"rotary_after_a_norm", 1}, {"rotary_number_tables", 0}, {"rotary_mismatched_halves", 0}, {"rotary_hugging_face", 1},
             {"rotary_size_method", 1}, {"rotary_half_of_another_tensor", 0},
+            // (q used again, or not the transpose itself: q stays and the call transposes it, rotary_embedding_heads' form)
             // a residual add before the norm: one fused call either way, add_rms_norm_cast only where exact
             {"add_rms_decoder", 1}, {"add_rms_swapped_weight_last", 1}, {"add_rms_alpha_2", 1}, {"add_rms_h_used_before", 1},
             // the GELU gates and Gemma's norm (one plus the weight, the product in float32), its residual add fused
