@@ -1,5 +1,6 @@
 #include "runtime/fused_ops.h"
 
+#include <algorithm>
 #include <limits>
 #include <map>
 #include <optional>
@@ -13,6 +14,7 @@
 #include <torch/csrc/jit/passes/constant_propagation.h>
 #include <torch/csrc/jit/passes/dead_code_elimination.h>
 #include <torch/csrc/jit/passes/inliner.h>
+#include <torch/csrc/jit/passes/lower_tuples.h>
 #include <torch/csrc/jit/passes/subgraph_rewrite.h>
 
 namespace kforge::runtime {
@@ -322,6 +324,16 @@ const char *kSiluMulReplacement = R"(
 graph(%gate, %up):
   %y = kforge::silu_mul(%gate, %up)
   return (%y))";
+// The statistics of x.float() and the product of `normed` (%xf, or T5's %x) with their rsqrt.
+std::string rmsStatistics(const char *normed)
+{
+    return std::string(R"(  %xf = aten::to(%x, %f32, %nb1, %cp1, %mf1)
+  %sq = aten::pow(%xf, %two)
+  %var = aten::mean(%sq, %dims, %keep, %mdt)
+  %ve = aten::add(%var, %eps, %alpha)
+  %r = aten::rsqrt(%ve)
+)") + "  %xn = aten::mul(%" + normed + ", %r)\n";
+}
 // The GELU gates, gelu(gate, approximate) * up either order; the filter says which operator by the string.
 const char *kGeluMulPattern = R"(
 graph(%gate, %how, %up):
@@ -345,15 +357,7 @@ graph(%gate, %how, %up):
 // product either way round; `1.0 + w` is aten::add(w, 1.0, 1) (a 0-dim float64 tensor where traced).
 const std::string kOffsetRmsHead =
     "graph(%x, %w, %f32, %nb1, %cp1, %mf1, %two, %dims, %keep, %mdt, %eps, %alpha, %wf32, %nb2, %cp2, %mf2, %one, %alpha2):\n";
-const std::string kOffsetRmsBody = R"(  %xf = aten::to(%x, %f32, %nb1, %cp1, %mf1)
-  %sq = aten::pow(%xf, %two)
-  %var = aten::mean(%sq, %dims, %keep, %mdt)
-  %ve = aten::add(%var, %eps, %alpha)
-  %r = aten::rsqrt(%ve)
-  %xn = aten::mul(%xf, %r)
-  %wf = aten::to(%w, %wf32, %nb2, %cp2, %mf2)
-  %w1 = aten::add(%wf, %one, %alpha2)
-)";
+const std::string kOffsetRmsBody = rmsStatistics("xf") + "  %wf = aten::to(%w, %wf32, %nb2, %cp2, %mf2)\n  %w1 = aten::add(%wf, %one, %alpha2)\n";
 const std::string kOffsetRmsPattern = kOffsetRmsHead + kOffsetRmsBody + "  %o = aten::mul(%xn, %w1)\n  %y = aten::type_as(%o, %x)\n  return (%y)";
 const std::string kOffsetFirstRmsPattern = kOffsetRmsHead + kOffsetRmsBody + "  %o = aten::mul(%w1, %xn)\n  %y = aten::type_as(%o, %x)\n  return (%y)";
 const std::string kOffsetRmsReplacement = kOffsetRmsHead + "  %e = aten::Float(%eps)\n  %y = kforge::rms_norm_offset(%x, %w, %e)\n  return (%y)";
@@ -361,14 +365,21 @@ const std::string kOffsetRmsReplacement = kOffsetRmsHead + "  %e = aten::Float(%
 // return w * xf.to(x.dtype)` writes it (the weight on either side of the product); the mean's dims are
 // free, a list constant or a list built from a constant, and checked by the filter.
 const std::string kRmsHead = "graph(%x, %w, %f32, %nb1, %cp1, %mf1, %two, %dims, %keep, %mdt, %eps, %alpha, %odt, %nb2, %cp2, %mf2):\n";
-const std::string kRmsBody = R"(  %xf = aten::to(%x, %f32, %nb1, %cp1, %mf1)
-  %sq = aten::pow(%xf, %two)
-  %var = aten::mean(%sq, %dims, %keep, %mdt)
-  %ve = aten::add(%var, %eps, %alpha)
-  %r = aten::rsqrt(%ve)
-  %xn = aten::mul(%xf, %r)
-  %c = aten::to(%xn, %odt, %nb2, %cp2, %mf2)
-)";
+const std::string kRmsStatistics = rmsStatistics("xf");
+const std::string kRmsBody = kRmsStatistics + "  %c = aten::to(%xn, %odt, %nb2, %cp2, %mf2)\n";
+// T5's LayerNorm (and the nine models that copy it): the statistics of x.float(), then x itself times
+// rsqrt(var + eps), which a 16-bit x promotes to float32 from its exact value: the same product. A traced
+// 16-bit model casts back to the weight's dtype, a constant (kforge::rms_norm_cast_to); a float32 one
+// does not cast at all, which kforge::rms_norm_cast_to with float32 computes for any x.
+const std::string kT5RmsBody = rmsStatistics("x");
+const std::string kT5CastRmsPattern = kRmsHead + kT5RmsBody + "  %c = aten::to(%xn, %odt, %nb2, %cp2, %mf2)\n  %y = aten::mul(%w, %c)\n  return (%y)";
+const std::string kT5NoCastHead = "graph(%x, %w, %f32, %nb1, %cp1, %mf1, %two, %dims, %keep, %mdt, %eps, %alpha):\n";
+const std::string kT5NoCastRmsPattern = kT5NoCastHead + kT5RmsBody + "  %y = aten::mul(%w, %xn)\n  return (%y)";
+// A float32 trace drops a no-op cast back (Llama's `.to(input_dtype)`, T5's multiply of x, which the trace
+// records as of the upcast it aliases): the weight times the normalized x.float() directly.
+const std::string kNoCastRmsPattern = kT5NoCastHead + kRmsStatistics + "  %y = aten::mul(%w, %xn)\n  return (%y)";
+const std::string kT5NoCastRmsReplacement =
+    kT5NoCastHead + "  %e = aten::Float(%eps)\n  %y = kforge::rms_norm_cast_to(%x, %w, %e, %f32)\n  return (%y)";
 const std::string kWeightFirstRmsPattern = kRmsHead + kRmsBody + "  %y = aten::mul(%w, %c)\n  return (%y)";
 const std::string kWeightLastRmsPattern = kRmsHead + kRmsBody + "  %y = aten::mul(%c, %w)\n  return (%y)";
 const std::string kRmsReplacement = kRmsHead + "  %e = aten::Float(%eps)\n  %y = kforge::rms_norm_cast(%x, %w, %e)\n  return (%y)";
@@ -798,6 +809,9 @@ const FusedPattern kPatterns[] = {
     {"kforge::rms_norm_cast", kWeightLastRmsPattern, kRmsReplacement, rmsNormFusable},
     {"kforge::rms_norm_cast_to", kWeightFirstRmsPattern, kRmsToReplacement, rmsNormToFusable},
     {"kforge::rms_norm_cast_to", kWeightLastRmsPattern, kRmsToReplacement, rmsNormToFusable},
+    {"kforge::rms_norm_cast_to", kT5CastRmsPattern, kRmsToReplacement, rmsNormToFusable},
+    {"kforge::rms_norm_cast_to", kT5NoCastRmsPattern, kT5NoCastRmsReplacement, rmsNormStatistics},
+    {"kforge::rms_norm_cast_to", kNoCastRmsPattern, kT5NoCastRmsReplacement, rmsNormStatistics},
     {"kforge::rotary_embedding", rotaryPattern(false, false), rotaryReplacement(false), rotaryFusable},
     {"kforge::rotary_embedding", rotaryPattern(false, true), rotaryReplacement(false), rotaryFusable},
     {"kforge::rotary_embedding_sliced", rotaryPattern(true, false), rotaryReplacement(true), rotarySlicedFusable},
@@ -866,6 +880,44 @@ void sizesThroughTransposes(torch::jit::Graph &g)
     }
 }
 
+// A float32 trace records a no-op upcast (`x.to(torch.float32)` of a float32 x, which returns x itself) as
+// the value every later use of x reads, so an RMSNorm's upcast has uses outside its chain (the residual
+// add of x) and no pattern may take it. Those uses get a copy of the cast of their own: the same value.
+void splitSharedUpcasts(torch::jit::Graph &g)
+{
+    const auto to = c10::Symbol::fromQualString("aten::to");
+    const auto pow = c10::Symbol::fromQualString("aten::pow");
+    const auto mul = c10::Symbol::fromQualString("aten::mul");
+    std::vector<torch::jit::Node *> casts;
+    for (auto *n : g.nodes())
+        if (n->kind() == to && n->outputs().size() == 1)
+            casts.push_back(n);
+    for (auto *n : casts) {
+        const auto uses = n->output()->uses();
+        const bool squared = std::any_of(uses.begin(), uses.end(), [&](const torch::jit::Use &u) { return u.user->kind() == pow; });
+        std::vector<torch::jit::Use> other;
+        for (const auto &u : uses)
+            if (u.user->kind() != pow && u.user->kind() != mul)
+                other.push_back(u);
+        if (!squared || other.empty())
+            continue;
+        // Placed right before its first user in n's block (so a residual add's other use of its sum still
+        // comes after the norm that fuseResidualAdds folds it into), or right after n.
+        auto *copy = g.createClone(n, [](torch::jit::Value *v) { return v; });
+        torch::jit::Node *first = nullptr;
+        for (const auto &u : other)
+            if (u.user->owningBlock() == n->owningBlock() && (!first || u.user->isBefore(first)))
+                first = u.user;
+        const bool allHere = std::all_of(other.begin(), other.end(), [&](const torch::jit::Use &u) { return u.user->owningBlock() == n->owningBlock(); });
+        if (first && allHere)
+            copy->insertBefore(first);
+        else
+            copy->insertAfter(n);
+        for (const auto &u : other)
+            u.user->replaceInput(u.offset, copy->output());
+    }
+}
+
 int fusedCalls(const std::shared_ptr<torch::jit::Graph> &g)
 {
     std::set<c10::Symbol> ops;
@@ -894,6 +946,11 @@ int rewriteFusedPatterns(torch::jit::Module &module)
             // None`, `if dtype is None`, the softmax inside a branch): folded, its chain is a chain again.
             // Only values of immutable types are folded, never a tensor.
             torch::jit::ConstantPropagationImmutableTypes(graphs.back());
+            // A trace inlines a submodule's call as a tuple of its results and every tensor it aliased (a
+            // no-op `x.to(torch.float32)` in a float32 model), unpacked and mostly unused: lowered and the
+            // unused values dropped, a chain's inner values have no use outside it again.
+            torch::jit::LowerSimpleTuples(graphs.back());
+            torch::jit::EliminateDeadCode(graphs.back());
         }
     // What the module runs is its forward, which holds every call it makes once inlined; a module without
     // one counts its own methods.
@@ -908,6 +965,7 @@ int rewriteFusedPatterns(torch::jit::Module &module)
         before += fusedCalls(g);
     for (auto &g : graphs) {
         sizesThroughTransposes(*g);
+        splitSharedUpcasts(*g);
         for (const auto &p : kPatterns) {
             torch::jit::SubgraphRewriter rw;
             rw.RegisterRewritePattern(p.pattern, p.replacement);

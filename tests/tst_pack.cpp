@@ -287,6 +287,39 @@ const char *kGemmaLayerTrace = "import sys\nimport importlib.util\nimport torch\
                                "am = (torch.arange(64)[None, :] >= torch.tensor([[0], [24]])).long()\n"
                                "torch.jit.trace(model, (x, am)).save(sys.argv[1])\n";
 
+// T5's LayerNorm (Hugging Face's T5LayerNorm: x itself times rsqrt, cast back only for a 16-bit weight)
+// around a feed-forward sublayer and its residual add, traced in the dtype argv[2] names.
+const char *kT5NormTrace = R"(import sys
+import torch
+import torch.nn as nn
+
+class T5LayerNorm(nn.Module):
+    def __init__(self, hidden, eps=1e-6):
+        super().__init__()
+        self.weight = nn.Parameter(torch.linspace(0.5, 1.5, hidden))
+        self.variance_epsilon = eps
+
+    def forward(self, hidden_states):
+        variance = hidden_states.to(torch.float32).pow(2).mean(-1, keepdim=True)
+        hidden_states = hidden_states * torch.rsqrt(variance + self.variance_epsilon)
+        if self.weight.dtype in [torch.float16, torch.bfloat16]:
+            hidden_states = hidden_states.to(self.weight.dtype)
+        return self.weight * hidden_states
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.norm, self.final = T5LayerNorm(64), T5LayerNorm(64)
+        self.wi, self.wo = nn.Linear(64, 128, bias=False), nn.Linear(128, 64, bias=False)
+
+    def forward(self, x):
+        h = x + self.wo(torch.relu(self.wi(self.norm(x))))
+        return self.final(h), h
+
+dtype = getattr(torch, sys.argv[2])
+torch.jit.trace(Block().to(dtype), (torch.randn(2, 16, 64).to(dtype),)).save(sys.argv[1])
+)";
+
 // An imported problem (KernelBench's layout) with a parameter, a non-persistent buffer and a padding mask
 // among its inputs.
 const char *kTinyProblem = R"(import torch
@@ -1573,8 +1606,8 @@ extern "C" int kforge_entry(const kf_tensor *in, int n_in, kf_tensor *out, int n
     }
 
     // The rotary embedding's rewrite: the transpose of dims 1 and 2 and Llama's rotate_half at one `half`,
-    // the sum in either order, the transposed view used by nothing else; the rewritten module computes the
-    // same bits.
+    // the sum in either order; on a q that is not that transpose, or is used again, the same chain goes to
+    // kforge::rotary_embedding_heads (q kept); the rewritten module computes the same bits.
     void rewriteRotary_data()
     {
         QTest::addColumn<QString>("body");
@@ -1588,8 +1621,9 @@ extern "C" int kforge_entry(const kf_tensor *in, int n_in, kf_tensor *out, int n
         QTest::newRow("another half") << "q = x.transpose(1, 2)\n    return q * c + torch.cat([-q[..., 3:], q[..., :3]], -1) * s" << 1;
         QTest::newRow("halves swapped") << "q = x.transpose(1, 2)\n    return q * c + torch.cat([q[..., :4], -q[..., 4:]], -1) * s" << 0;
         QTest::newRow("a difference") << "q = x.transpose(1, 2)\n    return q * c - torch.cat([-q[..., 4:], q[..., :4]], -1) * s" << 0;
-        QTest::newRow("q used again") << "q = x.transpose(1, 2)\n    return q * c + torch.cat([-q[..., 4:], q[..., :4]], -1) * s + q" << 0;
-        QTest::newRow("transpose(0, 1)") << "q = x.transpose(0, 1)\n    return q * c + torch.cat([-q[..., 4:], q[..., :4]], -1) * s" << 0;
+        QTest::newRow("q used again") << "q = x.transpose(1, 2)\n    return q * c + torch.cat([-q[..., 4:], q[..., :4]], -1) * s + q" << 1;
+        QTest::newRow("transpose(0, 1)") << "q = x.transpose(0, 1)\n    return q * c + torch.cat([-q[..., 4:], q[..., :4]], -1) * s" << 1;
+        QTest::newRow("q not a transpose") << "q = x * 2.0\n    return q * c + torch.cat([-q[..., 4:], q[..., :4]], -1) * s" << 1;
         QTest::newRow("the front half of another tensor")
             << "q = x.transpose(1, 2)\n    return q * c + torch.cat([-q[..., 4:], (q * 2.0)[..., :4]], -1) * s" << 0;
     }
@@ -1788,6 +1822,41 @@ extern "C" int kforge_entry(const kf_tensor *in, int n_in, kf_tensor *out, int n
         const auto x = at::randn({2, 64, 256}).to(at::kBFloat16);
         const auto am = at::ge(at::arange(64).unsqueeze(0), at::tensor({int64_t(8), int64_t(40)}).unsqueeze(1)).to(at::kLong);
         QVERIFY(at::equal(module.forward({x, am}).toTensor(), clone.forward({x, am}).toTensor()));
+    }
+
+    // T5's LayerNorm traced: both norms rewritten (the second with the residual add before it) in bfloat16,
+    // where the trace casts back to the weight's dtype, and in float32, where it does not cast; same bits.
+    void rewriteTracedT5Norm_data()
+    {
+        QTest::addColumn<QString>("dtype");
+        QTest::newRow("bfloat16") << "bfloat16";
+        QTest::newRow("float32") << "float32";
+    }
+
+    void rewriteTracedT5Norm()
+    {
+        QFETCH(QString, dtype);
+        const auto py = python();
+        if (py.isEmpty())
+            QSKIP("no Python with torch to trace the model (install python3-torch)");
+        const auto file = path(("t5norm-" + dtype.toStdString() + ".pt").c_str());
+        writeText(path("t5norm.py"), kT5NormTrace);
+        const auto r = run(py, QStringList{QString::fromStdString(path("t5norm.py")), QString::fromStdString(file), dtype}, 120000);
+        QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
+        auto module = torch::jit::load(file);
+        auto clone = module.clone();
+        QCOMPARE(runtime::rewriteFusedPatterns(clone), 2);
+        std::ostringstream os;
+        os << *clone.get_method("forward").graph();
+        QCOMPARE(callsIn(os.str(), "kforge::rms_norm_cast_to"), 1);
+        QCOMPARE(callsIn(os.str(), "kforge::add_rms_norm_cast_to"), 1);
+        QCOMPARE(callsIn(os.str(), "aten::rsqrt"), 0);
+        torch::NoGradGuard noGrad;
+        const auto x = at::randn({2, 16, 64}).to(dtype == QStringLiteral("bfloat16") ? at::kBFloat16 : at::kFloat);
+        const auto want = module.forward({x}).toTuple();
+        const auto got = clone.forward({x}).toTuple();
+        QVERIFY(at::equal(want->elements()[0].toTensor(), got->elements()[0].toTensor()));
+        QVERIFY(at::equal(want->elements()[1].toTensor(), got->elements()[1].toTensor()));
     }
 
     // The float64 copy the references judge by: a traced bfloat16 layer's dtype constants (its casts back, the

@@ -718,6 +718,10 @@ private slots:
         QTest::newRow("eps a tensor of unknown value") << "unknown eps" << "";
         // Gemma's RMSNorm: times one plus the weight in float32, type_as back (ten calls); `1.0 +` the weight
         // traced as a sum with a 0-dim float64 tensor, or a number.
+        // T5's LayerNorm: x itself times rsqrt (promoted to float32 from its exact value); in float32 no cast back.
+        QTest::newRow("T5's, x times rsqrt") << "t5" << "rms_norm_cast";
+        QTest::newRow("T5's in float32, no cast") << "t5 float32" << "rms_norm_cast";
+        QTest::newRow("T5's in bfloat16, no cast") << "t5 no cast" << "";
         QTest::newRow("Gemma's, traced") << "gemma" << "rms_norm_offset";
         QTest::newRow("Gemma's, one a number") << "gemma number one" << "rms_norm_offset";
         QTest::newRow("Gemma's, weight first") << "gemma weight first" << "rms_norm_offset";
@@ -744,8 +748,9 @@ private slots:
             calls.push_back(call("aten::add", "Tensor", {tensor(x, dt), tensor(v == "residual row" ? Shape{128} : x, dt, "other"),
                                                          scalar("int", v == "residual alpha 2" ? 2 : 1, "alpha")}, 5));
         }
+        const std::string xdt = v == "t5 float32" ? "float32" : "bfloat16";
         if (v != "no upcast")
-            calls.push_back(cast(x, "bfloat16", 6));
+            calls.push_back(cast(x, xdt, 6));
         calls.push_back(call("aten::pow", "Tensor_Scalar", {tensor(x), scalar("int", v == "cube" ? 3 : 2, "exponent")}, 2));
         calls.push_back(call("aten::mean", "dim", {tensor(x), scalar("int_list", J::array({-1}), "dim"), scalar("bool", v != "no keepdim", "keepdim"),
                                                    scalar("none", nullptr, "dtype")}, 3));
@@ -758,7 +763,7 @@ private slots:
             calls.push_back(call("aten::add", "Scalar", {tensor(stats), scalar("double", 1e-5, "other"), scalar("int", 1, "alpha")}, 1));
         }
         calls.push_back(call("aten::rsqrt", "", {tensor(stats)}, 1));
-        calls.push_back(call("aten::mul", "Tensor", {tensor(x), tensor(stats, "float32", "other")}, 2));
+        calls.push_back(call("aten::mul", "Tensor", {tensor(x, v.rfind("t5", 0) == 0 ? xdt : "float32"), tensor(stats, "float32", "other")}, 2));
         if (v.find("gemma") != std::string::npos) {
             const Shape cols = {128};
             if (v == "gemma bf16 weight")
@@ -783,10 +788,12 @@ private slots:
             else
                 calls.push_back(call("aten::type_as", "", {tensor(x, "float32"), tensor(x, "bfloat16", "other")}, 1));
         } else {
-            calls.push_back(cast(x, "float32", v == "other cast" ? 5 : 15));
+            const bool noCast = v == "t5 float32" || v == "t5 no cast";
+            if (!noCast)
+                calls.push_back(cast(x, "float32", v == "other cast" ? 5 : 15));
             const bool last = v == "weight last";
-            const auto weight = tensor({v == "short weight" ? 64 : 128}, "bfloat16", last ? "other" : "self");
-            const auto normed = tensor(x, "bfloat16", last ? "self" : "other");
+            const auto weight = tensor({v == "short weight" ? 64 : 128}, xdt, last ? "other" : "self");
+            const auto normed = tensor(x, noCast ? "float32" : "bfloat16", last ? "self" : "other");
             calls.push_back(call("aten::mul", "Tensor", last ? std::vector<CallArg>{normed, weight} : std::vector<CallArg>{weight, normed}, 2));
         }
         double us = 0; // every call is the chain's, the residual add where the card takes it
@@ -813,7 +820,7 @@ private slots:
         }
         QCOMPARE(c.shape.at("rows"), int64_t(16));
         QCOMPARE(c.shape.at("cols"), int64_t(128));
-        QCOMPARE(c.inputs.at(0).dtype, DType::BF16);
+        QCOMPARE(c.inputs.at(0).dtype, xdt == "float32" ? DType::F32 : DType::BF16);
         QCOMPARE(c.inputs.at(1).dims, std::vector<std::string>{"cols"});
         QCOMPARE(c.referenceArgs.at(2).at("double").get<double>(), 1e-5);
         QCOMPARE(c.calls, int64_t(1));

@@ -356,7 +356,8 @@ std::optional<double> epsOf(const CapturedCall &add, const std::vector<int64_t> 
 // The statistics of an RMSNorm written out, starting at top-level call `i`, x of a floating dtype:
 //   xf = x.float(); xf * torch.rsqrt(xf.pow(2).mean(-1, True) + eps)
 // six adjacent calls: to.dtype, pow.Tensor_Scalar, mean.dim, add.Scalar (or add.Tensor of a traced eps),
-// rsqrt and mul.Tensor. Its eps, or nothing.
+// rsqrt and mul.Tensor. T5's LayerNorm multiplies x itself (`x * rsqrt(...)`): x of a 16-bit dtype times
+// a float32 tensor is computed in float32 from x's exact value, the same product. Its eps, or nothing.
 std::optional<double> rmsStatisticsAt(const std::vector<const CapturedCall *> &top, size_t i)
 {
     const auto *x = tensorArg(*top[i], "self");
@@ -374,7 +375,9 @@ std::optional<double> rmsStatisticsAt(const std::vector<const CapturedCall *> &t
         || !(dims->value == nlohmann::json::array({-1}) || dims->value == nlohmann::json::array({int64_t(x->shape.size()) - 1})) || !keep
         || keep->kind != "bool" || keep->value != true || !arg(mean, "dtype") || arg(mean, "dtype")->kind != "none"
         || !eps || !numberArg(add, "alpha", 1) || !named(rsqrt, "aten::rsqrt", tensorArg(rsqrt, "self"), statsShape, "float32")
-        || !named(mul, "aten::mul.Tensor", tensorArg(mul, "self"), x->shape, "float32") || !sameTensor(tensorArg(mul, "other"), stats))
+        || !(named(mul, "aten::mul.Tensor", tensorArg(mul, "self"), x->shape, "float32")
+             || named(mul, "aten::mul.Tensor", tensorArg(mul, "self"), x->shape, x->dtype.c_str()))
+        || !sameTensor(tensorArg(mul, "other"), stats))
         return std::nullopt;
     return eps;
 }
@@ -394,22 +397,25 @@ Chain normChain(const char *family, const TensorMeta &x, double eps, const std::
 // RMSNorm written out, starting at top-level call `i` (the decoder's, and Llama's in eager PyTorch):
 //   xf = x.float(); var = xf.pow(2).mean(-1, True); xf = xf * torch.rsqrt(var + eps); w * xf.to(x.dtype)
 // eight adjacent calls: the statistics' six (rmsStatisticsAt), to.dtype and the weight's mul.Tensor, the
-// weight [cols] in x's dtype on either side.
+// weight [cols] in x's dtype on either side. A float32 x may have no cast back (T5's LayerNorm in float32
+// casts only a 16-bit model): seven calls.
 std::optional<Chain> rmsNormCastAt(const std::vector<const CapturedCall *> &top, size_t i)
 {
     const auto eps = rmsStatisticsAt(top, i);
-    if (!eps || i + 8 > top.size())
+    if (!eps || i + 7 > top.size())
         return std::nullopt;
     const auto &x = *tensorArg(*top[i], "self");
-    if (!plainCast(*top[i + 6], x.shape, "float32", x.dtype))
+    const bool cast = i + 8 <= top.size() && plainCast(*top[i + 6], x.shape, "float32", x.dtype);
+    if (!cast && x.dtype != "float32")
         return std::nullopt;
-    const auto &weigh = *top[i + 7];
+    const size_t end = i + (cast ? 8 : 7);
+    const auto &weigh = *top[end - 1];
     const TensorMeta weight{{x.shape.back()}, {1}, x.dtype, std::nullopt, std::nullopt};
     const auto *self = tensorArg(weigh, "self"), *other = tensorArg(weigh, "other");
     if (weigh.qualifiedName() != "aten::mul.Tensor"
         || !((sameTensor(self, weight) && sameTensor(other, x)) || (sameTensor(self, x) && sameTensor(other, weight))))
         return std::nullopt;
-    return normChain("rms_norm_cast", x, *eps, top, i, i + 8);
+    return normChain("rms_norm_cast", x, *eps, top, i, end);
 }
 
 // Gemma's RMSNorm (and the models written after it), starting at top-level call `i`:
@@ -454,7 +460,7 @@ std::optional<Chain> addRmsNormAt(const std::vector<const CapturedCall *> &top, 
 {
     const auto &add = *top[i];
     const auto *a = tensorArg(add, "self"), *b = tensorArg(add, "other");
-    if (i + 9 > top.size() || add.qualifiedName() != "aten::add.Tensor" || !a || !a->contiguous() || !sameTensor(b, *a) || !intArg(add, "alpha", 1))
+    if (i + 8 > top.size() || add.qualifiedName() != "aten::add.Tensor" || !a || !a->contiguous() || !sameTensor(b, *a) || !intArg(add, "alpha", 1))
         return std::nullopt;
     auto norm = rmsNormCastAt(top, i + 1);
     if (!norm)
