@@ -133,10 +133,45 @@ std::tuple<at::Tensor, at::Tensor> addRmsNormCastChain(const at::Tensor &x, cons
     return {std::move(h), std::move(y)};
 }
 
-at::Tensor rmsNormOffsetChain(const at::Tensor &x, const at::Tensor &weight, double eps, at::ScalarType compute)
+namespace {
+
+// Gemma's RMSNorm upcast to `compute`, the product rounded once to `out`.
+at::Tensor rmsNormOffsetChain(const at::Tensor &x, const at::Tensor &weight, double eps, at::ScalarType compute, at::ScalarType out)
 {
     const auto xf = x.to(compute);
-    return (xf * at::rsqrt(xf.pow(2).mean({-1}, true) + eps) * (1.0 + weight.to(compute))).to(x.scalar_type());
+    return (xf * at::rsqrt(xf.pow(2).mean({-1}, true) + eps) * (1.0 + weight.to(compute))).to(out);
+}
+
+} // namespace
+
+at::Tensor rmsNormOffsetChain(const at::Tensor &x, const at::Tensor &weight, double eps, at::ScalarType compute)
+{
+    return rmsNormOffsetChain(x, weight, eps, compute, x.scalar_type());
+}
+
+at::Tensor rmsNormOffsetTo(const at::Tensor &x, const at::Tensor &weight, double eps, at::ScalarType dtype)
+{
+    if (dtype == x.scalar_type()) {
+        static const auto fused = c10::Dispatcher::singleton()
+                                      .findSchemaOrThrow("kforge::rms_norm_offset", "")
+                                      .typed<at::Tensor(const at::Tensor &, const at::Tensor &, double)>();
+        return fused.call(x, weight, eps);
+    }
+    return rmsNormOffsetChain(x, weight, eps, at::kFloat, dtype);
+}
+
+std::tuple<at::Tensor, at::Tensor> addRmsNormOffsetTo(const at::Tensor &x, const at::Tensor &residual, const at::Tensor &weight, double eps,
+                                                      at::ScalarType dtype)
+{
+    if (dtype == at::result_type(x, residual)) {
+        static const auto fused = c10::Dispatcher::singleton()
+                                      .findSchemaOrThrow("kforge::add_rms_norm_offset", "")
+                                      .typed<std::tuple<at::Tensor, at::Tensor>(const at::Tensor &, const at::Tensor &, const at::Tensor &, double)>();
+        return fused.call(x, residual, weight, eps);
+    }
+    auto h = x + residual;
+    auto y = rmsNormOffsetTo(h, weight, eps, dtype);
+    return {std::move(h), std::move(y)};
 }
 
 std::tuple<at::Tensor, at::Tensor> addRmsNormOffsetChain(const at::Tensor &x, const at::Tensor &residual, const at::Tensor &weight, double eps,
@@ -361,6 +396,11 @@ const std::string kOffsetRmsBody = rmsStatistics("xf") + "  %wf = aten::to(%w, %
 const std::string kOffsetRmsPattern = kOffsetRmsHead + kOffsetRmsBody + "  %o = aten::mul(%xn, %w1)\n  %y = aten::type_as(%o, %x)\n  return (%y)";
 const std::string kOffsetFirstRmsPattern = kOffsetRmsHead + kOffsetRmsBody + "  %o = aten::mul(%w1, %xn)\n  %y = aten::type_as(%o, %x)\n  return (%y)";
 const std::string kOffsetRmsReplacement = kOffsetRmsHead + "  %e = aten::Float(%eps)\n  %y = kforge::rms_norm_offset(%x, %w, %e)\n  return (%y)";
+// A float32 trace records `x.float()` as the value x's later uses read, type_as's too: type_as(output, xf)
+// casts to float32, whatever x is; kforge::rms_norm_offset_to takes the fused operator where x is float32.
+const std::string kOffsetRmsUpcastPattern = kOffsetRmsHead + kOffsetRmsBody + "  %o = aten::mul(%xn, %w1)\n  %y = aten::type_as(%o, %xf)\n  return (%y)";
+const std::string kOffsetFirstRmsUpcastPattern = kOffsetRmsHead + kOffsetRmsBody + "  %o = aten::mul(%w1, %xn)\n  %y = aten::type_as(%o, %xf)\n  return (%y)";
+const std::string kOffsetRmsToReplacement = kOffsetRmsHead + "  %e = aten::Float(%eps)\n  %y = kforge::rms_norm_offset_to(%x, %w, %e, %f32)\n  return (%y)";
 // RMSNorm as `xf = x.float(); var = xf.pow(2).mean(-1, True); xf = xf * torch.rsqrt(var + eps);
 // return w * xf.to(x.dtype)` writes it (the weight on either side of the product); the mean's dims are
 // free, a list constant or a list built from a constant, and checked by the filter.
@@ -673,6 +713,7 @@ const std::pair<const char *, const char *> kResidualNorms[] = {
     {"kforge::rms_norm_cast", "kforge::add_rms_norm_cast"},
     {"kforge::rms_norm_cast_to", "kforge::add_rms_norm_cast_to"},
     {"kforge::rms_norm_offset", "kforge::add_rms_norm_offset"},
+    {"kforge::rms_norm_offset_to", "kforge::add_rms_norm_offset_to"},
 };
 
 void fuseResidualAdds(torch::jit::Graph &g)
@@ -805,6 +846,8 @@ const FusedPattern kPatterns[] = {
     {"kforge::gelu_mul", kMulGeluPattern, kGeluMulReplacement, geluMulFusable<false>},
     {"kforge::rms_norm_offset", kOffsetRmsPattern, kOffsetRmsReplacement, rmsNormOffsetFusable},
     {"kforge::rms_norm_offset", kOffsetFirstRmsPattern, kOffsetRmsReplacement, rmsNormOffsetFusable},
+    {"kforge::rms_norm_offset_to", kOffsetRmsUpcastPattern, kOffsetRmsToReplacement, rmsNormOffsetFusable},
+    {"kforge::rms_norm_offset_to", kOffsetFirstRmsUpcastPattern, kOffsetRmsToReplacement, rmsNormOffsetFusable},
     {"kforge::rms_norm_cast", kWeightFirstRmsPattern, kRmsReplacement, rmsNormFusable},
     {"kforge::rms_norm_cast", kWeightLastRmsPattern, kRmsReplacement, rmsNormFusable},
     {"kforge::rms_norm_cast_to", kWeightFirstRmsPattern, kRmsToReplacement, rmsNormToFusable},
@@ -883,11 +926,13 @@ void sizesThroughTransposes(torch::jit::Graph &g)
 // A float32 trace records a no-op upcast (`x.to(torch.float32)` of a float32 x, which returns x itself) as
 // the value every later use of x reads, so an RMSNorm's upcast has uses outside its chain (the residual
 // add of x) and no pattern may take it. Those uses get a copy of the cast of their own: the same value.
+// Products and type_as stay (a norm's own; Gemma's type_as reads the upcast in such a trace).
 void splitSharedUpcasts(torch::jit::Graph &g)
 {
     const auto to = c10::Symbol::fromQualString("aten::to");
     const auto pow = c10::Symbol::fromQualString("aten::pow");
     const auto mul = c10::Symbol::fromQualString("aten::mul");
+    const auto typeAs = c10::Symbol::fromQualString("aten::type_as");
     std::vector<torch::jit::Node *> casts;
     for (auto *n : g.nodes())
         if (n->kind() == to && n->outputs().size() == 1)
@@ -897,7 +942,7 @@ void splitSharedUpcasts(torch::jit::Graph &g)
         const bool squared = std::any_of(uses.begin(), uses.end(), [&](const torch::jit::Use &u) { return u.user->kind() == pow; });
         std::vector<torch::jit::Use> other;
         for (const auto &u : uses)
-            if (u.user->kind() != pow && u.user->kind() != mul)
+            if (u.user->kind() != pow && u.user->kind() != mul && u.user->kind() != typeAs)
                 other.push_back(u);
         if (!squared || other.empty())
             continue;

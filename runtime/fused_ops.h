@@ -47,6 +47,10 @@
 //       in float32 and rounded once)
 //   kforge::add_rms_norm_offset(Tensor x, Tensor residual, Tensor weight, float eps) -> (Tensor, Tensor)
 //       h = x + residual; (h, rms_norm_offset(h, weight, eps))
+//   kforge::rms_norm_offset_to(Tensor x, Tensor weight, float eps, ScalarType dtype) -> Tensor
+//   kforge::add_rms_norm_offset_to(Tensor x, Tensor residual, Tensor weight, float eps, ScalarType dtype) -> (Tensor, Tensor)
+//       the same cast to `dtype` (a float32 trace's type_as of the upcast): the operators above where
+//       dtype is x's (the sum's), else the chain
 //   kforge::rms_norm_cast_to(Tensor x, Tensor weight, float eps, ScalarType dtype) -> Tensor
 //   kforge::add_rms_norm_cast_to(Tensor x, Tensor residual, Tensor weight, float eps, ScalarType dtype) -> (Tensor, Tensor)
 //       the same with the cast back to `dtype`, a constant (Hugging Face's LlamaRMSNorm traced:
@@ -109,6 +113,11 @@ at::Tensor rmsNormOffsetChain(const at::Tensor &x, const at::Tensor &weight, dou
 // (h, y): h = x + residual, y = rmsNormOffsetChain(h, weight, eps, compute).
 std::tuple<at::Tensor, at::Tensor> addRmsNormOffsetChain(const at::Tensor &x, const at::Tensor &residual, const at::Tensor &weight, double eps,
                                                          at::ScalarType compute = at::kFloat);
+// The offset norm cast to `dtype` (a float32 trace's `type_as(output, x.float())`): the operators above
+// through the dispatcher where dtype is x's (the sum's), else the chain rounded to dtype.
+at::Tensor rmsNormOffsetTo(const at::Tensor &x, const at::Tensor &weight, double eps, at::ScalarType dtype);
+std::tuple<at::Tensor, at::Tensor> addRmsNormOffsetTo(const at::Tensor &x, const at::Tensor &residual, const at::Tensor &weight, double eps,
+                                                      at::ScalarType dtype);
 at::Tensor rotaryChain(const at::Tensor &x, const at::Tensor &cos, const at::Tensor &sin, int64_t half);
 // q [b, h, s, d] in any layout: rotarySliced(q.transpose(1, 2), ...) where q has four dims, else the chain on q.
 at::Tensor rotaryHeads(const at::Tensor &q, const at::Tensor &cos, const at::Tensor &sin, int64_t dim, int64_t half, int64_t backDim, int64_t back);

@@ -371,6 +371,8 @@ TORCH_LIBRARY(kforge, m)
     m.def("gelu_mul(Tensor gate, Tensor up) -> Tensor");
     m.def("rms_norm_offset(Tensor x, Tensor weight, float eps) -> Tensor");
     m.def("add_rms_norm_offset(Tensor x, Tensor residual, Tensor weight, float eps) -> (Tensor, Tensor)");
+    m.def("rms_norm_offset_to(Tensor x, Tensor weight, float eps, ScalarType dtype) -> Tensor");
+    m.def("add_rms_norm_offset_to(Tensor x, Tensor residual, Tensor weight, float eps, ScalarType dtype) -> (Tensor, Tensor)");
     m.def("rms_norm_cast(Tensor x, Tensor weight, float eps) -> Tensor");
     m.def("add_rms_norm_cast(Tensor x, Tensor residual, Tensor weight, float eps) -> (Tensor, Tensor)");
     m.def("rms_norm_cast_to(Tensor x, Tensor weight, float eps, ScalarType dtype) -> Tensor");
@@ -415,6 +417,12 @@ TORCH_LIBRARY_IMPL(kforge, CompositeExplicitAutograd, m)
            [](const at::Tensor &x, const at::Tensor &weight, double eps) { return kforge::runtime::rmsNormOffsetChain(x, weight, eps); });
     m.impl("add_rms_norm_offset", [](const at::Tensor &x, const at::Tensor &residual, const at::Tensor &weight, double eps) {
         return kforge::runtime::addRmsNormOffsetChain(x, residual, weight, eps);
+    });
+    m.impl("rms_norm_offset_to", [](const at::Tensor &x, const at::Tensor &weight, double eps, at::ScalarType dtype) {
+        return kforge::runtime::rmsNormOffsetTo(x, weight, eps, dtype);
+    });
+    m.impl("add_rms_norm_offset_to", [](const at::Tensor &x, const at::Tensor &residual, const at::Tensor &weight, double eps, at::ScalarType dtype) {
+        return kforge::runtime::addRmsNormOffsetTo(x, residual, weight, eps, dtype);
     });
     m.impl("rms_norm_cast",
            [](const at::Tensor &x, const at::Tensor &weight, double eps) { return kforge::runtime::rmsNormCastChain(x, weight, eps); });

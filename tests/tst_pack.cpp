@@ -276,14 +276,15 @@ int callsIn(const std::string &graph, const std::string &op)
     return n;
 }
 
-// A Gemma 3 decoder layer (bench/problems/models/gemma3_decoder_layer.py) at a small size in bfloat16,
-// traced as kforge-cli import traces a model.
+// A Gemma 3 decoder layer (bench/problems/models/gemma3_decoder_layer.py) at a small size in the dtype
+// argv[2] names (the model's own is bfloat16), traced as kforge-cli import traces a model.
 const char *kGemmaLayerTrace = "import sys\nimport importlib.util\nimport torch\n\n"
                                "spec = importlib.util.spec_from_file_location('layer', '" KFORGE_SOURCE_DIR
                                "/bench/problems/models/gemma3_decoder_layer.py')\n"
                                "layer = importlib.util.module_from_spec(spec)\nspec.loader.exec_module(layer)\n"
-                               "model = layer.Model(hidden=256, heads=4, kv_heads=1, head_dim=64, intermediate=512).eval()\n"
-                               "x = torch.randn(2, 64, 256).to(torch.bfloat16)\n"
+                               "dtype = getattr(torch, sys.argv[2]) if len(sys.argv) > 2 else torch.bfloat16\n"
+                               "model = layer.Model(hidden=256, heads=4, kv_heads=1, head_dim=64, intermediate=512).to(dtype).eval()\n"
+                               "x = torch.randn(2, 64, 256).to(dtype)\n"
                                "am = (torch.arange(64)[None, :] >= torch.tensor([[0], [24]])).long()\n"
                                "torch.jit.trace(model, (x, am)).save(sys.argv[1])\n";
 
@@ -403,12 +404,12 @@ class TestPack : public QObject {
 
 private:
     // The module a Python script traces and saves to its first argument; `why` says what failed.
-    torch::jit::Module traced(const QString &py, const std::string &script, std::string &why)
+    torch::jit::Module traced(const QString &py, const std::string &script, std::string &why, const QStringList &args = {})
     {
         static int made = 0; // one file per script
         const auto file = path(("traced-" + std::to_string(made++)).c_str());
         writeText(file + ".py", script);
-        const auto r = run(py, {QString::fromStdString(file + ".py"), QString::fromStdString(file + ".pt")}, 120000);
+        const auto r = run(py, QStringList{QString::fromStdString(file + ".py"), QString::fromStdString(file + ".pt")} + args, 120000);
         if (r.code != 0) {
             why = r.err.toStdString();
             return torch::jit::Module("none");
@@ -1797,29 +1798,40 @@ extern "C" int kforge_entry(const kf_tensor *in, int n_in, kf_tensor *out, int n
     // A traced Gemma 3 layer: its six norms (Gemma's, one plus the weight; the pre-MLP one with the residual
     // add before it), attention's softmax with casts, the GELU tanh gate and both rotary embeddings (which
     // read q's and k's norms, not the projection's transposed view: rotary_embedding_heads) are rewritten,
-    // and the outputs keep their bits.
+    // and the outputs keep their bits. In float32 the trace's type_as reads the norm's no-op upcast: the
+    // `_to` operators with float32.
+    void rewriteTracedGemmaLayer_data()
+    {
+        QTest::addColumn<QString>("dtype");
+        QTest::addColumn<QString>("norm");
+        QTest::newRow("bfloat16") << "bfloat16" << "rms_norm_offset";
+        QTest::newRow("float32") << "float32" << "rms_norm_offset_to";
+    }
+
     void rewriteTracedGemmaLayer()
     {
+        QFETCH(QString, dtype);
+        QFETCH(QString, norm);
         const auto py = python();
         if (py.isEmpty())
             QSKIP("no Python with torch to trace the model (install python3-torch)");
         std::string why;
-        auto module = traced(py, kGemmaLayerTrace, why);
+        auto module = traced(py, kGemmaLayerTrace, why, {dtype});
         QVERIFY2(why.empty(), why.c_str());
         auto clone = module.clone();
         QCOMPARE(runtime::rewriteFusedPatterns(clone), 10);
         std::ostringstream os;
         os << *clone.get_method("forward").graph();
         const auto count = [&](const std::string &op) { return callsIn(os.str(), op); };
-        QCOMPARE(count("kforge::rms_norm_offset"), 5); // input, q, k, post-attention, post-MLP
-        QCOMPARE(count("kforge::add_rms_norm_offset"), 1);
+        QCOMPARE(count("kforge::" + norm.toStdString()), 5); // input, q, k, post-attention, post-MLP
+        QCOMPARE(count("kforge::add_" + norm.toStdString()), 1);
         QCOMPARE(count("kforge::scaled_softmax_to"), 1);
         QCOMPARE(count("kforge::gelu_tanh_mul"), 1);
         QCOMPARE(count("kforge::rotary_embedding_heads"), 2); // q and k after their norms
         QCOMPARE(count("aten::neg"), 0);
         QCOMPARE(count("aten::type_as"), 0);
         torch::NoGradGuard noGrad;
-        const auto x = at::randn({2, 64, 256}).to(at::kBFloat16);
+        const auto x = at::randn({2, 64, 256}).to(dtype == QStringLiteral("float32") ? at::kFloat : at::kBFloat16);
         const auto am = at::ge(at::arange(64).unsqueeze(0), at::tensor({int64_t(8), int64_t(40)}).unsqueeze(1)).to(at::kLong);
         QVERIFY(at::equal(module.forward({x, am}).toTensor(), clone.forward({x, am}).toTensor()));
     }
