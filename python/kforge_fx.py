@@ -63,6 +63,10 @@ The pointwise chains, where the runtime registers their operators (the C++ rewri
     silu(gate) * up                                          by torch.ops.kforge.silu_mul(gate, up)
     gelu(gate, approximate="tanh") * up                      by torch.ops.kforge.gelu_tanh_mul(gate, up)
     gelu(gate) * up                                          by torch.ops.kforge.gelu_mul(gate, up)
+    0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * torch.pow(x, 3.0))))
+                                                             by torch.ops.kforge.gelu_new(x)   (Hugging Face's
+                                                             NewGELUActivation, "gelu_new": GPT-2, GPT-J, CodeGen)
+    <that> * up                                              by torch.ops.kforge.gelu_new_mul(x, up)   (T5 v1.1's gate)
     w * (xf * rsqrt(xf.pow(2).mean(-1, True) + eps)).to(x.dtype), xf = x.float()
                                                              by torch.ops.kforge.rms_norm_cast(x, w, eps)
     (xf * rsqrt(xf.pow(2).mean(-1, True) + eps) * (1.0 + w.float())).type_as(x)   (Gemma's)
@@ -97,6 +101,7 @@ Works with torch 1.13 and 2.x (torch.fx.symbolic_trace). A model that does not t
 flow on tensor values) is refused with torch.fx's own reason.
 """
 
+import math
 import operator
 
 import torch
@@ -105,6 +110,7 @@ import torch.fx
 __all__ = ["rewrite_fused_patterns", "fused_calls", "load_pack"]
 
 _F32 = torch.float32
+_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)  # NewGELU's constant as Python computes it
 _MISSING = object()
 
 
@@ -200,6 +206,16 @@ def _gelu_mul_checked(gate, up):
 
 
 _GELU_CHECKED = {"tanh": _gelu_tanh_mul_checked, "none": _gelu_mul_checked}
+
+
+def _gelu_new_chain(x):
+    return 0.5 * x * (1.0 + torch.tanh(_SQRT_2_OVER_PI * (x + 0.044715 * torch.pow(x, 3.0))))
+
+
+def _gelu_new_mul_checked(gate, up):
+    if isinstance(up, torch.Tensor):
+        return torch.ops.kforge.gelu_new_mul(gate, up)
+    return _gelu_new_chain(gate) * up
 
 
 def _rms_norm_offset_checked(x, weight, eps):
@@ -525,6 +541,67 @@ def _match_gate_mul(gm, y):
         gelu = _gelu_input(gm, s)
         if gelu is not None:
             return [s, y], gelu[0], up, gelu[1]
+    return None
+
+
+def _by_number(node, value, combine):
+    """y when the node is y * value or y + value (`combine` "mul" or "add"), either order, written as an
+    operator, torch.mul / torch.add or the method (alpha absent or 1), value exactly that float; else None."""
+    if combine == "mul":
+        if _is_function(node, operator.mul):
+            got = tuple(node.args) if len(node.args) == 2 and not node.kwargs else None
+        elif _is_function(node, torch.mul) or _is_method(node, "mul"):
+            got = _call_args(node, ("a", "b"))
+            got = (got["a"], got["b"]) if got is not None and len(got) == 2 else None
+        else:
+            got = None
+    else:
+        got = _add_operands(node)
+    if got is None:
+        return None
+    for y, c in (got, got[::-1]):
+        if isinstance(y, torch.fx.Node) and type(c) is float and c == value:
+            return y
+    return None
+
+
+def _cube_of(node):
+    """x when the node is torch.pow(x, 3.0), x.pow(3.0) or x ** 3.0 (the float exponent), else None."""
+    if _is_function(node, torch.pow, operator.pow) or _is_method(node, "pow"):
+        if len(node.args) == 2 and not node.kwargs and isinstance(node.args[0], torch.fx.Node) and type(node.args[1]) is float and node.args[1] == 3.0:
+            return node.args[0]
+    return None
+
+
+def _match_new_gelu(y):
+    """0.5 * x * (1.0 + torch.tanh(sqrt(2 / pi) * (x + 0.044715 * torch.pow(x, 3.0)))) ending in product y, its
+    numbers exactly those, sums and products either order: (nodes to remove, x, up) with up the other
+    operand of the single product that uses y (T5 v1.1's gate) or None; None when it does not match."""
+    operands = _product_operands(y)
+    if operands is None:
+        return None
+    for h, u in (operands, operands[::-1]):
+        x = _by_number(h, 0.5, "mul")
+        one = _by_number(u, 1.0, "add")
+        if x is None or one is None or not _single_use(h, y) or not _single_use(u, y) or h is u:
+            continue
+        if not ((_is_function(one, torch.tanh) or _is_method(one, "tanh")) and len(one.args) == 1 and not one.kwargs and _single_use(one, u)):
+            continue
+        t = one.args[0]
+        s = _by_number(t, _SQRT_2_OVER_PI, "mul") if isinstance(t, torch.fx.Node) and _single_use(t, one) else None
+        terms = _sum_operands(s) if s is not None and _single_use(s, t) else None
+        if terms is None:
+            continue
+        for xs, b in (terms, terms[::-1]):
+            p = _by_number(b, 0.044715, "mul") if xs is x and _single_use(b, s) else None
+            if p is None or not _single_use(p, b) or _cube_of(p) is not x:
+                continue
+            chain = [h, p, b, s, t, one, u, y]
+            users = list(y.users)
+            gate = _product_operands(users[0]) if len(users) == 1 else None
+            if gate is not None and (gate[0] is y) != (gate[1] is y):
+                return chain + [users[0]], x, gate[1] if gate[0] is y else gate[0]
+            return chain, x, None
     return None
 
 
@@ -875,6 +952,7 @@ def rewrite_fused_patterns(module, concrete_args=None):
     gelu_ops = {"tanh": _optional_op("gelu_tanh_mul"), "none": _optional_op("gelu_mul")}
     offset_op, add_offset_op = _optional_op("rms_norm_offset"), _optional_op("add_rms_norm_offset")
     rotary_op = _optional_op("rotary_embedding")
+    gelu_new_op, gelu_new_mul_op = _optional_op("gelu_new"), _optional_op("gelu_new_mul")
     add_rms_op = _optional_op("add_rms_norm_cast")
     native_ops = _optional_op("scaled_softmax_native") is not None and _optional_op("scaled_masked_softmax_native") is not None
     div_ops = _optional_op("scaled_softmax_native_div") is not None and _optional_op("scaled_masked_softmax_native_div") is not None
@@ -973,6 +1051,15 @@ def rewrite_fused_patterns(module, concrete_args=None):
             replace(chain, rotary_op if both else _rotary_checked, (x, cos, sin, half))
             count += 1
             continue
+        found = _match_new_gelu(node) if gelu_new_op is not None and gelu_new_mul_op is not None else None
+        if found is not None:
+            chain, x, up = found
+            if up is None:
+                replace(chain, gelu_new_op, (x,))
+            else:
+                replace(chain, gelu_new_mul_op if _tensor_attr(gm, up) else _gelu_new_mul_checked, (x, up))
+            count += 1
+            continue
         found = _match_gate_mul(gm, node)
         if found is not None and found[3] is None and silu_mul_op is not None:
             chain, gate, up, _ = found
@@ -999,10 +1086,11 @@ def fused_calls(gm):
              _masked_softmax_checked: "kforge::scaled_masked_softmax", _masked_softmax_native_checked: "kforge::scaled_masked_softmax_native",
              _masked_softmax_native_view_checked: "kforge::masked_softmax_native_view",
              _rms_norm_offset_checked: "kforge::rms_norm_offset", _gelu_tanh_mul_checked: "kforge::gelu_tanh_mul",
-             _gelu_mul_checked: "kforge::gelu_mul", _add_rms_norm_offset_checked: "kforge::add_rms_norm_offset"}
+             _gelu_mul_checked: "kforge::gelu_mul", _add_rms_norm_offset_checked: "kforge::add_rms_norm_offset",
+             _gelu_new_mul_checked: "kforge::gelu_new_mul"}
     for name in ("scaled_softmax", "scaled_masked_softmax", "silu_mul", "rms_norm_cast", "rotary_embedding", "add_rms_norm_cast",
                  "scaled_softmax_native", "scaled_masked_softmax_native", "scaled_softmax_native_div", "scaled_masked_softmax_native_div",
-                 "masked_softmax_native_view", "gelu_tanh_mul", "gelu_mul", "rms_norm_offset", "add_rms_norm_offset"):
+                 "masked_softmax_native_view", "gelu_tanh_mul", "gelu_mul", "rms_norm_offset", "add_rms_norm_offset", "gelu_new", "gelu_new_mul"):
         op = _optional_op(name)
         if op is not None:
             names[op] = "kforge::" + name

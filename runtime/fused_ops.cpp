@@ -108,6 +108,20 @@ at::Tensor geluMulChain(const at::Tensor &gate, const at::Tensor &up, c10::strin
     return at::gelu(gate, approximate) * up;
 }
 
+// The constants and the order of NewGELUActivation's forward; a Python number times (or plus) a floating
+// tensor is read in its compute type, as a trace's 0-dim float64 constant is.
+at::Tensor geluNewChain(const at::Tensor &x)
+{
+    const auto half = x * 0.5;
+    const auto inner = (x + x.pow(3.0) * 0.044715) * std::sqrt(2.0 / M_PI);
+    return half * (at::tanh(inner) + 1.0);
+}
+
+at::Tensor geluNewMulChain(const at::Tensor &gate, const at::Tensor &up)
+{
+    return geluNewChain(gate) * up;
+}
+
 namespace {
 
 // The written-out RMSNorm upcast to `compute` and cast back to `out`.
@@ -359,6 +373,24 @@ const char *kSiluMulReplacement = R"(
 graph(%gate, %up):
   %y = kforge::silu_mul(%gate, %up)
   return (%y))";
+// GELU's tanh form written out (NewGELUActivation), traced or scripted: the numbers are constants (a trace's
+// 0-dim float64 tensors, a script's floats) that the filter checks; as a gate, times up either order.
+const std::string kNewGeluHead = "graph(%x, %half, %three, %c1, %alpha1, %c2, %one, %alpha2):\n";
+const std::string kNewGeluGateHead = "graph(%x, %half, %three, %c1, %alpha1, %c2, %one, %alpha2, %up):\n";
+const std::string kNewGeluBody = R"(  %a = aten::mul(%x, %half)
+  %p = aten::pow(%x, %three)
+  %b = aten::mul(%p, %c1)
+  %s = aten::add(%x, %b, %alpha1)
+  %t = aten::mul(%s, %c2)
+  %th = aten::tanh(%t)
+  %u = aten::add(%th, %one, %alpha2)
+  %g = aten::mul(%a, %u)
+)";
+const std::string kNewGeluPattern = kNewGeluHead + kNewGeluBody + "  return (%g)";
+const std::string kNewGeluMulPattern = kNewGeluGateHead + kNewGeluBody + "  %y = aten::mul(%g, %up)\n  return (%y)";
+const std::string kMulNewGeluPattern = kNewGeluGateHead + kNewGeluBody + "  %y = aten::mul(%up, %g)\n  return (%y)";
+const std::string kNewGeluReplacement = kNewGeluHead + "  %g = kforge::gelu_new(%x)\n  return (%g)";
+const std::string kNewGeluMulReplacement = kNewGeluGateHead + "  %y = kforge::gelu_new_mul(%x, %up)\n  return (%y)";
 // The statistics of x.float() and the product of `normed` (%xf, or T5's %x) with their rsqrt.
 std::string rmsStatistics(const char *normed)
 {
@@ -648,6 +680,29 @@ bool geluMulFusable(const torch::jit::Match &m, const Vars &vars)
     return isTensor(matched(m, vars, "up")) && how && how->isString() && how->toStringRef() == (Tanh ? "tanh" : "none");
 }
 
+// A constant that is exactly `want`: a float (or int) constant, or a traced 0-dim float64 tensor holding it.
+bool isNumber(const torch::jit::Value *v, double want)
+{
+    const auto c = constantOf(v);
+    if (!c)
+        return false;
+    if (c->isDouble() || c->isInt())
+        return (c->isDouble() ? c->toDouble() : double(c->toInt())) == want;
+    return scaleFits(v, Scale::Float64Tensor) && c->toTensor().item<double>() == want;
+}
+
+// NewGELU's chain is the fused operator's only with its own constants: 0.5, the exponent the float 3.0
+// (pow.Tensor_Scalar; a tensor exponent is another operator), 0.044715, sqrt(2 / pi) as Python computes it,
+// one, alphas 1; and, as a gate, a tensor up.
+bool newGeluFusable(const torch::jit::Match &m, const Vars &vars)
+{
+    const auto get = [&](const char *name) { return matched(m, vars, name); };
+    const auto three = constantOf(get("three"));
+    return isTensor(get("x")) && isNumber(get("half"), 0.5) && three && three->isDouble() && three->toDouble() == 3.0
+           && isNumber(get("c1"), 0.044715) && isNumber(get("c2"), std::sqrt(2.0 / M_PI)) && isNumber(get("one"), 1.0)
+           && isConstInt(get("alpha1"), 1) && isConstInt(get("alpha2"), 1) && (!vars.count("up") || isTensor(get("up")));
+}
+
 // The mean's dims as a list of ints: a list constant, or prim::ListConstruct of int constants.
 std::optional<std::vector<int64_t>> intList(const torch::jit::Value *v)
 {
@@ -840,6 +895,10 @@ const FusedPattern kPatterns[] = {
     {"kforge::masked_softmax_native_view", kUnscaledViewPattern, kUnscaledViewReplacement, unscaledFusable<false>},
     {"kforge::silu_mul", kSiluMulPattern, kSiluMulReplacement, siluMulFusable},
     {"kforge::silu_mul", kMulSiluPattern, kSiluMulReplacement, siluMulFusable},
+    // The gates before the GELU alone, whose pattern is their head.
+    {"kforge::gelu_new_mul", kNewGeluMulPattern, kNewGeluMulReplacement, newGeluFusable},
+    {"kforge::gelu_new_mul", kMulNewGeluPattern, kNewGeluMulReplacement, newGeluFusable},
+    {"kforge::gelu_new", kNewGeluPattern, kNewGeluReplacement, newGeluFusable},
     {"kforge::gelu_tanh_mul", kGeluMulPattern, kGeluTanhMulReplacement, geluMulFusable<true>},
     {"kforge::gelu_tanh_mul", kMulGeluPattern, kGeluTanhMulReplacement, geluMulFusable<true>},
     {"kforge::gelu_mul", kGeluMulPattern, kGeluMulReplacement, geluMulFusable<false>},

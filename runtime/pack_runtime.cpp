@@ -369,6 +369,8 @@ TORCH_LIBRARY(kforge, m)
     m.def("silu_mul(Tensor gate, Tensor up) -> Tensor");
     m.def("gelu_tanh_mul(Tensor gate, Tensor up) -> Tensor");
     m.def("gelu_mul(Tensor gate, Tensor up) -> Tensor");
+    m.def("gelu_new(Tensor x) -> Tensor");
+    m.def("gelu_new_mul(Tensor gate, Tensor up) -> Tensor");
     m.def("rms_norm_offset(Tensor x, Tensor weight, float eps) -> Tensor");
     m.def("add_rms_norm_offset(Tensor x, Tensor residual, Tensor weight, float eps) -> (Tensor, Tensor)");
     m.def("rms_norm_offset_to(Tensor x, Tensor weight, float eps, ScalarType dtype) -> Tensor");
@@ -413,6 +415,8 @@ TORCH_LIBRARY_IMPL(kforge, CompositeExplicitAutograd, m)
     m.impl("silu_mul", [](const at::Tensor &gate, const at::Tensor &up) { return kforge::runtime::siluMulChain(gate, up); });
     m.impl("gelu_tanh_mul", [](const at::Tensor &gate, const at::Tensor &up) { return kforge::runtime::geluMulChain(gate, up, "tanh"); });
     m.impl("gelu_mul", [](const at::Tensor &gate, const at::Tensor &up) { return kforge::runtime::geluMulChain(gate, up, "none"); });
+    m.impl("gelu_new", [](const at::Tensor &x) { return kforge::runtime::geluNewChain(x); });
+    m.impl("gelu_new_mul", [](const at::Tensor &gate, const at::Tensor &up) { return kforge::runtime::geluNewMulChain(gate, up); });
     m.impl("rms_norm_offset",
            [](const at::Tensor &x, const at::Tensor &weight, double eps) { return kforge::runtime::rmsNormOffsetChain(x, weight, eps); });
     m.impl("add_rms_norm_offset", [](const at::Tensor &x, const at::Tensor &residual, const at::Tensor &weight, double eps) {

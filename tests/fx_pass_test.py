@@ -179,12 +179,25 @@ POINTWISE = {
     "gelu_tanh_mul_functional": ("gelu_tanh_mul", lambda m, q, k: F.gelu(q, approximate="tanh") * k),
     "gelu_mul_module_swapped": ("gelu_mul", lambda m, q, k: k * m.gelu(q)),
     "gelu_tanh_times_number": ("gelu_tanh_mul", lambda m, q, k: F.gelu(q, approximate="tanh") * 2.0),
+    # NewGELU written out (Hugging Face's "gelu_new"), alone and as T5 v1.1's gate; only its own numbers
+    "gelu_new": ("gelu_new", lambda m, q, k: new_gelu(q)),
+    "gelu_new_gate": ("gelu_new_mul", lambda m, q, k: new_gelu(q) * k),
+    "gelu_new_other_spellings": ("gelu_new", lambda m, q, k: (1.0 + (q + q.pow(3.0) * 0.044715).mul(math.sqrt(2.0 / math.pi)).tanh()) * (q * 0.5)),
+    "gelu_new_times_number": ("gelu_new", lambda m, q, k: new_gelu(q) * 2.0),
+    "gelu_new_int_exponent": ("gelu_new", lambda m, q, k: 0.5 * q * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (q + 0.044715 * torch.pow(q, 3))))),
+    "gelu_new_rounded_constant": ("gelu_new", lambda m, q, k: 0.5 * q * (1.0 + torch.tanh(0.7978845608 * (q + 0.044715 * torch.pow(q, 3.0))))),
+    "gelu_new_tanh_used_twice": ("gelu_new", lambda m, q, k: (lambda t: 0.5 * q * (1.0 + t) + t)(torch.tanh(math.sqrt(2.0 / math.pi) * (q + 0.044715 * torch.pow(q, 3.0))))),
     # Gemma's RMSNorm: the product in float32 with one plus the weight, type_as back
     "rms_norm_gemma": ("rms_norm_offset", lambda m, q, k: (lambda xf: (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + 1e-6) * (1.0 + m.norm_weight.float())).type_as(q))(q.float())),
     "rms_norm_gemma_weight_first": ("rms_norm_offset", lambda m, q, k: (lambda xf: ((m.norm_weight.float() + 1.0) * (torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + 1e-6) * xf)).type_as(q))(q.float())),
     "rms_norm_gemma_plus_two": ("rms_norm_offset", lambda m, q, k: (lambda xf: (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + 1e-6) * (2.0 + m.norm_weight.float())).type_as(q))(q.float())),
     "add_rms_gemma": ("add_rms_norm_offset", lambda m, q, k: (lambda h: (lambda xf: h + (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + 1e-6) * (1.0 + m.norm_weight.float())).type_as(h))(h.float()))(q + k)),
 }
+
+
+def new_gelu(x):
+    """Hugging Face's NewGELUActivation.forward."""
+    return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * torch.pow(x, 3.0))))
 
 
 class MaskArgument(torch.nn.Module):
@@ -254,9 +267,11 @@ def main():
         if kforge_fx._optional_op("rms_norm_offset") is not None:
             cases["rms_norm_gemma_bfloat16"] = case_result(Chain(POINTWISE["rms_norm_gemma"][1], dtype=torch.bfloat16), [(hq, hk)])
             cases["gelu_tanh_mul_bfloat16"] = case_result(Chain(POINTWISE["gelu_tanh_mul_functional"][1], dtype=torch.bfloat16), [(hq, hk)])
+            cases["gelu_new_gate_bfloat16"] = case_result(Chain(POINTWISE["gelu_new_gate"][1], dtype=torch.bfloat16), [(hq, hk)])
         else:
             cases["rms_norm_gemma_bfloat16"] = {"skipped": "this runtime registers no kforge::rms_norm_offset"}
             cases["gelu_tanh_mul_bfloat16"] = {"skipped": "this runtime registers no kforge::gelu_tanh_mul"}
+            cases["gelu_new_gate_bfloat16"] = {"skipped": "this runtime registers no kforge::gelu_new_mul"}
         if kforge_fx._optional_op("rms_norm_cast") is not None:
             cases["rms_norm_bfloat16"] = case_result(Chain(POINTWISE["rms_norm_decoder"][1], dtype=torch.bfloat16), [(hq, hk)])
         else:

@@ -282,6 +282,8 @@ extern "C" __global__ void local_array(const float *x, float *y, int k)
             // Gemma 3's norms (hidden 1152, heads of 256) and GELU gate.
             {"rms_norm_offset", "rows=2048,cols=1152"}, {"rms_norm_offset", "rows=16384,cols=256"}, {"add_rms_norm_offset", "rows=2048,cols=1152"}, {"add_rms_norm_cast", "rows=2048,cols=1152"},
             {"gelu_tanh_mul", "rows=2048,cols=6912"}, {"gelu_mul", "rows=2048,cols=6912"},
+            // GPT-2 medium's MLP (4096 wide) and T5 v1.1 XL's gate (5120 wide), NewGELU written out
+            {"gelu_new", "rows=4096,cols=4096"}, {"gelu_new_mul", "rows=1024,cols=5120"},
             {"rotary_embedding", "b=8,s=2048,h=32,d=128"}, {"rotary_embedding", "b=1,s=4097,h=40,d=80"},
             {"rotary_embedding_batched", "b=4,s=4096,h=32,d=128"},
             {"mse_loss", "rows=32768,cols=32768"}, {"mse_loss_sum", "rows=4096,cols=4095"}, {"l1_loss", "rows=4096,cols=4095"},

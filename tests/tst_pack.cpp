@@ -1336,7 +1336,10 @@ extern "C" int kforge_entry(const kf_tensor *in, int n_in, kf_tensor *out, int n
             // the GELU gates and Gemma's norm (one plus the weight, the product in float32), its residual add fused
             {"gelu_tanh_mul_functional", 1}, {"gelu_mul_module_swapped", 1}, {"gelu_tanh_times_number", 0}, {"gelu_tanh_mul_bfloat16", 1},
             {"rms_norm_gemma", 1}, {"rms_norm_gemma_weight_first", 1}, {"rms_norm_gemma_plus_two", 0}, {"rms_norm_gemma_bfloat16", 1},
-            {"add_rms_gemma", 1}};
+            {"add_rms_gemma", 1},
+            // NewGELU written out, alone and as a gate, in its spellings; never with other numbers or an inner value used again
+            {"gelu_new", 1}, {"gelu_new_gate", 1}, {"gelu_new_other_spellings", 1}, {"gelu_new_times_number", 1}, {"gelu_new_gate_bfloat16", 1},
+            {"gelu_new_int_exponent", 0}, {"gelu_new_rounded_constant", 0}, {"gelu_new_tanh_used_twice", 0}};
         for (const auto &[name, n] : rows)
             QTest::newRow(name) << QString::fromLatin1(name) << n;
     }
@@ -1434,6 +1437,16 @@ extern "C" int kforge_entry(const kf_tensor *in, int n_in, kf_tensor *out, int n
         QTest::newRow("the gate used twice") << "torch.silu(a) * b + torch.silu(a)" << 1;
         QTest::newRow("shared gate") << "s = torch.silu(a)\n    return s * b + s" << 0;
         QTest::newRow("sigmoid, not silu") << "torch.sigmoid(a) * b" << 0;
+        // GELU's tanh form written out (Hugging Face's NewGELUActivation), alone and as a gate; only with its own
+        // constants and the float exponent.
+        const QString newGelu = QStringLiteral("0.5 * a * (1.0 + torch.tanh(0.7978845608028654 * (a + 0.044715 * torch.pow(a, 3.0))))");
+        QTest::newRow("NewGELU") << newGelu << 1;
+        QTest::newRow("NewGELU gate") << newGelu + QStringLiteral(" * b") << 1;
+        QTest::newRow("up times NewGELU") << QStringLiteral("b * (") + newGelu + QStringLiteral(")") << 1;
+        QTest::newRow("NewGELU times a number") << QStringLiteral("(") + newGelu + QStringLiteral(") * 2.0") << 1;
+        QTest::newRow("NewGELU, GPT-2's rounded sqrt(2 / pi)") << QString(newGelu).replace(QStringLiteral("0.7978845608028654"), QStringLiteral("0.7978845608")) << 0;
+        QTest::newRow("NewGELU, an int exponent") << QString(newGelu).replace(QStringLiteral("3.0)"), QStringLiteral("3)")) << 0;
+        QTest::newRow("NewGELU, another offset") << QString(newGelu).replace(QStringLiteral("(1.0 +"), QStringLiteral("(2.0 +")) << 0;
         // The attention softmax's filter in the same table: a mask is a tensor, never a number.
         QTest::newRow("softmax chain with a mask") << "torch.softmax((a * 0.5 + b).float(), -1).to(a.dtype)" << 1;
         QTest::newRow("softmax chain plus a number") << "torch.softmax((a * 0.5 + 1.0).float(), -1).to(a.dtype)" << 0;
@@ -1834,6 +1847,36 @@ extern "C" int kforge_entry(const kf_tensor *in, int n_in, kf_tensor *out, int n
         const auto x = at::randn({2, 64, 256}).to(dtype == QStringLiteral("float32") ? at::kFloat : at::kBFloat16);
         const auto am = at::ge(at::arange(64).unsqueeze(0), at::tensor({int64_t(8), int64_t(40)}).unsqueeze(1)).to(at::kLong);
         QVERIFY(at::equal(module.forward({x, am}).toTensor(), clone.forward({x, am}).toTensor()));
+    }
+
+    // NewGELU traced (its numbers 0-dim float64 tensor constants): GPT-2's MLP gets kforge::gelu_new, T5 v1.1's
+    // gate kforge::gelu_new_mul; the rewritten module computes the same bits without a pack.
+    void rewriteTracedNewGelu_data()
+    {
+        QTest::addColumn<QString>("dtype");
+        QTest::newRow("bfloat16") << "bfloat16";
+        QTest::newRow("float32") << "float32";
+    }
+
+    void rewriteTracedNewGelu()
+    {
+        QFETCH(QString, dtype);
+        const auto py = python();
+        if (py.isEmpty())
+            QSKIP("no Python with torch to trace the model (install python3-torch)");
+        std::string why;
+        auto module = traced(py, readText(KFORGE_SOURCE_DIR "/tests/new_gelu_block.py"), why, {dtype});
+        QVERIFY2(why.empty(), why.c_str());
+        auto clone = module.clone();
+        QCOMPARE(runtime::rewriteFusedPatterns(clone), 2);
+        std::ostringstream os;
+        os << *clone.get_method("forward").graph();
+        QCOMPARE(callsIn(os.str(), "kforge::gelu_new"), 1);
+        QCOMPARE(callsIn(os.str(), "kforge::gelu_new_mul"), 1);
+        QCOMPARE(callsIn(os.str(), "aten::tanh"), 0);
+        torch::NoGradGuard noGrad;
+        const auto x = (at::randn({2, 16, 64}) * 3).to(dtype == QStringLiteral("float32") ? at::kFloat : at::kBFloat16);
+        QVERIFY(at::equal(module.forward({x}).toTensor(), clone.forward({x}).toTensor()));
     }
 
     // T5's LayerNorm traced: both norms rewritten (the second with the residual add before it) in bfloat16,

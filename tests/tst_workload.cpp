@@ -9,6 +9,7 @@
 #include <QtTest>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <set>
 
@@ -468,6 +469,82 @@ private slots:
         QCOMPARE(c.inputs.at(1).dtype, DType::BF16);
         QCOMPARE(c.calls, int64_t(calls));
         QCOMPARE(c.workloadMs, calls * (3 + 4) / 1000.0);
+        QVERIFY(!TemplateLibrary::builtin().forFamily(c.family, "cpu").empty());
+        QVERIFY(!TemplateLibrary::builtin().forFamily(c.family, "cuda").empty());
+    }
+
+    // GELU's tanh form written out (NewGELUActivation) among the top-level calls: eight calls in Python's order
+    // with its constants, traced (0-dim float64 tensors) or scripted (numbers), then as a gate the product with
+    // a tensor of its shape and dtype: gelu_new or gelu_new_mul cards; near misses give none.
+    void fusedNewGeluCards_data()
+    {
+        QTest::addColumn<QString>("variant");
+        QTest::addColumn<QString>("family"); // "" for no card
+        QTest::newRow("traced") << "traced" << "gelu_new";
+        QTest::newRow("scripted") << "scripted" << "gelu_new";
+        QTest::newRow("traced gate") << "traced gate" << "gelu_new_mul";
+        QTest::newRow("gate after the up projection") << "traced linear gate" << "gelu_new_mul";
+        QTest::newRow("product with a number after it") << "traced gate by number" << "gelu_new";
+        QTest::newRow("GPT-2's rounded sqrt(2 / pi)") << "rounded" << "";
+        QTest::newRow("an int exponent") << "int exponent" << "";
+        QTest::newRow("a tensor exponent") << "tensor exponent" << "";
+        QTest::newRow("another half") << "half 0.6" << "";
+        QTest::newRow("a call between") << "gap" << "";
+        QTest::newRow("float64") << "float64" << "";
+    }
+
+    void fusedNewGeluCards()
+    {
+        QFETCH(QString, variant);
+        QFETCH(QString, family);
+        const auto v = variant.toStdString();
+        const bool traced = v != "scripted";
+        const std::string dt = v == "float64" ? "float64" : "bfloat16";
+        const Shape x = {2, 8, 344};
+        const auto number = [&](const char *op, const char *overload, double value) {
+            if (!traced)
+                return call(op, overload, {tensor(x, dt), scalar("double", value, "other")} , 1);
+            auto c = tensor({}, "float64", "other");
+            c.tensors[0].min = c.tensors[0].max = value;
+            return call(op, "Tensor", {tensor(x, dt), c}, 1);
+        };
+        std::vector<CapturedCall> calls;
+        calls.push_back(number("aten::mul", "Scalar", v == "half 0.6" ? 0.6 : 0.5));
+        if (v == "tensor exponent")
+            calls.push_back(call("aten::pow", "Tensor_Tensor", {tensor(x, dt), tensor({}, "float32", "exponent")}, 1));
+        else
+            calls.push_back(call("aten::pow", "Tensor_Scalar", {tensor(x, dt), v == "int exponent" ? scalar("int", 3, "exponent") : scalar("double", 3.0, "exponent")}, 1));
+        calls.push_back(number("aten::mul", "Scalar", 0.044715));
+        if (v == "gap")
+            calls.push_back(call("aten::relu", "", {tensor(x, dt)}, 1));
+        calls.push_back(call("aten::add", "Tensor", {tensor(x, dt), tensor(x, dt, "other"), scalar("int", 1, "alpha")}, 1));
+        calls.push_back(number("aten::mul", "Scalar", v == "rounded" ? 0.7978845608 : std::sqrt(2.0 / M_PI)));
+        calls.push_back(call("aten::tanh", "", {tensor(x, dt)}, 1));
+        auto plusOne = number("aten::add", "Scalar", 1.0);
+        plusOne.args.push_back(scalar("int", 1, "alpha"));
+        calls.push_back(plusOne);
+        calls.push_back(call("aten::mul", "Tensor", {tensor(x, dt), tensor(x, dt, "other")}, 1));
+        if (v.find("linear") != std::string::npos)
+            calls.push_back(call("aten::linear", "", {tensor({2, 8, 128}, dt, "input"), tensor({344, 128}, dt, "weight")}, 20));
+        if (v.find("gate by number") != std::string::npos)
+            calls.push_back(call("aten::mul", "Scalar", {tensor(x, dt), scalar("double", 2.0, "other")}, 4));
+        else if (v.find("gate") != std::string::npos)
+            calls.push_back(call("aten::mul", "Tensor", {tensor(x, dt), tensor(x, dt, "other")}, 4));
+        const auto got = fusedPatternCards(calls, 2);
+        if (family.isEmpty()) {
+            QVERIFY(got.empty());
+            return;
+        }
+        QCOMPARE(int(got.size()), 1);
+        const auto &c = got.front();
+        QCOMPARE(c.family, family.toStdString());
+        QCOMPARE(c.atenOp, "kforge::" + family.toStdString());
+        QCOMPARE(c.key, family.toStdString() + ".bfloat16.2");
+        QCOMPARE(c.shape.at("rows"), int64_t(16));
+        QCOMPARE(c.shape.at("cols"), int64_t(344));
+        QCOMPARE(c.inputs.size(), size_t(family == QStringLiteral("gelu_new_mul") ? 2 : 1));
+        QCOMPARE(c.calls, int64_t(1));
+        QCOMPARE(c.workloadMs, (family == QStringLiteral("gelu_new_mul") ? 8 + 4 : 8) / 1000.0);
         QVERIFY(!TemplateLibrary::builtin().forFamily(c.family, "cpu").empty());
         QVERIFY(!TemplateLibrary::builtin().forFamily(c.family, "cuda").empty());
     }
@@ -1079,6 +1156,37 @@ private slots:
 
         const auto trace = J::parse(chromeTrace(m_profiled.calls).dump());
         QCOMPARE(trace.at("traceEvents").size(), m_profiled.calls.size() + 1);
+    }
+
+    // A traced model's NewGELU, profiled by the worker: the calls as the recorder sees them (the trace's
+    // numbers as 0-dim float64 tensors whose values it keeps) make a gelu_new card for GPT-2's MLP and a
+    // gelu_new_mul card for the gate, each one call a forward, beside the linears' cards.
+    void profileFindsNewGelu()
+    {
+        if (m_python.isEmpty())
+            QSKIP("no Python with torch (install python3-torch: packaging/install-deps.sh does)");
+        if (test::workerCommand().empty())
+            QSKIP("kforge-worker is not built");
+        QString err;
+        QVERIFY2(runPython(m_python, {QStringLiteral(KFORGE_SOURCE_DIR "/tests/new_gelu_block.py"), path("newgelu.pt"), QStringLiteral("float32")}, &err) == 0,
+                 qPrintable(err));
+        auto j = minimal();
+        j["name"] = "newgelu";
+        j["model"]["path"] = "newgelu.pt";
+        j["inputs"]["tensors"] = J::array({{{"shape", {2, 16, 64}}, {"dtype", "float32"}}});
+        const auto reply = pool().request({{"type", "profile_workload"}, {"workload", j}, {"dir", m_dir.path().toStdString()}}, 120000);
+        QVERIFY2(reply.value("type", "") == "workload_profile", reply.dump().c_str());
+        const auto w = parseWorkload(reply.at("workload"), "reply");
+        std::map<std::string, const OperatorCard *> byFamily;
+        for (const auto &c : w.cards)
+            byFamily[c.family] = &c;
+        QVERIFY2(byFamily.count("gelu_new") && byFamily.count("gelu_new_mul"), reply.at("workload").at("cards").dump().c_str());
+        QCOMPARE(byFamily["gelu_new"]->shape.at("rows"), int64_t(32));
+        QCOMPARE(byFamily["gelu_new"]->shape.at("cols"), int64_t(256));
+        QCOMPARE(byFamily["gelu_new_mul"]->shape.at("cols"), int64_t(128));
+        QCOMPARE(byFamily["gelu_new"]->calls, int64_t(1));
+        QCOMPARE(byFamily["gelu_new_mul"]->calls, int64_t(1));
+        QCOMPARE(byFamily["gelu_new_mul"]->atenOp, std::string("kforge::gelu_new_mul"));
     }
 
     void cardsVerifyThroughTheWorker()

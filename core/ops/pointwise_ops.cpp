@@ -51,6 +51,13 @@ const std::vector<PointwiseOp> &pointwiseOps()
          "0.5 * gate * (1 + tanh(0.7978845608028654 * (gate + 0.044715 * pow(gate, 3)))) * up"},
         {"gelu_mul", "kforge::gelu_mul", "", "kforge::gelu_mul(Tensor gate, Tensor up) -> Tensor", {"gate", "up"}, {}, "",
          "0.5 * gate * (1 + erf(gate * 0.7071067811865476)) * up"},
+        // GELU's tanh form written out in Python, as Hugging Face's NewGELUActivation ("gelu_new": GPT-2, GPT-Neo,
+        // GPT-J, CodeGen; T5 v1.1 and Flan-T5 gate with it) writes it, eight ATen calls each rounding to x's
+        // dtype: `0.5 * x * (1.0 + tanh(sqrt(2 / pi) * (x + 0.044715 * pow(x, 3.0))))`; and its gate times up.
+        {"gelu_new", "kforge::gelu_new", "", "kforge::gelu_new(Tensor x) -> Tensor", {"x"}, {}, "",
+         "0.5 * x * (1 + tanh(0.7978845608028654 * (x + 0.044715 * pow(x, 3))))"},
+        {"gelu_new_mul", "kforge::gelu_new_mul", "", "kforge::gelu_new_mul(Tensor gate, Tensor up) -> Tensor", {"gate", "up"}, {}, "",
+         "0.5 * gate * (1 + tanh(0.7978845608028654 * (gate + 0.044715 * pow(gate, 3)))) * up"},
     };
     return ops;
 }

@@ -338,6 +338,70 @@ bool named(const CapturedCall &c, const char *op, const TensorMeta *self, const 
     return c.qualifiedName() == op && self && self->shape == shape && self->dtype == dtype;
 }
 
+// The number `call` takes as its `other` operand: a number (aten::mul.Scalar, aten::add.Scalar), or a 0-dim
+// float64 tensor whose value the profile recorded (a trace's constant, a Python number in eager mode).
+std::optional<double> otherNumber(const CapturedCall &call)
+{
+    const auto *o = arg(call, "other");
+    if (!o)
+        return std::nullopt;
+    const auto name = call.qualifiedName();
+    if ((name == "aten::mul.Scalar" || name == "aten::add.Scalar") && (o->kind == "double" || o->kind == "int") && o->value.is_number())
+        return o->value.get<double>();
+    const auto *t = tensorArg(call, "other");
+    return (name == "aten::mul.Tensor" || name == "aten::add.Tensor") && t ? tracedNumber(*t) : std::nullopt;
+}
+
+// `call` is `op` of a tensor like `x` times (or plus) exactly `want`, alpha 1 for an add.
+bool byNumber(const CapturedCall &call, const char *op, const TensorMeta &x, double want)
+{
+    const auto name = call.qualifiedName();
+    return name.rfind(op, 0) == 0 && sameTensor(tensorArg(call, "self"), x) && otherNumber(call) == want
+           && (std::string(op) != "aten::add" || numberArg(call, "alpha", 1));
+}
+
+// GELU's tanh form written out (Hugging Face's NewGELUActivation, "gelu_new"), starting at top-level call `i`:
+//   0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * torch.pow(x, 3.0))))
+// eight adjacent calls in Python's order: x * 0.5, pow(x, 3.0), * 0.044715, x + it, * sqrt(2 / pi), tanh,
+// + 1.0, the product; the constants exactly these (the fused operator's chain has them). Then, as a gate,
+// the first aten::mul.Tensor of its result and another tensor of its shape and dtype within the gate window
+// (T5 v1.1's gated GELU): gelu_new_mul; else gelu_new.
+std::optional<Chain> newGeluAt(const std::vector<const CapturedCall *> &top, size_t i)
+{
+    const auto *x = tensorArg(*top[i], "self");
+    if (i + 8 > top.size() || !x || !x->contiguous() || x->shape.empty() || scalarTypeCode(x->dtype) < 0)
+        return std::nullopt;
+    const auto &pow = *top[i + 1], &tanh = *top[i + 5], &outer = *top[i + 7];
+    const auto &inner = *top[i + 3];
+    if (!byNumber(*top[i], "aten::mul", *x, 0.5) || !named(pow, "aten::pow.Tensor_Scalar", tensorArg(pow, "self"), x->shape, x->dtype.c_str())
+        || !numberArg(pow, "exponent", 3) || arg(pow, "exponent")->kind != "double" || !byNumber(*top[i + 2], "aten::mul", *x, 0.044715)
+        || inner.qualifiedName() != "aten::add.Tensor" || !sameTensor(tensorArg(inner, "self"), *x) || !sameTensor(tensorArg(inner, "other"), *x)
+        || !intArg(inner, "alpha", 1) || !byNumber(*top[i + 4], "aten::mul", *x, std::sqrt(2.0 / M_PI))
+        || !named(tanh, "aten::tanh", tensorArg(tanh, "self"), x->shape, x->dtype.c_str()) || !byNumber(*top[i + 6], "aten::add", *x, 1.0)
+        || outer.qualifiedName() != "aten::mul.Tensor" || !sameTensor(tensorArg(outer, "self"), *x) || !sameTensor(tensorArg(outer, "other"), *x))
+        return std::nullopt;
+    Chain chain;
+    chain.family = "gelu_new";
+    chain.shape = rowsCols(x->shape);
+    chain.dtype = x->dtype;
+    for (size_t k = i; k < i + 8; ++k)
+        take(chain, top, k);
+    for (size_t j = i + 8; j < top.size() && j <= i + 7 + kGateMulWindow; ++j) {
+        const auto &c = *top[j];
+        if (c.qualifiedName() != "aten::mul.Tensor")
+            continue;
+        const auto *self = tensorArg(c, "self"), *other = tensorArg(c, "other");
+        const bool selfIs = sameTensor(self, *x), otherIs = sameTensor(other, *x);
+        if (selfIs && otherIs) {
+            chain.family = "gelu_new_mul";
+            take(chain, top, j);
+        }
+        if (selfIs || otherIs)
+            break; // the first product with a tensor like the GELU's is the gate's, or there is none
+    }
+    return chain;
+}
+
 // The eps added to a float32 mean square of [shape]: a double (aten::add.Scalar), or a 0-dim float64 tensor
 // whose value the profile recorded (a trace keeps `variance + self.eps` so; float32 plus it is float32 plus
 // the number).
@@ -577,7 +641,7 @@ std::vector<OperatorCard> fusedPatternCards(const std::vector<CapturedCall> &cal
         if (used[i])
             continue;
         std::optional<Chain> chain;
-        for (const auto matcher : {softmaxChainAt, gateMulAt, addRmsNormAt, rmsNormCastAt, rmsNormOffsetAt, rotaryAt})
+        for (const auto matcher : {softmaxChainAt, newGeluAt, gateMulAt, addRmsNormAt, rmsNormCastAt, rmsNormOffsetAt, rotaryAt})
             if ((chain = matcher(top, i)))
                 break;
         if (!chain || std::any_of(chain->calls.begin(), chain->calls.end(), [&](size_t k) { return used[k]; })

@@ -156,6 +156,10 @@ std::vector<at::Tensor> callComposite(const OperatorCard &card, const std::vecto
         return {runtime::siluMulChain(in.at(0), in.at(1))};
     if (name == "gelu_tanh_mul" || name == "gelu_mul") // the chain as the model makes it, at the inputs' own dtype
         return {runtime::geluMulChain(in.at(0), in.at(1), name == "gelu_tanh_mul" ? "tanh" : "none")};
+    if (name == "gelu_new") // the chain as the model writes it, at the input's own dtype
+        return {runtime::geluNewChain(in.at(0))};
+    if (name == "gelu_new_mul")
+        return {runtime::geluNewMulChain(in.at(0), in.at(1))};
     if (name == "rms_norm_offset") { // the chain as the model makes it, its upcast in float64 for a float64 reference
         const double eps = card.referenceArgs.size() > 2 ? card.referenceArgs[2].value("double", 1e-6) : 1e-6;
         return {runtime::rmsNormOffsetChain(in.at(0), in.at(1), eps, computeType)};
