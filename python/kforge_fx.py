@@ -71,6 +71,8 @@ The pointwise chains, where the runtime registers their operators (the C++ rewri
                                                              by torch.ops.kforge.rms_norm_cast(x, w, eps)
     (xf * rsqrt(xf.pow(2).mean(-1, True) + eps) * (1.0 + w.float())).type_as(x)   (Gemma's)
                                                              by torch.ops.kforge.rms_norm_offset(x, w, eps)
+                                                             (rms_norm_offset_heads where x is a transpose's
+                                                             output: Gemma 3's q and k per head)
 
 A residual add right before either RMSNorm, where the runtime registers its operator:
 
@@ -605,6 +607,11 @@ def _match_new_gelu(y):
     return None
 
 
+def _is_transpose(node):
+    """Whether the node is t.transpose(a, b) or torch.transpose(t, a, b)."""
+    return isinstance(node, torch.fx.Node) and (_is_method(node, "transpose") or _is_function(node, torch.transpose))
+
+
 def _only_used_by(node, users):
     return len(node.users) > 0 and all(u in users for u in node.users)
 
@@ -951,6 +958,7 @@ def rewrite_fused_patterns(module, concrete_args=None):
     silu_mul_op, rms_op = _optional_op("silu_mul"), _optional_op("rms_norm_cast")
     gelu_ops = {"tanh": _optional_op("gelu_tanh_mul"), "none": _optional_op("gelu_mul")}
     offset_op, add_offset_op = _optional_op("rms_norm_offset"), _optional_op("add_rms_norm_offset")
+    offset_heads_op = _optional_op("rms_norm_offset_heads")
     rotary_op = _optional_op("rotary_embedding")
     gelu_new_op, gelu_new_mul_op = _optional_op("gelu_new"), _optional_op("gelu_new_mul")
     add_rms_op = _optional_op("add_rms_norm_cast")
@@ -1030,7 +1038,10 @@ def rewrite_fused_patterns(module, concrete_args=None):
             continue
         if found is not None and offset:
             chain, x, w, eps, _ = found
-            replace(chain, offset_op if _tensor_attr(gm, w) else _rms_norm_offset_checked, (x, w, eps))
+            if _is_transpose(x) and offset_heads_op is not None and _tensor_attr(gm, w):
+                replace(chain, offset_heads_op, (x, w, eps))  # Gemma 3's q and k per head on the transposed view
+            else:
+                replace(chain, offset_op if _tensor_attr(gm, w) else _rms_norm_offset_checked, (x, w, eps))
             count += 1
             continue
         if found is not None:
@@ -1090,7 +1101,7 @@ def fused_calls(gm):
              _gelu_new_mul_checked: "kforge::gelu_new_mul"}
     for name in ("scaled_softmax", "scaled_masked_softmax", "silu_mul", "rms_norm_cast", "rotary_embedding", "add_rms_norm_cast",
                  "scaled_softmax_native", "scaled_masked_softmax_native", "scaled_softmax_native_div", "scaled_masked_softmax_native_div",
-                 "masked_softmax_native_view", "gelu_tanh_mul", "gelu_mul", "rms_norm_offset", "add_rms_norm_offset", "gelu_new", "gelu_new_mul"):
+                 "masked_softmax_native_view", "gelu_tanh_mul", "gelu_mul", "rms_norm_offset", "add_rms_norm_offset", "gelu_new", "gelu_new_mul", "rms_norm_offset_heads"):
         op = _optional_op(name)
         if op is not None:
             names[op] = "kforge::" + name

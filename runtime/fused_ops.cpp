@@ -163,29 +163,63 @@ at::Tensor rmsNormOffsetChain(const at::Tensor &x, const at::Tensor &weight, dou
     return rmsNormOffsetChain(x, weight, eps, compute, x.scalar_type());
 }
 
+namespace {
+
+// The norms' fused operators as the `_to` dispatchers call them: (x, weight, eps), and with the residual
+// (x, residual, weight, eps) -> (h, y).
+using NormOperator = c10::TypedOperatorHandle<at::Tensor(const at::Tensor &, const at::Tensor &, double)>;
+using AddNormOperator =
+    c10::TypedOperatorHandle<std::tuple<at::Tensor, at::Tensor>(const at::Tensor &, const at::Tensor &, const at::Tensor &, double)>;
+
+NormOperator normOperator(const char *name)
+{
+    return c10::Dispatcher::singleton().findSchemaOrThrow(name, "").typed<at::Tensor(const at::Tensor &, const at::Tensor &, double)>();
+}
+
+AddNormOperator addNormOperator(const char *name)
+{
+    return c10::Dispatcher::singleton()
+        .findSchemaOrThrow(name, "")
+        .typed<std::tuple<at::Tensor, at::Tensor>(const at::Tensor &, const at::Tensor &, const at::Tensor &, double)>();
+}
+
+// A residual add and a norm cast to `dtype`: the fused operator where `dtype` is the sum's, else the sum
+// and `normTo` of it (which takes its own fused operator where it can).
+std::tuple<at::Tensor, at::Tensor> addThenNormTo(const AddNormOperator &fused, at::Tensor (*normTo)(const at::Tensor &, const at::Tensor &, double, at::ScalarType),
+                                                 const at::Tensor &x, const at::Tensor &residual, const at::Tensor &weight, double eps,
+                                                 at::ScalarType dtype)
+{
+    if (dtype == at::result_type(x, residual))
+        return fused.call(x, residual, weight, eps);
+    auto h = x + residual;
+    auto y = normTo(h, weight, eps, dtype);
+    return {std::move(h), std::move(y)};
+}
+
+} // namespace
+
+at::Tensor rmsNormOffsetHeads(const at::Tensor &x, const at::Tensor &weight, double eps)
+{
+    static const auto fused = normOperator("kforge::rms_norm_offset");
+    // A [b, h, s, d] view of [b, s, h, d] memory (Gemma 3's q per head): its transpose holds the same rows,
+    // contiguous, which a pack's kernel takes; viewed back, the result has the strides the chain's has.
+    if (x.dim() == 4 && !x.is_contiguous() && x.transpose(1, 2).is_contiguous())
+        return fused.call(x.transpose(1, 2), weight, eps).transpose(1, 2);
+    return fused.call(x, weight, eps);
+}
+
 at::Tensor rmsNormOffsetTo(const at::Tensor &x, const at::Tensor &weight, double eps, at::ScalarType dtype)
 {
-    if (dtype == x.scalar_type()) {
-        static const auto fused = c10::Dispatcher::singleton()
-                                      .findSchemaOrThrow("kforge::rms_norm_offset", "")
-                                      .typed<at::Tensor(const at::Tensor &, const at::Tensor &, double)>();
-        return fused.call(x, weight, eps);
-    }
+    if (dtype == x.scalar_type())
+        return rmsNormOffsetHeads(x, weight, eps);
     return rmsNormOffsetChain(x, weight, eps, at::kFloat, dtype);
 }
 
 std::tuple<at::Tensor, at::Tensor> addRmsNormOffsetTo(const at::Tensor &x, const at::Tensor &residual, const at::Tensor &weight, double eps,
                                                       at::ScalarType dtype)
 {
-    if (dtype == at::result_type(x, residual)) {
-        static const auto fused = c10::Dispatcher::singleton()
-                                      .findSchemaOrThrow("kforge::add_rms_norm_offset", "")
-                                      .typed<std::tuple<at::Tensor, at::Tensor>(const at::Tensor &, const at::Tensor &, const at::Tensor &, double)>();
-        return fused.call(x, residual, weight, eps);
-    }
-    auto h = x + residual;
-    auto y = rmsNormOffsetTo(h, weight, eps, dtype);
-    return {std::move(h), std::move(y)};
+    static const auto fused = addNormOperator("kforge::add_rms_norm_offset");
+    return addThenNormTo(fused, rmsNormOffsetTo, x, residual, weight, eps, dtype);
 }
 
 std::tuple<at::Tensor, at::Tensor> addRmsNormOffsetChain(const at::Tensor &x, const at::Tensor &residual, const at::Tensor &weight, double eps,
@@ -198,27 +232,15 @@ std::tuple<at::Tensor, at::Tensor> addRmsNormOffsetChain(const at::Tensor &x, co
 
 at::Tensor rmsNormCastTo(const at::Tensor &x, const at::Tensor &weight, double eps, at::ScalarType dtype)
 {
-    if (dtype == x.scalar_type()) {
-        static const auto fused = c10::Dispatcher::singleton()
-                                      .findSchemaOrThrow("kforge::rms_norm_cast", "")
-                                      .typed<at::Tensor(const at::Tensor &, const at::Tensor &, double)>();
-        return fused.call(x, weight, eps);
-    }
-    return rmsNormChain(x, weight, eps, at::kFloat, dtype);
+    static const auto fused = normOperator("kforge::rms_norm_cast");
+    return dtype == x.scalar_type() ? fused.call(x, weight, eps) : rmsNormChain(x, weight, eps, at::kFloat, dtype);
 }
 
 std::tuple<at::Tensor, at::Tensor> addRmsNormCastTo(const at::Tensor &x, const at::Tensor &residual, const at::Tensor &weight, double eps,
                                                     at::ScalarType dtype)
 {
-    if (dtype == at::result_type(x, residual)) {
-        static const auto fused = c10::Dispatcher::singleton()
-                                      .findSchemaOrThrow("kforge::add_rms_norm_cast", "")
-                                      .typed<std::tuple<at::Tensor, at::Tensor>(const at::Tensor &, const at::Tensor &, const at::Tensor &, double)>();
-        return fused.call(x, residual, weight, eps);
-    }
-    auto h = x + residual;
-    auto y = rmsNormCastTo(h, weight, eps, dtype);
-    return {std::move(h), std::move(y)};
+    static const auto fused = addNormOperator("kforge::add_rms_norm_cast");
+    return addThenNormTo(fused, rmsNormCastTo, x, residual, weight, eps, dtype);
 }
 
 at::Tensor rotaryChain(const at::Tensor &x, const at::Tensor &cos, const at::Tensor &sin, int64_t half)
@@ -428,6 +450,8 @@ const std::string kOffsetRmsBody = rmsStatistics("xf") + "  %wf = aten::to(%w, %
 const std::string kOffsetRmsPattern = kOffsetRmsHead + kOffsetRmsBody + "  %o = aten::mul(%xn, %w1)\n  %y = aten::type_as(%o, %x)\n  return (%y)";
 const std::string kOffsetFirstRmsPattern = kOffsetRmsHead + kOffsetRmsBody + "  %o = aten::mul(%w1, %xn)\n  %y = aten::type_as(%o, %x)\n  return (%y)";
 const std::string kOffsetRmsReplacement = kOffsetRmsHead + "  %e = aten::Float(%eps)\n  %y = kforge::rms_norm_offset(%x, %w, %e)\n  return (%y)";
+const std::string kOffsetRmsHeadsReplacement =
+    kOffsetRmsHead + "  %e = aten::Float(%eps)\n  %y = kforge::rms_norm_offset_heads(%x, %w, %e)\n  return (%y)";
 // A float32 trace records `x.float()` as the value x's later uses read, type_as's too: type_as(output, xf)
 // casts to float32, whatever x is; kforge::rms_norm_offset_to takes the fused operator where x is float32.
 const std::string kOffsetRmsUpcastPattern = kOffsetRmsHead + kOffsetRmsBody + "  %o = aten::mul(%xn, %w1)\n  %y = aten::type_as(%o, %xf)\n  return (%y)";
@@ -751,6 +775,14 @@ bool rmsNormOffsetFusable(const torch::jit::Match &m, const Vars &vars)
     return isConstInt(get("wf32"), int64_t(at::kFloat)) && isOne && isConstInt(get("alpha2"), 1) && rmsNormStatistics(m, vars);
 }
 
+// The same over a transpose's output (Gemma 3 normalizes q and k per head on the transposed projection view):
+// kforge::rms_norm_offset_heads, which hands the fused operator the untransposed view where that is contiguous.
+bool rmsNormOffsetHeadsFusable(const torch::jit::Match &m, const Vars &vars)
+{
+    const auto *x = matched(m, vars, "x");
+    return x && x->node()->kind() == c10::Symbol::fromQualString("aten::transpose") && rmsNormOffsetFusable(m, vars);
+}
+
 // The same with the cast back to a constant dtype (Hugging Face's LlamaRMSNorm traced), for kforge::rms_norm_cast_to.
 bool rmsNormToFusable(const torch::jit::Match &m, const Vars &vars)
 {
@@ -903,6 +935,8 @@ const FusedPattern kPatterns[] = {
     {"kforge::gelu_tanh_mul", kMulGeluPattern, kGeluTanhMulReplacement, geluMulFusable<true>},
     {"kforge::gelu_mul", kGeluMulPattern, kGeluMulReplacement, geluMulFusable<false>},
     {"kforge::gelu_mul", kMulGeluPattern, kGeluMulReplacement, geluMulFusable<false>},
+    {"kforge::rms_norm_offset_heads", kOffsetRmsPattern, kOffsetRmsHeadsReplacement, rmsNormOffsetHeadsFusable},
+    {"kforge::rms_norm_offset_heads", kOffsetFirstRmsPattern, kOffsetRmsHeadsReplacement, rmsNormOffsetHeadsFusable},
     {"kforge::rms_norm_offset", kOffsetRmsPattern, kOffsetRmsReplacement, rmsNormOffsetFusable},
     {"kforge::rms_norm_offset", kOffsetFirstRmsPattern, kOffsetRmsReplacement, rmsNormOffsetFusable},
     {"kforge::rms_norm_offset_to", kOffsetRmsUpcastPattern, kOffsetRmsToReplacement, rmsNormOffsetFusable},

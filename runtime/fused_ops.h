@@ -51,10 +51,14 @@
 //       in float32 and rounded once)
 //   kforge::add_rms_norm_offset(Tensor x, Tensor residual, Tensor weight, float eps) -> (Tensor, Tensor)
 //       h = x + residual; (h, rms_norm_offset(h, weight, eps))
+//   kforge::rms_norm_offset_heads(Tensor x, Tensor weight, float eps) -> Tensor
+//       the same over a transpose's output (Gemma 3's q and k per head on the transposed projection view):
+//       kforge::rms_norm_offset through the dispatcher on x.transpose(1, 2), viewed back, where x has four
+//       dims and that transpose is contiguous (the same rows, so the same values); on x otherwise
 //   kforge::rms_norm_offset_to(Tensor x, Tensor weight, float eps, ScalarType dtype) -> Tensor
 //   kforge::add_rms_norm_offset_to(Tensor x, Tensor residual, Tensor weight, float eps, ScalarType dtype) -> (Tensor, Tensor)
 //       the same cast to `dtype` (a float32 trace's type_as of the upcast): the operators above where
-//       dtype is x's (the sum's), else the chain
+//       dtype is x's (the sum's; the norm alone as rms_norm_offset_heads does), else the chain
 //   kforge::rms_norm_cast_to(Tensor x, Tensor weight, float eps, ScalarType dtype) -> Tensor
 //   kforge::add_rms_norm_cast_to(Tensor x, Tensor residual, Tensor weight, float eps, ScalarType dtype) -> (Tensor, Tensor)
 //       the same with the cast back to `dtype`, a constant (Hugging Face's LlamaRMSNorm traced:
@@ -122,6 +126,9 @@ std::tuple<at::Tensor, at::Tensor> addRmsNormOffsetChain(const at::Tensor &x, co
                                                          at::ScalarType compute = at::kFloat);
 // The offset norm cast to `dtype` (a float32 trace's `type_as(output, x.float())`): the operators above
 // through the dispatcher where dtype is x's (the sum's), else the chain rounded to dtype.
+// kforge::rms_norm_offset on x, or where x is a [b, h, s, d] view of [b, s, h, d] memory, on its transpose
+// (contiguous rows a pack's kernel takes), the result viewed back.
+at::Tensor rmsNormOffsetHeads(const at::Tensor &x, const at::Tensor &weight, double eps);
 at::Tensor rmsNormOffsetTo(const at::Tensor &x, const at::Tensor &weight, double eps, at::ScalarType dtype);
 std::tuple<at::Tensor, at::Tensor> addRmsNormOffsetTo(const at::Tensor &x, const at::Tensor &residual, const at::Tensor &weight, double eps,
                                                       at::ScalarType dtype);

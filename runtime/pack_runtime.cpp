@@ -372,6 +372,7 @@ TORCH_LIBRARY(kforge, m)
     m.def("gelu_new(Tensor x) -> Tensor");
     m.def("gelu_new_mul(Tensor gate, Tensor up) -> Tensor");
     m.def("rms_norm_offset(Tensor x, Tensor weight, float eps) -> Tensor");
+    m.def("rms_norm_offset_heads(Tensor x, Tensor weight, float eps) -> Tensor");
     m.def("add_rms_norm_offset(Tensor x, Tensor residual, Tensor weight, float eps) -> (Tensor, Tensor)");
     m.def("rms_norm_offset_to(Tensor x, Tensor weight, float eps, ScalarType dtype) -> Tensor");
     m.def("add_rms_norm_offset_to(Tensor x, Tensor residual, Tensor weight, float eps, ScalarType dtype) -> (Tensor, Tensor)");
@@ -419,6 +420,8 @@ TORCH_LIBRARY_IMPL(kforge, CompositeExplicitAutograd, m)
     m.impl("gelu_new_mul", [](const at::Tensor &gate, const at::Tensor &up) { return kforge::runtime::geluNewMulChain(gate, up); });
     m.impl("rms_norm_offset",
            [](const at::Tensor &x, const at::Tensor &weight, double eps) { return kforge::runtime::rmsNormOffsetChain(x, weight, eps); });
+    m.impl("rms_norm_offset_heads",
+           [](const at::Tensor &x, const at::Tensor &weight, double eps) { return kforge::runtime::rmsNormOffsetHeads(x, weight, eps); });
     m.impl("add_rms_norm_offset", [](const at::Tensor &x, const at::Tensor &residual, const at::Tensor &weight, double eps) {
         return kforge::runtime::addRmsNormOffsetChain(x, residual, weight, eps);
     });

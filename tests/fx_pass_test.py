@@ -190,6 +190,7 @@ POINTWISE = {
     # Gemma's RMSNorm: the product in float32 with one plus the weight, type_as back
     "rms_norm_gemma": ("rms_norm_offset", lambda m, q, k: (lambda xf: (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + 1e-6) * (1.0 + m.norm_weight.float())).type_as(q))(q.float())),
     "rms_norm_gemma_weight_first": ("rms_norm_offset", lambda m, q, k: (lambda xf: ((m.norm_weight.float() + 1.0) * (torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + 1e-6) * xf)).type_as(q))(q.float())),
+    "rms_norm_gemma_heads": ("rms_norm_offset", lambda m, q, k: (lambda t: (lambda xf: (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + 1e-6) * (1.0 + m.norm_weight.float())).type_as(t))(t.float()))(q.transpose(1, 2))),
     "rms_norm_gemma_plus_two": ("rms_norm_offset", lambda m, q, k: (lambda xf: (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + 1e-6) * (2.0 + m.norm_weight.float())).type_as(q))(q.float())),
     "add_rms_gemma": ("add_rms_norm_offset", lambda m, q, k: (lambda h: (lambda xf: h + (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + 1e-6) * (1.0 + m.norm_weight.float())).type_as(h))(h.float()))(q + k)),
 }

@@ -806,6 +806,10 @@ private slots:
         QTest::newRow("Gemma's with two plus the weight") << "gemma two" << "";
         QTest::newRow("Gemma's cast back with to") << "gemma to" << "";
         QTest::newRow("Gemma's weight not upcast") << "gemma bf16 weight" << "";
+        // Gemma 3's q normalized per head on the transposed projection view, [b, h, s, d] over [b, s, h, d]
+        // memory, the chain's values keeping those strides: the same rows. Another layout is not taken.
+        QTest::newRow("Gemma's over transposed heads") << "gemma heads" << "rms_norm_offset";
+        QTest::newRow("Gemma's over another layout") << "gemma heads other" << "";
     }
 
     void fusedRmsNormCards()
@@ -873,6 +877,18 @@ private slots:
             const auto normed = tensor(x, noCast ? "float32" : "bfloat16", last ? "self" : "other");
             calls.push_back(call("aten::mul", "Tensor", last ? std::vector<CallArg>{normed, weight} : std::vector<CallArg>{weight, normed}, 2));
         }
+        if (v.rfind("gemma heads", 0) == 0) // x as [b, h, s, d] = [2, 2, 4, 128], its statistics [2, 2, 4, 1]
+            for (auto &k : calls)
+                for (auto &a : k.args)
+                    for (auto &t : a.tensors) {
+                        if (t.shape == x) { // "other": every second sample of a batch of 4, not the view of one tensor
+                            t.shape = {2, 2, 4, 128};
+                            t.strides = v == "gemma heads" ? std::vector<int64_t>{1024, 128, 256, 1} : std::vector<int64_t>{2048, 128, 256, 1};
+                        } else if (t.shape == stats) {
+                            t.shape = {2, 2, 4, 1};
+                            t.strides = {8, 1, 2, 1};
+                        }
+                    }
         double us = 0; // every call is the chain's, the residual add where the card takes it
         for (const auto &k : calls)
             us += k.durUs;

@@ -402,6 +402,23 @@ std::optional<Chain> newGeluAt(const std::vector<const CapturedCall *> &top, siz
     return chain;
 }
 
+// A [b, h, s, d] tensor that is the transpose of dims 1 and 2 of a contiguous [b, s, h, d] one (a
+// projection's view): what `linear(..).view(b, s, h, d).transpose(1, 2)` hands the rotary embedding.
+bool transposedHeads(const TensorMeta *t)
+{
+    if (!t || t->shape.size() != 4 || t->strides.size() != 4)
+        return false;
+    const int64_t h = t->shape[1], s = t->shape[2], d = t->shape[3];
+    return t->strides[3] == 1 && t->strides[1] == d && t->strides[2] == h * d && (t->shape[0] == 1 || t->strides[0] == s * h * d);
+}
+
+// A tensor of `like`'s shape and dtype, contiguous, or any layout where `anyLayout` (the intermediate values of
+// a chain over a transposed view keep its strides, as ATen's pointwise and reduction results do).
+bool sameValue(const TensorMeta *t, const TensorMeta &like, bool anyLayout)
+{
+    return anyLayout ? t && t->shape == like.shape && t->dtype == like.dtype : sameTensor(t, like);
+}
+
 // The eps added to a float32 mean square of [shape]: a double (aten::add.Scalar), or a 0-dim float64 tensor
 // whose value the profile recorded (a trace keeps `variance + self.eps` so; float32 plus it is float32 plus
 // the number).
@@ -422,10 +439,10 @@ std::optional<double> epsOf(const CapturedCall &add, const std::vector<int64_t> 
 // six adjacent calls: to.dtype, pow.Tensor_Scalar, mean.dim, add.Scalar (or add.Tensor of a traced eps),
 // rsqrt and mul.Tensor. T5's LayerNorm multiplies x itself (`x * rsqrt(...)`): x of a 16-bit dtype times
 // a float32 tensor is computed in float32 from x's exact value, the same product. Its eps, or nothing.
-std::optional<double> rmsStatisticsAt(const std::vector<const CapturedCall *> &top, size_t i)
+std::optional<double> rmsStatisticsAt(const std::vector<const CapturedCall *> &top, size_t i, bool heads = false)
 {
     const auto *x = tensorArg(*top[i], "self");
-    if (i + 6 > top.size() || !x || !x->contiguous() || x->shape.empty() || scalarTypeCode(x->dtype) < 0
+    if (i + 6 > top.size() || !x || !(x->contiguous() || (heads && transposedHeads(x))) || x->shape.empty() || scalarTypeCode(x->dtype) < 0
         || !plainCast(*top[i], x->shape, x->dtype, "float32"))
         return std::nullopt;
     auto statsShape = x->shape;
@@ -441,7 +458,7 @@ std::optional<double> rmsStatisticsAt(const std::vector<const CapturedCall *> &t
         || !eps || !numberArg(add, "alpha", 1) || !named(rsqrt, "aten::rsqrt", tensorArg(rsqrt, "self"), statsShape, "float32")
         || !(named(mul, "aten::mul.Tensor", tensorArg(mul, "self"), x->shape, "float32")
              || named(mul, "aten::mul.Tensor", tensorArg(mul, "self"), x->shape, x->dtype.c_str()))
-        || !sameTensor(tensorArg(mul, "other"), stats))
+        || !sameValue(tensorArg(mul, "other"), stats, heads))
         return std::nullopt;
     return eps;
 }
@@ -486,13 +503,16 @@ std::optional<Chain> rmsNormCastAt(const std::vector<const CapturedCall *> &top,
 //   output = <the statistics' six calls>; output = output * (1.0 + self.weight.float()); output.type_as(x)
 // ten adjacent calls: the six, the weight's to.dtype (a floating [cols] to float32), its add of one
 // (add.Scalar, or add.Tensor of a traced 0-dim float64 one), the product mul.Tensor either way round, and
-// type_as back to x's dtype.
+// type_as back to x's dtype. x is contiguous, or (Gemma 3's q and k, normalized per head) the transposed
+// view of a projection, [b, h, s, d] over [b, s, h, d] memory: the same rows, so the same card; the rewrite's
+// kforge::rms_norm_offset_heads hands the kernel the untransposed view.
 std::optional<Chain> rmsNormOffsetAt(const std::vector<const CapturedCall *> &top, size_t i)
 {
-    const auto eps = rmsStatisticsAt(top, i);
+    const auto eps = rmsStatisticsAt(top, i, true);
     if (!eps || i + 10 > top.size())
         return std::nullopt;
     const auto &x = *tensorArg(*top[i], "self");
+    const bool heads = !x.contiguous(); // Gemma 3's q and k on the transposed projection view
     const auto &up = *top[i + 6], &plusOne = *top[i + 7], &weigh = *top[i + 8], &back = *top[i + 9];
     const auto *w = tensorArg(up, "self");
     const std::vector<int64_t> cols = {x.shape.back()};
@@ -509,10 +529,11 @@ std::optional<Chain> rmsNormOffsetAt(const std::vector<const CapturedCall *> &to
         return std::nullopt;
     const TensorMeta xf{x.shape, {}, "float32", std::nullopt, std::nullopt};
     const auto *l = tensorArg(weigh, "self"), *r = tensorArg(weigh, "other");
-    if (weigh.qualifiedName() != "aten::mul.Tensor" || !((sameTensor(l, xf) && sameTensor(r, wf)) || (sameTensor(l, wf) && sameTensor(r, xf))))
+    if (weigh.qualifiedName() != "aten::mul.Tensor"
+        || !((sameValue(l, xf, heads) && sameTensor(r, wf)) || (sameTensor(l, wf) && sameValue(r, xf, heads))))
         return std::nullopt;
     const auto *out = tensorArg(back, "self"), *like = tensorArg(back, "other");
-    if (back.qualifiedName() != "aten::type_as" || !sameTensor(out, xf) || !like || like->shape != x.shape || like->dtype != x.dtype)
+    if (back.qualifiedName() != "aten::type_as" || !sameValue(out, xf, heads) || !like || like->shape != x.shape || like->dtype != x.dtype)
         return std::nullopt;
     return normChain("rms_norm_offset", x, *eps, top, i, i + 10);
 }
@@ -544,15 +565,6 @@ std::optional<Chain> addRmsNormAt(const std::vector<const CapturedCall *> &top, 
     return c;
 }
 
-// A [b, h, s, d] tensor that is the transpose of dims 1 and 2 of a contiguous [b, s, h, d] one (a
-// projection's view): what `linear(..).view(b, s, h, d).transpose(1, 2)` hands the rotary embedding.
-bool transposedHeads(const TensorMeta *t)
-{
-    if (!t || t->shape.size() != 4 || t->strides.size() != 4)
-        return false;
-    const int64_t h = t->shape[1], s = t->shape[2], d = t->shape[3];
-    return t->strides[3] == 1 && t->strides[1] == d && t->strides[2] == h * d && (t->shape[0] == 1 || t->strides[0] == s * h * d);
-}
 
 // A slice of q's last dimension: the front `[..., :half]` (start None or 0) or the back `[..., half:]` (end
 // None, or the largest int64 as a trace records an open end).

@@ -8,8 +8,8 @@
 # 1B's shapes (hidden 1152, 4 heads of 256, one key and value head, intermediate 6912, eps 1e-6, rope theta
 # 1e6) in bfloat16, batch 2, sequence 1024, each sample padded on the left to its own length. Traced by
 # kforge-cli import, its profile finds: the input norm, the post-attention norm, the residual add with the
-# pre-MLP norm, the post-MLP norm, the rotary embedding of q and of k, attention's softmax, the GELU gate
-# (q and k's norms read a transposed view, which the profile's cards do not cover).
+# pre-MLP norm, the post-MLP norm, q's and k's norms over the transposed view, the rotary embedding of q and
+# of k, attention's softmax, the GELU gate.
 import torch
 import torch.nn as nn
 
