@@ -67,6 +67,8 @@ The pointwise chains, where the runtime registers their operators (the C++ rewri
                                                              by torch.ops.kforge.gelu_new(x)   (Hugging Face's
                                                              NewGELUActivation, "gelu_new": GPT-2, GPT-J, CodeGen)
     <that> * up                                              by torch.ops.kforge.gelu_new_mul(x, up)   (T5 v1.1's gate)
+    x * torch.sigmoid(1.702 * x)                             by torch.ops.kforge.quick_gelu(x)   (Hugging Face's
+                                                             QuickGELUActivation: CLIP)
     w * (xf * rsqrt(xf.pow(2).mean(-1, True) + eps)).to(x.dtype), xf = x.float()
                                                              by torch.ops.kforge.rms_norm_cast(x, w, eps)
     (xf * rsqrt(xf.pow(2).mean(-1, True) + eps) * (1.0 + w.float())).type_as(x)   (Gemma's)
@@ -612,6 +614,21 @@ def _is_transpose(node):
     return isinstance(node, torch.fx.Node) and (_is_method(node, "transpose") or _is_function(node, torch.transpose))
 
 
+def _match_quick_gelu(y):
+    """x * torch.sigmoid(1.702 * x) ending in product y (either order, the scale either side, exactly 1.702):
+    (nodes to remove, x), or None."""
+    operands = _product_operands(y)
+    if operands is None:
+        return None
+    for x, s in (operands, operands[::-1]):
+        if not ((_is_function(s, torch.sigmoid) or _is_method(s, "sigmoid")) and len(s.args) == 1 and not s.kwargs and _single_use(s, y)):
+            continue
+        a = s.args[0]
+        if isinstance(a, torch.fx.Node) and _single_use(a, s) and _by_number(a, 1.702, "mul") is x:
+            return [a, s, y], x
+    return None
+
+
 def _only_used_by(node, users):
     return len(node.users) > 0 and all(u in users for u in node.users)
 
@@ -961,6 +978,7 @@ def rewrite_fused_patterns(module, concrete_args=None):
     offset_heads_op = _optional_op("rms_norm_offset_heads")
     rotary_op = _optional_op("rotary_embedding")
     gelu_new_op, gelu_new_mul_op = _optional_op("gelu_new"), _optional_op("gelu_new_mul")
+    quick_gelu_op = _optional_op("quick_gelu")
     add_rms_op = _optional_op("add_rms_norm_cast")
     native_ops = _optional_op("scaled_softmax_native") is not None and _optional_op("scaled_masked_softmax_native") is not None
     div_ops = _optional_op("scaled_softmax_native_div") is not None and _optional_op("scaled_masked_softmax_native_div") is not None
@@ -1071,6 +1089,11 @@ def rewrite_fused_patterns(module, concrete_args=None):
                 replace(chain, gelu_new_mul_op if _tensor_attr(gm, up) else _gelu_new_mul_checked, (x, up))
             count += 1
             continue
+        found = _match_quick_gelu(node) if quick_gelu_op is not None else None
+        if found is not None:
+            replace(found[0], quick_gelu_op, (found[1],))
+            count += 1
+            continue
         found = _match_gate_mul(gm, node)
         if found is not None and found[3] is None and silu_mul_op is not None:
             chain, gate, up, _ = found
@@ -1101,7 +1124,7 @@ def fused_calls(gm):
              _gelu_new_mul_checked: "kforge::gelu_new_mul"}
     for name in ("scaled_softmax", "scaled_masked_softmax", "silu_mul", "rms_norm_cast", "rotary_embedding", "add_rms_norm_cast",
                  "scaled_softmax_native", "scaled_masked_softmax_native", "scaled_softmax_native_div", "scaled_masked_softmax_native_div",
-                 "masked_softmax_native_view", "gelu_tanh_mul", "gelu_mul", "rms_norm_offset", "add_rms_norm_offset", "gelu_new", "gelu_new_mul", "rms_norm_offset_heads"):
+                 "masked_softmax_native_view", "gelu_tanh_mul", "gelu_mul", "rms_norm_offset", "add_rms_norm_offset", "gelu_new", "gelu_new_mul", "rms_norm_offset_heads", "quick_gelu"):
         op = _optional_op(name)
         if op is not None:
             names[op] = "kforge::" + name

@@ -122,6 +122,11 @@ at::Tensor geluNewMulChain(const at::Tensor &gate, const at::Tensor &up)
     return geluNewChain(gate) * up;
 }
 
+at::Tensor quickGeluChain(const at::Tensor &x)
+{
+    return x * at::sigmoid(x * 1.702);
+}
+
 namespace {
 
 // The written-out RMSNorm upcast to `compute` and cast back to `out`.
@@ -412,6 +417,23 @@ const std::string kNewGeluPattern = kNewGeluHead + kNewGeluBody + "  return (%g)
 const std::string kNewGeluMulPattern = kNewGeluGateHead + kNewGeluBody + "  %y = aten::mul(%g, %up)\n  return (%y)";
 const std::string kMulNewGeluPattern = kNewGeluGateHead + kNewGeluBody + "  %y = aten::mul(%up, %g)\n  return (%y)";
 const std::string kNewGeluReplacement = kNewGeluHead + "  %g = kforge::gelu_new(%x)\n  return (%g)";
+// QuickGELU, x * sigmoid(1.702 * x), the product either order; 1.702 a constant the filter checks.
+const char *kQuickGeluPattern = R"(
+graph(%x, %c):
+  %a = aten::mul(%x, %c)
+  %s = aten::sigmoid(%a)
+  %y = aten::mul(%x, %s)
+  return (%y))";
+const char *kQuickGeluSwappedPattern = R"(
+graph(%x, %c):
+  %a = aten::mul(%x, %c)
+  %s = aten::sigmoid(%a)
+  %y = aten::mul(%s, %x)
+  return (%y))";
+const char *kQuickGeluReplacement = R"(
+graph(%x, %c):
+  %y = kforge::quick_gelu(%x)
+  return (%y))";
 const std::string kNewGeluMulReplacement = kNewGeluGateHead + "  %y = kforge::gelu_new_mul(%x, %up)\n  return (%y)";
 // The statistics of x.float() and the product of `normed` (%xf, or T5's %x) with their rsqrt.
 std::string rmsStatistics(const char *normed)
@@ -727,6 +749,11 @@ bool newGeluFusable(const torch::jit::Match &m, const Vars &vars)
            && isConstInt(get("alpha1"), 1) && isConstInt(get("alpha2"), 1) && (!vars.count("up") || isTensor(get("up")));
 }
 
+bool quickGeluFusable(const torch::jit::Match &m, const Vars &vars)
+{
+    return isTensor(matched(m, vars, "x")) && isNumber(matched(m, vars, "c"), 1.702);
+}
+
 // The mean's dims as a list of ints: a list constant, or prim::ListConstruct of int constants.
 std::optional<std::vector<int64_t>> intList(const torch::jit::Value *v)
 {
@@ -931,6 +958,8 @@ const FusedPattern kPatterns[] = {
     {"kforge::gelu_new_mul", kNewGeluMulPattern, kNewGeluMulReplacement, newGeluFusable},
     {"kforge::gelu_new_mul", kMulNewGeluPattern, kNewGeluMulReplacement, newGeluFusable},
     {"kforge::gelu_new", kNewGeluPattern, kNewGeluReplacement, newGeluFusable},
+    {"kforge::quick_gelu", kQuickGeluPattern, kQuickGeluReplacement, quickGeluFusable},
+    {"kforge::quick_gelu", kQuickGeluSwappedPattern, kQuickGeluReplacement, quickGeluFusable},
     {"kforge::gelu_tanh_mul", kGeluMulPattern, kGeluTanhMulReplacement, geluMulFusable<true>},
     {"kforge::gelu_tanh_mul", kMulGeluPattern, kGeluTanhMulReplacement, geluMulFusable<true>},
     {"kforge::gelu_mul", kGeluMulPattern, kGeluMulReplacement, geluMulFusable<false>},

@@ -41,6 +41,8 @@
 //   kforge::gelu_new_mul(Tensor gate, Tensor up) -> Tensor
 //       0.5 * x * (1.0 + tanh(sqrt(2 / pi) * (x + 0.044715 * pow(x, 3.0)))) [* up]   (GELU's tanh form written
 //       out, Hugging Face's "gelu_new": GPT-2, GPT-J, CodeGen; T5 v1.1's gate; eight calls in x's dtype)
+//   kforge::quick_gelu(Tensor x) -> Tensor
+//       x * sigmoid(1.702 * x)                                  (Hugging Face's "quick_gelu": CLIP)
 //   kforge::rms_norm_cast(Tensor x, Tensor weight, float eps) -> Tensor
 //       xf = x.float(); weight * (xf * rsqrt(xf.pow(2).mean(-1, True) + eps)).to(x.dtype)   (RMSNorm written out)
 //   kforge::add_rms_norm_cast(Tensor x, Tensor residual, Tensor weight, float eps) -> (Tensor, Tensor)
@@ -113,6 +115,8 @@ at::Tensor geluMulChain(const at::Tensor &gate, const at::Tensor &up, c10::strin
 // GELU's tanh form as Hugging Face's NewGELUActivation writes it, each call rounding to x's dtype; and times up.
 at::Tensor geluNewChain(const at::Tensor &x);
 at::Tensor geluNewMulChain(const at::Tensor &gate, const at::Tensor &up);
+// QuickGELU as Hugging Face's QuickGELUActivation writes it, x * sigmoid(1.702 * x), in x's dtype.
+at::Tensor quickGeluChain(const at::Tensor &x);
 at::Tensor rmsNormCastChain(const at::Tensor &x, const at::Tensor &weight, double eps, at::ScalarType compute = at::kFloat);
 // (h, y): h = x + residual, y = rmsNormCastChain(h, weight, eps, compute).
 std::tuple<at::Tensor, at::Tensor> addRmsNormCastChain(const at::Tensor &x, const at::Tensor &residual, const at::Tensor &weight, double eps,

@@ -371,6 +371,7 @@ TORCH_LIBRARY(kforge, m)
     m.def("gelu_mul(Tensor gate, Tensor up) -> Tensor");
     m.def("gelu_new(Tensor x) -> Tensor");
     m.def("gelu_new_mul(Tensor gate, Tensor up) -> Tensor");
+    m.def("quick_gelu(Tensor x) -> Tensor");
     m.def("rms_norm_offset(Tensor x, Tensor weight, float eps) -> Tensor");
     m.def("rms_norm_offset_heads(Tensor x, Tensor weight, float eps) -> Tensor");
     m.def("add_rms_norm_offset(Tensor x, Tensor residual, Tensor weight, float eps) -> (Tensor, Tensor)");
@@ -418,6 +419,7 @@ TORCH_LIBRARY_IMPL(kforge, CompositeExplicitAutograd, m)
     m.impl("gelu_mul", [](const at::Tensor &gate, const at::Tensor &up) { return kforge::runtime::geluMulChain(gate, up, "none"); });
     m.impl("gelu_new", [](const at::Tensor &x) { return kforge::runtime::geluNewChain(x); });
     m.impl("gelu_new_mul", [](const at::Tensor &gate, const at::Tensor &up) { return kforge::runtime::geluNewMulChain(gate, up); });
+    m.impl("quick_gelu", [](const at::Tensor &x) { return kforge::runtime::quickGeluChain(x); });
     m.impl("rms_norm_offset",
            [](const at::Tensor &x, const at::Tensor &weight, double eps) { return kforge::runtime::rmsNormOffsetChain(x, weight, eps); });
     m.impl("rms_norm_offset_heads",

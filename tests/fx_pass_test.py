@@ -190,6 +190,11 @@ POINTWISE = {
     # Gemma's RMSNorm: the product in float32 with one plus the weight, type_as back
     "rms_norm_gemma": ("rms_norm_offset", lambda m, q, k: (lambda xf: (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + 1e-6) * (1.0 + m.norm_weight.float())).type_as(q))(q.float())),
     "rms_norm_gemma_weight_first": ("rms_norm_offset", lambda m, q, k: (lambda xf: ((m.norm_weight.float() + 1.0) * (torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + 1e-6) * xf)).type_as(q))(q.float())),
+    # QuickGELU (CLIP), either order and side; only 1.702
+    "quick_gelu": ("quick_gelu", lambda m, q, k: q * torch.sigmoid(1.702 * q)),
+    "quick_gelu_swapped": ("quick_gelu", lambda m, q, k: (q * 1.702).sigmoid() * q),
+    "quick_gelu_other_scale": ("quick_gelu", lambda m, q, k: q * torch.sigmoid(1.5 * q)),
+    "quick_gelu_of_another_tensor": ("quick_gelu", lambda m, q, k: k * torch.sigmoid(1.702 * q)),
     "rms_norm_gemma_heads": ("rms_norm_offset", lambda m, q, k: (lambda t: (lambda xf: (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + 1e-6) * (1.0 + m.norm_weight.float())).type_as(t))(t.float()))(q.transpose(1, 2))),
     "rms_norm_gemma_plus_two": ("rms_norm_offset", lambda m, q, k: (lambda xf: (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + 1e-6) * (2.0 + m.norm_weight.float())).type_as(q))(q.float())),
     "add_rms_gemma": ("add_rms_norm_offset", lambda m, q, k: (lambda h: (lambda xf: h + (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + 1e-6) * (1.0 + m.norm_weight.float())).type_as(h))(h.float()))(q + k)),

@@ -284,6 +284,7 @@ extern "C" __global__ void local_array(const float *x, float *y, int k)
             {"gelu_tanh_mul", "rows=2048,cols=6912"}, {"gelu_mul", "rows=2048,cols=6912"},
             // GPT-2 medium's MLP (4096 wide) and T5 v1.1 XL's gate (5120 wide), NewGELU written out
             {"gelu_new", "rows=4096,cols=4096"}, {"gelu_new_mul", "rows=1024,cols=5120"},
+            {"quick_gelu", "rows=77,cols=3072"}, // CLIP ViT-L's text encoder MLP (77 tokens)
             {"rotary_embedding", "b=8,s=2048,h=32,d=128"}, {"rotary_embedding", "b=1,s=4097,h=40,d=80"},
             {"rotary_embedding_batched", "b=4,s=4096,h=32,d=128"},
             {"mse_loss", "rows=32768,cols=32768"}, {"mse_loss_sum", "rows=4096,cols=4095"}, {"l1_loss", "rows=4096,cols=4095"},

@@ -1335,7 +1335,8 @@ extern "C" int kforge_entry(const kf_tensor *in, int n_in, kf_tensor *out, int n
             {"add_rms_decoder", 1}, {"add_rms_swapped_weight_last", 1}, {"add_rms_alpha_2", 1}, {"add_rms_h_used_before", 1},
             // the GELU gates and Gemma's norm (one plus the weight, the product in float32), its residual add fused
             {"gelu_tanh_mul_functional", 1}, {"gelu_mul_module_swapped", 1}, {"gelu_tanh_times_number", 0}, {"gelu_tanh_mul_bfloat16", 1},
-            {"rms_norm_gemma", 1}, {"rms_norm_gemma_weight_first", 1}, {"rms_norm_gemma_plus_two", 0}, {"rms_norm_gemma_heads", 1}, {"rms_norm_gemma_bfloat16", 1},
+            {"rms_norm_gemma", 1}, {"rms_norm_gemma_weight_first", 1}, {"rms_norm_gemma_plus_two", 0}, {"rms_norm_gemma_heads", 1},
+            {"quick_gelu", 1}, {"quick_gelu_swapped", 1}, {"quick_gelu_other_scale", 0}, {"quick_gelu_of_another_tensor", 0}, {"rms_norm_gemma_bfloat16", 1},
             {"add_rms_gemma", 1},
             // NewGELU written out, alone and as a gate, in its spellings; never with other numbers or an inner value used again
             {"gelu_new", 1}, {"gelu_new_gate", 1}, {"gelu_new_other_spellings", 1}, {"gelu_new_times_number", 1}, {"gelu_new_gate_bfloat16", 1},
@@ -1446,6 +1447,10 @@ extern "C" int kforge_entry(const kf_tensor *in, int n_in, kf_tensor *out, int n
         QTest::newRow("NewGELU times a number") << QStringLiteral("(") + newGelu + QStringLiteral(") * 2.0") << 1;
         QTest::newRow("NewGELU, GPT-2's rounded sqrt(2 / pi)") << QString(newGelu).replace(QStringLiteral("0.7978845608028654"), QStringLiteral("0.7978845608")) << 0;
         QTest::newRow("NewGELU, an int exponent") << QString(newGelu).replace(QStringLiteral("3.0)"), QStringLiteral("3)")) << 0;
+        QTest::newRow("QuickGELU") << "a * torch.sigmoid(1.702 * a)" << 1;
+        QTest::newRow("QuickGELU swapped") << "torch.sigmoid(a * 1.702) * a" << 1;
+        QTest::newRow("QuickGELU, another scale") << "a * torch.sigmoid(1.5 * a)" << 0;
+        QTest::newRow("QuickGELU of another tensor") << "b * torch.sigmoid(1.702 * a)" << 0;
         QTest::newRow("NewGELU, another offset") << QString(newGelu).replace(QStringLiteral("(1.0 +"), QStringLiteral("(2.0 +")) << 0;
         // The attention softmax's filter in the same table: a mask is a tensor, never a number.
         QTest::newRow("softmax chain with a mask") << "torch.softmax((a * 0.5 + b).float(), -1).to(a.dtype)" << 1;

@@ -549,6 +549,44 @@ private slots:
         QVERIFY(!TemplateLibrary::builtin().forFamily(c.family, "cuda").empty());
     }
 
+    // QuickGELU (CLIP) among the top-level calls: x * 1.702 (traced or scripted), sigmoid, the product with x.
+    void fusedQuickGeluCards_data()
+    {
+        QTest::addColumn<QString>("variant");
+        QTest::addColumn<bool>("card");
+        QTest::newRow("traced") << "traced" << true;
+        QTest::newRow("scripted") << "scripted" << true;
+        QTest::newRow("another scale") << "scale 1.5" << false;
+        QTest::newRow("a product with a broadcast row") << "row" << false;
+        QTest::newRow("sigmoid of another tensor") << "other" << false;
+    }
+
+    void fusedQuickGeluCards()
+    {
+        QFETCH(QString, variant);
+        QFETCH(bool, card);
+        const auto v = variant.toStdString();
+        const Shape x = {2, 77, 3072};
+        std::vector<CapturedCall> calls;
+        if (v == "scripted") {
+            calls.push_back(call("aten::mul", "Scalar", {tensor(x, "float16"), scalar("double", 1.702, "other")}, 1));
+        } else {
+            auto c = tensor({}, "float64", "other");
+            c.tensors[0].min = c.tensors[0].max = v == "scale 1.5" ? 1.5 : 1.702;
+            calls.push_back(call("aten::mul", "Tensor", {tensor(x, "float16"), c}, 1));
+        }
+        calls.push_back(call("aten::sigmoid", "", {tensor(v == "other" ? Shape{2, 77, 768} : x, "float16")}, 1));
+        calls.push_back(call("aten::mul", "Tensor", {tensor(x, "float16"), tensor(v == "row" ? Shape{3072} : x, "float16", "other")}, 1));
+        const auto got = fusedPatternCards(calls, 0);
+        QCOMPARE(got.size(), size_t(card ? 1 : 0));
+        if (!card)
+            return;
+        QCOMPARE(got.front().family, std::string("quick_gelu"));
+        QCOMPARE(got.front().atenOp, std::string("kforge::quick_gelu"));
+        QCOMPARE(got.front().shape.at("rows"), int64_t(154));
+        QCOMPARE(got.front().workloadMs, 3 / 1000.0);
+    }
+
     // Attention's softmax among the top-level calls: x * scale [+ mask], then either the upcast, softmax and
     // cast back (the family's operator) or softmax directly in x's dtype (the native operator). The scale is
     // a number, or a 0-dim tensor whose value the profile recorded (as a traced model has it).

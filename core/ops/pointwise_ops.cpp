@@ -58,6 +58,9 @@ const std::vector<PointwiseOp> &pointwiseOps()
          "0.5 * x * (1 + tanh(0.7978845608028654 * (x + 0.044715 * pow(x, 3))))"},
         {"gelu_new_mul", "kforge::gelu_new_mul", "", "kforge::gelu_new_mul(Tensor gate, Tensor up) -> Tensor", {"gate", "up"}, {}, "",
          "0.5 * gate * (1 + tanh(0.7978845608028654 * (gate + 0.044715 * pow(gate, 3)))) * up"},
+        // Hugging Face's QuickGELUActivation (`ACT2FN["quick_gelu"]`: CLIP, the text encoder of Stable Diffusion
+        // 1.x and 2.x), `x * torch.sigmoid(1.702 * x)`, three calls each rounding to x's dtype.
+        {"quick_gelu", "kforge::quick_gelu", "", "kforge::quick_gelu(Tensor x) -> Tensor", {"x"}, {}, "", "x * sigmoid(1.702 * x)"},
     };
     return ops;
 }

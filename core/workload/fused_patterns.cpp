@@ -360,6 +360,32 @@ bool byNumber(const CapturedCall &call, const char *op, const TensorMeta &x, dou
            && (std::string(op) != "aten::add" || numberArg(call, "alpha", 1));
 }
 
+// The `self` of top-level call `i` where `n` calls remain from it, a contiguous tensor of a floating dtype
+// kforge's kernels take: a pointwise chain's x. Null otherwise.
+const TensorMeta *chainInput(const std::vector<const CapturedCall *> &top, size_t i, size_t n)
+{
+    const auto *x = tensorArg(*top[i], "self");
+    return i + n <= top.size() && x && x->contiguous() && !x->shape.empty() && scalarTypeCode(x->dtype) >= 0 ? x : nullptr;
+}
+
+// `call` is the product of two tensors like x (aten::mul.Tensor).
+bool productLike(const CapturedCall &call, const TensorMeta &x)
+{
+    return call.qualifiedName() == "aten::mul.Tensor" && sameTensor(tensorArg(call, "self"), x) && sameTensor(tensorArg(call, "other"), x);
+}
+
+// The chain `family` over x's rows made of top-level calls [from, to).
+Chain rowsChain(const char *family, const TensorMeta &x, const std::vector<const CapturedCall *> &top, size_t from, size_t to)
+{
+    Chain c;
+    c.family = family;
+    c.shape = rowsCols(x.shape);
+    c.dtype = x.dtype;
+    for (size_t k = from; k < to; ++k)
+        take(c, top, k);
+    return c;
+}
+
 // GELU's tanh form written out (Hugging Face's NewGELUActivation, "gelu_new"), starting at top-level call `i`:
 //   0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * torch.pow(x, 3.0))))
 // eight adjacent calls in Python's order: x * 0.5, pow(x, 3.0), * 0.044715, x + it, * sqrt(2 / pi), tanh,
@@ -368,35 +394,28 @@ bool byNumber(const CapturedCall &call, const char *op, const TensorMeta &x, dou
 // (T5 v1.1's gated GELU): gelu_new_mul; else gelu_new.
 std::optional<Chain> newGeluAt(const std::vector<const CapturedCall *> &top, size_t i)
 {
-    const auto *x = tensorArg(*top[i], "self");
-    if (i + 8 > top.size() || !x || !x->contiguous() || x->shape.empty() || scalarTypeCode(x->dtype) < 0)
+    const auto *x = chainInput(top, i, 8);
+    if (!x)
         return std::nullopt;
-    const auto &pow = *top[i + 1], &tanh = *top[i + 5], &outer = *top[i + 7];
+    const auto &pow = *top[i + 1], &tanh = *top[i + 5];
     const auto &inner = *top[i + 3];
     if (!byNumber(*top[i], "aten::mul", *x, 0.5) || !named(pow, "aten::pow.Tensor_Scalar", tensorArg(pow, "self"), x->shape, x->dtype.c_str())
         || !numberArg(pow, "exponent", 3) || arg(pow, "exponent")->kind != "double" || !byNumber(*top[i + 2], "aten::mul", *x, 0.044715)
         || inner.qualifiedName() != "aten::add.Tensor" || !sameTensor(tensorArg(inner, "self"), *x) || !sameTensor(tensorArg(inner, "other"), *x)
         || !intArg(inner, "alpha", 1) || !byNumber(*top[i + 4], "aten::mul", *x, std::sqrt(2.0 / M_PI))
         || !named(tanh, "aten::tanh", tensorArg(tanh, "self"), x->shape, x->dtype.c_str()) || !byNumber(*top[i + 6], "aten::add", *x, 1.0)
-        || outer.qualifiedName() != "aten::mul.Tensor" || !sameTensor(tensorArg(outer, "self"), *x) || !sameTensor(tensorArg(outer, "other"), *x))
+        || !productLike(*top[i + 7], *x))
         return std::nullopt;
-    Chain chain;
-    chain.family = "gelu_new";
-    chain.shape = rowsCols(x->shape);
-    chain.dtype = x->dtype;
-    for (size_t k = i; k < i + 8; ++k)
-        take(chain, top, k);
+    auto chain = rowsChain("gelu_new", *x, top, i, i + 8);
     for (size_t j = i + 8; j < top.size() && j <= i + 7 + kGateMulWindow; ++j) {
         const auto &c = *top[j];
         if (c.qualifiedName() != "aten::mul.Tensor")
             continue;
-        const auto *self = tensorArg(c, "self"), *other = tensorArg(c, "other");
-        const bool selfIs = sameTensor(self, *x), otherIs = sameTensor(other, *x);
-        if (selfIs && otherIs) {
+        if (productLike(c, *x)) {
             chain.family = "gelu_new_mul";
             take(chain, top, j);
         }
-        if (selfIs || otherIs)
+        if (sameTensor(tensorArg(c, "self"), *x) || sameTensor(tensorArg(c, "other"), *x))
             break; // the first product with a tensor like the GELU's is the gate's, or there is none
     }
     return chain;
@@ -417,6 +436,22 @@ bool transposedHeads(const TensorMeta *t)
 bool sameValue(const TensorMeta *t, const TensorMeta &like, bool anyLayout)
 {
     return anyLayout ? t && t->shape == like.shape && t->dtype == like.dtype : sameTensor(t, like);
+}
+
+// QuickGELU (Hugging Face's QuickGELUActivation: CLIP), starting at top-level call `i`:
+//   x * torch.sigmoid(1.702 * x)
+// three adjacent calls: x * 1.702 (a number, or a trace's 0-dim float64 tensor), sigmoid, the product of x
+// and it either way round.
+std::optional<Chain> quickGeluAt(const std::vector<const CapturedCall *> &top, size_t i)
+{
+    const auto *x = chainInput(top, i, 3);
+    if (!x)
+        return std::nullopt;
+    const auto &sigmoid = *top[i + 1];
+    if (!byNumber(*top[i], "aten::mul", *x, 1.702) || !named(sigmoid, "aten::sigmoid", tensorArg(sigmoid, "self"), x->shape, x->dtype.c_str())
+        || !productLike(*top[i + 2], *x))
+        return std::nullopt;
+    return rowsChain("quick_gelu", *x, top, i, i + 3);
 }
 
 // The eps added to a float32 mean square of [shape]: a double (aten::add.Scalar), or a 0-dim float64 tensor
@@ -465,13 +500,8 @@ std::optional<double> rmsStatisticsAt(const std::vector<const CapturedCall *> &t
 
 Chain normChain(const char *family, const TensorMeta &x, double eps, const std::vector<const CapturedCall *> &top, size_t from, size_t to)
 {
-    Chain c;
-    c.family = family;
-    c.shape = rowsCols(x.shape);
-    c.dtype = x.dtype;
+    auto c = rowsChain(family, x, top, from, to);
     c.args[2] = {{"double", eps}};
-    for (size_t k = from; k < to; ++k)
-        take(c, top, k);
     return c;
 }
 
@@ -653,7 +683,7 @@ std::vector<OperatorCard> fusedPatternCards(const std::vector<CapturedCall> &cal
         if (used[i])
             continue;
         std::optional<Chain> chain;
-        for (const auto matcher : {softmaxChainAt, newGeluAt, gateMulAt, addRmsNormAt, rmsNormCastAt, rmsNormOffsetAt, rotaryAt})
+        for (const auto matcher : {softmaxChainAt, newGeluAt, quickGeluAt, gateMulAt, addRmsNormAt, rmsNormCastAt, rmsNormOffsetAt, rotaryAt})
             if ((chain = matcher(top, i)))
                 break;
         if (!chain || std::any_of(chain->calls.begin(), chain->calls.end(), [&](size_t k) { return used[k]; })

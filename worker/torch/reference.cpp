@@ -160,6 +160,8 @@ std::vector<at::Tensor> callComposite(const OperatorCard &card, const std::vecto
         return {runtime::geluNewChain(in.at(0))};
     if (name == "gelu_new_mul")
         return {runtime::geluNewMulChain(in.at(0), in.at(1))};
+    if (name == "quick_gelu")
+        return {runtime::quickGeluChain(in.at(0))};
     if (name == "rms_norm_offset") { // the chain as the model makes it, its upcast in float64 for a float64 reference
         const double eps = card.referenceArgs.size() > 2 ? card.referenceArgs[2].value("double", 1e-6) : 1e-6;
         return {runtime::rmsNormOffsetChain(in.at(0), in.at(1), eps, computeType)};
