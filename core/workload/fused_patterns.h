@@ -12,6 +12,11 @@
 //     (eight adjacent calls, eps a constant, the weight of the last dimension): an rms_norm_cast card;
 //   - a sublayer's residual add right before that RMSNorm, `h = x + r` (aten::add.Tensor of two tensors of
 //     one shape and dtype, then the eight calls on h): an add_rms_norm_cast card, h and the norm both outputs;
+//   - GELU's tanh form written out as Hugging Face's NewGELUActivation writes it (eight calls with its exact
+//     numbers), alone (gelu_new) or times a tensor of its shape (gelu_new_mul, T5 v1.1's gate), and CLIP's
+//     QuickGELU, x * sigmoid(1.702 * x) (quick_gelu);
+//   - Gemma's RMSNorm, (xf * rsqrt(...) * (1.0 + w.float())).type_as(x) (rms_norm_offset; over a
+//     transposed per-head view too) and after a residual add (add_rms_norm_offset);
 //   - the rotary embedding, `q * cos + cat([-q[..., d/2:], q[..., :d/2]], -1) * sin` with q a projection's
 //     [b, s, h, d] view transposed to [b, h, s, d] (seven adjacent calls): a rotary_embedding card.
 // The calls are matched by order, shape and dtype (the profile records no tensor identity); the card's
