@@ -1445,7 +1445,7 @@ extern "C" int kforge_entry(const kf_tensor *in, int n_in, kf_tensor *out, int n
         QTest::newRow("NewGELU gate") << newGelu + QStringLiteral(" * b") << 1;
         QTest::newRow("up times NewGELU") << QStringLiteral("b * (") + newGelu + QStringLiteral(")") << 1;
         QTest::newRow("NewGELU times a number") << QStringLiteral("(") + newGelu + QStringLiteral(") * 2.0") << 1;
-        QTest::newRow("NewGELU, GPT-2's rounded sqrt(2 / pi)") << QString(newGelu).replace(QStringLiteral("0.7978845608028654"), QStringLiteral("0.7978845608")) << 0;
+        QTest::newRow("NewGELU, sqrt(2 / pi) rounded (gelu_fast's)") << QString(newGelu).replace(QStringLiteral("0.7978845608028654"), QStringLiteral("0.7978845608")) << 0;
         QTest::newRow("NewGELU, an int exponent") << QString(newGelu).replace(QStringLiteral("3.0)"), QStringLiteral("3)")) << 0;
         QTest::newRow("QuickGELU") << "a * torch.sigmoid(1.702 * a)" << 1;
         QTest::newRow("QuickGELU swapped") << "torch.sigmoid(a * 1.702) * a" << 1;

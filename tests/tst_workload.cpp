@@ -485,7 +485,7 @@ private slots:
         QTest::newRow("traced gate") << "traced gate" << "gelu_new_mul";
         QTest::newRow("gate after the up projection") << "traced linear gate" << "gelu_new_mul";
         QTest::newRow("product with a number after it") << "traced gate by number" << "gelu_new";
-        QTest::newRow("GPT-2's rounded sqrt(2 / pi)") << "rounded" << "";
+        QTest::newRow("sqrt(2 / pi) rounded (gelu_fast's)") << "rounded" << "";
         QTest::newRow("an int exponent") << "int exponent" << "";
         QTest::newRow("a tensor exponent") << "tensor exponent" << "";
         QTest::newRow("another half") << "half 0.6" << "";
