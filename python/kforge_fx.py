@@ -548,33 +548,16 @@ def _match_gate_mul(gm, y):
     return None
 
 
-def _by_number(node, value, combine):
-    """y when the node is y * value or y + value (`combine` "mul" or "add"), either order, written as an
-    operator, torch.mul / torch.add or the method (alpha absent or 1), value exactly that float; else None."""
-    if combine == "mul":
-        if _is_function(node, operator.mul):
-            got = tuple(node.args) if len(node.args) == 2 and not node.kwargs else None
-        elif _is_function(node, torch.mul) or _is_method(node, "mul"):
-            got = _call_args(node, ("a", "b"))
-            got = (got["a"], got["b"]) if got is not None and len(got) == 2 else None
-        else:
-            got = None
-    else:
-        got = _add_operands(node)
-    if got is None:
-        return None
-    for y, c in (got, got[::-1]):
-        if isinstance(y, torch.fx.Node) and type(c) is float and c == value:
-            return y
-    return None
+def _times_number(node, value):
+    """x when the node is x times exactly the float `value`, in any spelling `_scaled` reads, else None."""
+    got = _scaled(node)
+    return got[0] if got is not None and type(got[1]) is float and got[1] == value else None
 
 
 def _cube_of(node):
-    """x when the node is torch.pow(x, 3.0), x.pow(3.0) or x ** 3.0 (the float exponent), else None."""
-    if _is_function(node, torch.pow, operator.pow) or _is_method(node, "pow"):
-        if len(node.args) == 2 and not node.kwargs and isinstance(node.args[0], torch.fx.Node) and type(node.args[1]) is float and node.args[1] == 3.0:
-            return node.args[0]
-    return None
+    """x when the node is x ** 3.0, x.pow(3.0) or torch.pow(x, 3.0) (the float exponent), else None."""
+    got = _power(node)
+    return got[0] if got is not None and type(got[1]) is float and got[1] == 3.0 else None
 
 
 def _match_new_gelu(y):
@@ -585,19 +568,20 @@ def _match_new_gelu(y):
     if operands is None:
         return None
     for h, u in (operands, operands[::-1]):
-        x = _by_number(h, 0.5, "mul")
-        one = _by_number(u, 1.0, "add")
+        x = _times_number(h, 0.5)
+        plus = _plus_number(u)
+        one = plus[0] if plus is not None and plus[1] == 1.0 else None
         if x is None or one is None or not _single_use(h, y) or not _single_use(u, y) or h is u:
             continue
         if not ((_is_function(one, torch.tanh) or _is_method(one, "tanh")) and len(one.args) == 1 and not one.kwargs and _single_use(one, u)):
             continue
         t = one.args[0]
-        s = _by_number(t, _SQRT_2_OVER_PI, "mul") if isinstance(t, torch.fx.Node) and _single_use(t, one) else None
+        s = _times_number(t, _SQRT_2_OVER_PI) if isinstance(t, torch.fx.Node) and _single_use(t, one) else None
         terms = _sum_operands(s) if s is not None and _single_use(s, t) else None
         if terms is None:
             continue
         for xs, b in (terms, terms[::-1]):
-            p = _by_number(b, 0.044715, "mul") if xs is x and _single_use(b, s) else None
+            p = _times_number(b, 0.044715) if xs is x and _single_use(b, s) else None
             if p is None or not _single_use(p, b) or _cube_of(p) is not x:
                 continue
             chain = [h, p, b, s, t, one, u, y]
@@ -607,11 +591,6 @@ def _match_new_gelu(y):
                 return chain + [users[0]], x, gate[1] if gate[0] is y else gate[0]
             return chain, x, None
     return None
-
-
-def _is_transpose(node):
-    """Whether the node is t.transpose(a, b) or torch.transpose(t, a, b)."""
-    return isinstance(node, torch.fx.Node) and (_is_method(node, "transpose") or _is_function(node, torch.transpose))
 
 
 def _match_quick_gelu(y):
@@ -624,7 +603,7 @@ def _match_quick_gelu(y):
         if not ((_is_function(s, torch.sigmoid) or _is_method(s, "sigmoid")) and len(s.args) == 1 and not s.kwargs and _single_use(s, y)):
             continue
         a = s.args[0]
-        if isinstance(a, torch.fx.Node) and _single_use(a, s) and _by_number(a, 1.702, "mul") is x:
+        if isinstance(a, torch.fx.Node) and _single_use(a, s) and _times_number(a, 1.702) is x:
             return [a, s, y], x
     return None
 
@@ -740,8 +719,8 @@ def _mean_last_kept(node):
     return v if isinstance(v, torch.fx.Node) else None
 
 
-def _squared(node):
-    """v when the node is v.pow(2) (or v ** 2, torch.pow(v, 2); 2 or 2.0), else None."""
+def _power(node):
+    """(v, exponent) when the node is v ** e, v.pow(e) or torch.pow(v, e) with v a value of the graph, else None."""
     if _is_function(node, operator.pow) and len(node.args) == 2 and not node.kwargs:
         v, e = node.args
     elif _is_method(node, "pow"):
@@ -752,7 +731,13 @@ def _squared(node):
         v, e = (a.get("input"), a.get("exponent")) if a else (None, None)
     else:
         return None
-    return v if isinstance(v, torch.fx.Node) and _is_number(e) and e == 2 else None
+    return (v, e) if isinstance(v, torch.fx.Node) else None
+
+
+def _squared(node):
+    """v when the node is v.pow(2) (or v ** 2, torch.pow(v, 2); 2 or 2.0), else None."""
+    got = _power(node)
+    return got[0] if got is not None and _is_number(got[1]) and got[1] == 2 else None
 
 
 def _transposed_1_2(node):
@@ -1056,7 +1041,7 @@ def rewrite_fused_patterns(module, concrete_args=None):
             continue
         if found is not None and offset:
             chain, x, w, eps, _ = found
-            if _is_transpose(x) and offset_heads_op is not None and _tensor_attr(gm, w):
+            if _transposed_1_2(x) is not None and offset_heads_op is not None and _tensor_attr(gm, w):
                 replace(chain, offset_heads_op, (x, w, eps))  # Gemma 3's q and k per head on the transposed view
             else:
                 replace(chain, offset_op if _tensor_attr(gm, w) else _rms_norm_offset_checked, (x, w, eps))

@@ -108,12 +108,19 @@ at::Tensor geluMulChain(const at::Tensor &gate, const at::Tensor &up, c10::strin
     return at::gelu(gate, approximate) * up;
 }
 
+namespace {
+
+// NewGELU's math.sqrt(2.0 / math.pi), the same double Python computes.
+const double kSqrt2OverPi = std::sqrt(2.0 / M_PI);
+
+} // namespace
+
 // The constants and the order of NewGELUActivation's forward; a Python number times (or plus) a floating
 // tensor is read in its compute type, as a trace's 0-dim float64 constant is.
 at::Tensor geluNewChain(const at::Tensor &x)
 {
     const auto half = x * 0.5;
-    const auto inner = (x + x.pow(3.0) * 0.044715) * std::sqrt(2.0 / M_PI);
+    const auto inner = (x + x.pow(3.0) * 0.044715) * kSqrt2OverPi;
     return half * (at::tanh(inner) + 1.0);
 }
 
@@ -417,24 +424,12 @@ const std::string kNewGeluPattern = kNewGeluHead + kNewGeluBody + "  return (%g)
 const std::string kNewGeluMulPattern = kNewGeluGateHead + kNewGeluBody + "  %y = aten::mul(%g, %up)\n  return (%y)";
 const std::string kMulNewGeluPattern = kNewGeluGateHead + kNewGeluBody + "  %y = aten::mul(%up, %g)\n  return (%y)";
 const std::string kNewGeluReplacement = kNewGeluHead + "  %g = kforge::gelu_new(%x)\n  return (%g)";
-// QuickGELU, x * sigmoid(1.702 * x), the product either order; 1.702 a constant the filter checks.
-const char *kQuickGeluPattern = R"(
-graph(%x, %c):
-  %a = aten::mul(%x, %c)
-  %s = aten::sigmoid(%a)
-  %y = aten::mul(%x, %s)
-  return (%y))";
-const char *kQuickGeluSwappedPattern = R"(
-graph(%x, %c):
-  %a = aten::mul(%x, %c)
-  %s = aten::sigmoid(%a)
-  %y = aten::mul(%s, %x)
-  return (%y))";
-const char *kQuickGeluReplacement = R"(
-graph(%x, %c):
-  %y = kforge::quick_gelu(%x)
-  return (%y))";
 const std::string kNewGeluMulReplacement = kNewGeluGateHead + "  %y = kforge::gelu_new_mul(%x, %up)\n  return (%y)";
+// QuickGELU, x * sigmoid(1.702 * x), the product either order; 1.702 a constant the filter checks.
+const std::string kQuickGeluHead = "graph(%x, %c):\n  %a = aten::mul(%x, %c)\n  %s = aten::sigmoid(%a)\n";
+const std::string kQuickGeluPattern = kQuickGeluHead + "  %y = aten::mul(%x, %s)\n  return (%y)";
+const std::string kQuickGeluSwappedPattern = kQuickGeluHead + "  %y = aten::mul(%s, %x)\n  return (%y)";
+const std::string kQuickGeluReplacement = "graph(%x, %c):\n  %y = kforge::quick_gelu(%x)\n  return (%y)";
 // The statistics of x.float() and the product of `normed` (%xf, or T5's %x) with their rsqrt.
 std::string rmsStatistics(const char *normed)
 {
@@ -726,14 +721,15 @@ bool geluMulFusable(const torch::jit::Match &m, const Vars &vars)
     return isTensor(matched(m, vars, "up")) && how && how->isString() && how->toStringRef() == (Tanh ? "tanh" : "none");
 }
 
-// A constant that is exactly `want`: a float (or int) constant, or a traced 0-dim float64 tensor holding it.
+// A constant that is exactly the float `want`: a float constant, or a traced 0-dim float64 tensor holding it
+// (the FX pass reads the same: a Python float written in the model).
 bool isNumber(const torch::jit::Value *v, double want)
 {
     const auto c = constantOf(v);
     if (!c)
         return false;
-    if (c->isDouble() || c->isInt())
-        return (c->isDouble() ? c->toDouble() : double(c->toInt())) == want;
+    if (c->isDouble())
+        return c->toDouble() == want;
     return scaleFits(v, Scale::Float64Tensor) && c->toTensor().item<double>() == want;
 }
 
@@ -745,7 +741,7 @@ bool newGeluFusable(const torch::jit::Match &m, const Vars &vars)
     const auto get = [&](const char *name) { return matched(m, vars, name); };
     const auto three = constantOf(get("three"));
     return isTensor(get("x")) && isNumber(get("half"), 0.5) && three && three->isDouble() && three->toDouble() == 3.0
-           && isNumber(get("c1"), 0.044715) && isNumber(get("c2"), std::sqrt(2.0 / M_PI)) && isNumber(get("one"), 1.0)
+           && isNumber(get("c1"), 0.044715) && isNumber(get("c2"), kSqrt2OverPi) && isNumber(get("one"), 1.0)
            && isConstInt(get("alpha1"), 1) && isConstInt(get("alpha2"), 1) && (!vars.count("up") || isTensor(get("up")));
 }
 
@@ -795,11 +791,7 @@ bool rmsNormFusable(const torch::jit::Match &m, const Vars &vars)
 bool rmsNormOffsetFusable(const torch::jit::Match &m, const Vars &vars)
 {
     const auto get = [&](const char *name) { return matched(m, vars, name); };
-    const auto one = constantOf(get("one"));
-    const bool isOne = one
-                       && ((one->isDouble() && one->toDouble() == 1.0)
-                           || (scaleFits(get("one"), Scale::Float64Tensor) && one->toTensor().item<double>() == 1.0));
-    return isConstInt(get("wf32"), int64_t(at::kFloat)) && isOne && isConstInt(get("alpha2"), 1) && rmsNormStatistics(m, vars);
+    return isConstInt(get("wf32"), int64_t(at::kFloat)) && isNumber(get("one"), 1.0) && isConstInt(get("alpha2"), 1) && rmsNormStatistics(m, vars);
 }
 
 // The same over a transpose's output (Gemma 3 normalizes q and k per head on the transposed projection view):

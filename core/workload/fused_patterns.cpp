@@ -549,13 +549,7 @@ std::optional<Chain> rmsNormOffsetAt(const std::vector<const CapturedCall *> &to
     if (!w || w->shape != cols || scalarTypeCode(w->dtype) < 0 || !plainCast(up, cols, w->dtype, "float32"))
         return std::nullopt;
     const TensorMeta wf{cols, {1}, "float32", std::nullopt, std::nullopt};
-    const auto *one = arg(plusOne, "other");
-    const auto *oneTensor = tensorArg(plusOne, "other");
-    const bool byOne = one
-                       && ((plusOne.qualifiedName() == "aten::add.Scalar" && (one->kind == "double" || one->kind == "int") && one->value.is_number()
-                            && one->value.get<double>() == 1.0)
-                           || (plusOne.qualifiedName() == "aten::add.Tensor" && oneTensor && tracedNumber(*oneTensor) == 1.0));
-    if (!sameTensor(tensorArg(plusOne, "self"), wf) || !byOne || !numberArg(plusOne, "alpha", 1))
+    if (!byNumber(plusOne, "aten::add", wf, 1.0))
         return std::nullopt;
     const TensorMeta xf{x.shape, {}, "float32", std::nullopt, std::nullopt};
     const auto *l = tensorArg(weigh, "self"), *r = tensorArg(weigh, "other");
